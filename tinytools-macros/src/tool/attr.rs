@@ -1,0 +1,304 @@
+//! Reading `#[tool(key = value, flag, ...)]`. Only the form of each value is checked here;
+//! what the values mean is `validate`'s business.
+
+use proc_macro2::{Span, TokenStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Token};
+
+use super::Errors;
+
+/// Every key `#[tool]` accepts, for "did you mean" and the unknown-key message.
+pub(crate) const KEYS: [&str; 11] = [
+    "name",
+    "description",
+    "exposure",
+    "family",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "compaction",
+    "max_schema_bytes",
+    "max_description_bytes",
+];
+
+/// The attribute's keys, each with its literal (and so its span).
+#[derive(Default)]
+pub(crate) struct ToolAttr {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) exposure: Option<LitStr>,
+    pub(crate) family: Option<LitStr>,
+    pub(crate) read_only: Option<Flag>,
+    pub(crate) destructive: Option<Flag>,
+    pub(crate) idempotent: Option<Flag>,
+    pub(crate) open_world: Option<Flag>,
+    pub(crate) compaction: Option<LitStr>,
+    pub(crate) max_schema_bytes: Option<LitInt>,
+    pub(crate) max_description_bytes: Option<LitInt>,
+}
+
+/// A boolean key: `read_only` alone means `read_only = true`.
+#[derive(Clone, Copy)]
+pub(crate) struct Flag {
+    pub(crate) value: bool,
+    pub(crate) span: Span,
+}
+
+impl ToolAttr {
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Self {
+        let mut attr = Self::default();
+        let metas = match syn::parse::Parser::parse2(
+            Punctuated::<Meta, Token![,]>::parse_terminated,
+            tokens,
+        ) {
+            Ok(metas) => metas,
+            Err(err) => {
+                errors.push(syn::Error::new(
+                    err.span(),
+                    format!("{err}; #[tool] takes `key = value` pairs and flags, such as #[tool(exposure = \"deferred\", read_only)]"),
+                ));
+                return attr;
+            }
+        };
+        for meta in &metas {
+            attr.read(meta, errors);
+        }
+        attr
+    }
+
+    fn read(&mut self, meta: &Meta, errors: &mut Errors) {
+        let Some(key) = meta.path().get_ident().map(ToString::to_string) else {
+            errors.spanned(meta.path(), unknown_key_message(&path_text(meta.path())));
+            return;
+        };
+        match key.as_str() {
+            "name" => set(
+                &mut self.name,
+                string(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "description" => set(
+                &mut self.description,
+                string(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "exposure" => set(
+                &mut self.exposure,
+                string(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "family" => set(
+                &mut self.family,
+                string(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "compaction" => set(
+                &mut self.compaction,
+                string(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "read_only" => set(
+                &mut self.read_only,
+                flag(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "destructive" => set(
+                &mut self.destructive,
+                flag(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "idempotent" => set(
+                &mut self.idempotent,
+                flag(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "open_world" => set(
+                &mut self.open_world,
+                flag(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "max_schema_bytes" => set(
+                &mut self.max_schema_bytes,
+                integer(meta, &key, errors),
+                meta,
+                &key,
+                errors,
+            ),
+            "max_description_bytes" => {
+                set(
+                    &mut self.max_description_bytes,
+                    integer(meta, &key, errors),
+                    meta,
+                    &key,
+                    errors,
+                );
+            }
+            _ => errors.spanned(meta.path(), unknown_key_message(&key)),
+        }
+    }
+}
+
+fn set<T>(slot: &mut Option<T>, value: Option<T>, meta: &Meta, key: &str, errors: &mut Errors) {
+    if slot.is_some() {
+        errors.spanned(meta, format!("`{key}` is given twice; keep one"));
+    } else if value.is_some() {
+        *slot = value;
+    }
+}
+
+fn literal<'m>(meta: &'m Meta, key: &str, expected: &str, errors: &mut Errors) -> Option<&'m Lit> {
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit { lit, .. }) => Some(lit),
+            other => {
+                errors.spanned(other, format!("`{key}` takes {expected}"));
+                None
+            }
+        },
+        _ => {
+            errors.spanned(
+                meta,
+                format!("`{key}` takes {expected}: write `{key} = ...`"),
+            );
+            None
+        }
+    }
+}
+
+fn string(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+    match literal(meta, key, "a string literal", errors)? {
+        Lit::Str(text) => Some(text.clone()),
+        other => {
+            errors.spanned(
+                other,
+                format!("`{key}` takes a string literal, such as `{key} = \"...\"`"),
+            );
+            None
+        }
+    }
+}
+
+fn integer(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitInt> {
+    match literal(meta, key, "a byte count", errors)? {
+        Lit::Int(int) if int.base10_parse::<usize>().is_ok() => Some(int.clone()),
+        other => {
+            errors.spanned(
+                other,
+                format!("`{key}` takes a byte count, such as `{key} = 2_000`"),
+            );
+            None
+        }
+    }
+}
+
+fn flag(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Flag> {
+    match meta {
+        Meta::Path(path) => Some(Flag {
+            value: true,
+            span: path.span(),
+        }),
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Bool(LitBool { value, span }),
+                ..
+            }) => Some(Flag {
+                value: *value,
+                span: *span,
+            }),
+            other => {
+                errors.spanned(
+                    other,
+                    format!("`{key}` takes `true` or `false`, or stands alone for `true`"),
+                );
+                None
+            }
+        },
+        Meta::List(list) => {
+            errors.spanned(
+                list,
+                format!("`{key}` takes `true` or `false`, or stands alone for `true`"),
+            );
+            None
+        }
+    }
+}
+
+fn path_text(path: &syn::Path) -> String {
+    path.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+fn unknown_key_message(key: &str) -> String {
+    let list = KEYS.join(", ");
+    match closest(key, &KEYS) {
+        Some(near) => {
+            format!("unknown #[tool] key `{key}`; did you mean `{near}`?\nthe keys are: {list}")
+        }
+        None => format!("unknown #[tool] key `{key}`\nthe keys are: {list}"),
+    }
+}
+
+/// The candidate nearest to `input` by edit distance, if it is near enough to be a typo.
+pub(crate) fn closest<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|candidate| (edit_distance(input, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                diagonal
+            } else {
+                1 + diagonal.min(above).min(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_find_their_key_and_strangers_do_not() {
+        assert_eq!(closest("exposer", &KEYS), Some("exposure"));
+        assert_eq!(closest("readonly", &KEYS), Some("read_only"));
+        assert_eq!(closest("famly", &KEYS), Some("family"));
+        assert_eq!(closest("colour", &KEYS), None);
+    }
+}

@@ -1,0 +1,223 @@
+//! Reading the fn: its parameters (argument or context), their docs and serde attributes, and
+//! the shape of its return type. Problems of form are collected here; rules are checked in
+//! `validate`.
+
+use syn::spanned::Spanned;
+use syn::{Attribute, FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type};
+
+use super::Errors;
+use super::docs::{self, FnDocs};
+
+/// The fn under `#[tool]`, read.
+pub(crate) struct ToolFn {
+    /// The fn as written.
+    pub(crate) item: ItemFn,
+    pub(crate) docs: FnDocs,
+    /// The first doc attribute, for errors about the description.
+    pub(crate) doc_span: Option<proc_macro2::Span>,
+    pub(crate) params: Vec<Param>,
+    pub(crate) output: Output,
+}
+
+/// One parameter.
+pub(crate) struct Param {
+    pub(crate) ident: syn::Ident,
+    pub(crate) ty: Type,
+    pub(crate) kind: ParamKind,
+    /// Its own `///` text, if any.
+    pub(crate) docs: Option<String>,
+    /// `#[serde(...)]` and `#[schemars(...)]`, moved onto the arguments struct's field.
+    pub(crate) field_attrs: Vec<Attribute>,
+    /// The name the model sends it under (after `#[serde(rename = "...")]`).
+    pub(crate) wire_name: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    /// Deserialized from the arguments object.
+    Argument,
+    /// The call's `ToolContext`, by reference or by value.
+    Context { by_ref: bool },
+}
+
+/// What the fn returns, as far as the expansion cares.
+pub(crate) enum Output {
+    /// `Result<T, E>`: `Ok` is output, `Err` a refusal the model reads.
+    Result { ok: Type, err: Option<Type> },
+    /// Anything else (`()` included): it is the output.
+    Value(Option<Type>),
+}
+
+impl ToolFn {
+    pub(crate) fn parse(item: ItemFn, errors: &mut Errors) -> Self {
+        let (lines, first_doc) = docs::doc_lines(&item.attrs);
+        let docs = FnDocs::parse(&lines);
+        let doc_span = first_doc.map(Spanned::span);
+        let mut params = Vec::new();
+        for input in &item.sig.inputs {
+            match input {
+                FnArg::Receiver(receiver) => errors.spanned(
+                    receiver,
+                    "a #[tool] fn cannot take `self`: write a free fn, and reach shared state through a `&ToolContext` parameter (`ctx.state::<T>()`)",
+                ),
+                FnArg::Typed(typed) => {
+                    if let Some(param) = Param::parse(typed, errors) {
+                        params.push(param);
+                    }
+                }
+            }
+        }
+        let output = Output::parse(&item.sig.output);
+        Self {
+            item,
+            docs,
+            doc_span,
+            params,
+            output,
+        }
+    }
+
+    /// The fn as the user wrote it, less the parameter attributes only `#[tool]` understands
+    /// (doc comments and serde/schemars attributes are not allowed on fn parameters).
+    pub(crate) fn cleaned_fn(&self) -> ItemFn {
+        let mut item = self.item.clone();
+        for input in &mut item.sig.inputs {
+            if let FnArg::Typed(typed) = input {
+                typed
+                    .attrs
+                    .retain(|attr| !is_field_attr(attr) && !attr.path().is_ident("doc"));
+            }
+        }
+        item
+    }
+
+    pub(crate) fn arguments(&self) -> impl Iterator<Item = &Param> {
+        self.params
+            .iter()
+            .filter(|param| param.kind == ParamKind::Argument)
+    }
+}
+
+impl Param {
+    fn parse(typed: &syn::PatType, errors: &mut Errors) -> Option<Self> {
+        let ident = match &*typed.pat {
+            Pat::Ident(pat) if pat.subpat.is_none() && pat.by_ref.is_none() => pat.ident.clone(),
+            other => {
+                errors.spanned(
+                    other,
+                    "a #[tool] parameter must be a plain name (`symbol: String`): its name becomes the argument's name, so destructuring patterns cannot be used",
+                );
+                return None;
+            }
+        };
+        let ty = (*typed.ty).clone();
+        let kind = match context_kind(&ty) {
+            Some(by_ref) => ParamKind::Context { by_ref },
+            None => ParamKind::Argument,
+        };
+        let (lines, _) = docs::doc_lines(&typed.attrs);
+        let docs = (!lines.is_empty())
+            .then(|| docs::render_lines(&lines))
+            .filter(|text| !text.is_empty());
+        let field_attrs: Vec<Attribute> = typed
+            .attrs
+            .iter()
+            .filter(|attr| is_field_attr(attr))
+            .cloned()
+            .collect();
+        let wire_name = serde_rename(&field_attrs).unwrap_or_else(|| unraw(&ident));
+        Some(Self {
+            ident,
+            ty,
+            kind,
+            docs,
+            field_attrs,
+            wire_name,
+        })
+    }
+}
+
+impl Output {
+    fn parse(output: &ReturnType) -> Self {
+        let ReturnType::Type(_, ty) = output else {
+            return Self::Value(None);
+        };
+        if let Type::Path(path) = &**ty
+            && let Some(last) = path.path.segments.last()
+            && last.ident == "Result"
+            && let PathArguments::AngleBracketed(args) = &last.arguments
+        {
+            let mut types = args.args.iter().filter_map(|arg| match arg {
+                GenericArgument::Type(ty) => Some(ty.clone()),
+                _ => None,
+            });
+            if let Some(ok) = types.next() {
+                return Self::Result {
+                    ok,
+                    err: types.next(),
+                };
+            }
+        }
+        Self::Value(Some((**ty).clone()))
+    }
+}
+
+/// `Some(by_ref)` when the type is `ToolContext` or `&ToolContext` (any path ending so).
+fn context_kind(ty: &Type) -> Option<bool> {
+    let (ty, by_ref) = match ty {
+        Type::Reference(reference) if reference.mutability.is_none() => (&*reference.elem, true),
+        other => (other, false),
+    };
+    match ty {
+        Type::Path(path)
+            if path.qself.is_none() && path.path.segments.last()?.ident == "ToolContext" =>
+        {
+            Some(by_ref)
+        }
+        _ => None,
+    }
+}
+
+fn is_field_attr(attr: &Attribute) -> bool {
+    attr.path().is_ident("serde") || attr.path().is_ident("schemars")
+}
+
+/// `#[serde(rename = "x")]` (or `rename(deserialize = "x")`) on a parameter.
+fn serde_rename(attrs: &[Attribute]) -> Option<String> {
+    let mut rename = None;
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+        // Other serde keys are serde's to check; only `rename` matters here.
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                if meta.input.peek(syn::Token![=]) {
+                    rename = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+                } else {
+                    meta.parse_nested_meta(|inner| {
+                        let value = inner.value()?.parse::<syn::LitStr>()?.value();
+                        if inner.path.is_ident("deserialize") {
+                            rename = Some(value);
+                        }
+                        Ok(())
+                    })?;
+                }
+            } else if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|inner| {
+                    if inner.input.peek(syn::Token![=]) {
+                        inner.value()?.parse::<syn::Expr>()?;
+                    }
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        });
+    }
+    rename
+}
+
+/// An identifier's text without a raw `r#` prefix.
+pub(crate) fn unraw(ident: &syn::Ident) -> String {
+    let text = ident.to_string();
+    text.strip_prefix("r#").map(str::to_owned).unwrap_or(text)
+}

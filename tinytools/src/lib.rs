@@ -1,0 +1,94 @@
+//! # tinytools
+//!
+//! Define LLM tools on plain `async fn`s and run catalogues of hundreds of them without
+//! paying every schema on every turn.
+//!
+//! - **Define**: [`#[tool]`](macro@tool) turns a documented fn into a [`Tool`] with a JSON
+//!   Schema derived by schemars, an [exposure](ToolExposure), a family, a side-effect
+//!   [classification](ToolAnnotations) and a [schema budget](SchemaCompaction).
+//! - **Register and call**: the [`ToolRegistry`] keeps Direct, Deferred and Hidden tools apart,
+//!   validates every call's arguments against the declared schema (all violations at once),
+//!   and contains a tool's panic.
+//!
+//! ```
+//! use tinytools::{ToolExposure, ToolRegistry, tool};
+//!
+//! /// Fetch the latest price for a ticker symbol.
+//! #[tool(exposure = "deferred", family = "finance", read_only)]
+//! async fn stock_quote(
+//!     /// Ticker symbol, such as ACME.
+//!     symbol: String,
+//!     /// Also return the day's high and low.
+//!     #[serde(default)]
+//!     range: bool,
+//! ) -> Result<String, String> {
+//!     match symbol.as_str() {
+//!         "ACME" if range => Ok("ACME 12.50 (high 12.80, low 12.10)".into()),
+//!         "ACME" => Ok("ACME 12.50".into()),
+//!         other => Err(format!("unknown ticker {other}; use an exchange symbol such as ACME")),
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let mut registry = ToolRegistry::new();
+//! registry.register(StockQuote)?;
+//!
+//! let schema = &registry.deferred_schemas()[0];
+//! assert_eq!(schema.parameters["properties"]["symbol"]["description"], "Ticker symbol, such as ACME.");
+//! assert_eq!(schema.parameters["required"], serde_json::json!(["symbol"]));
+//!
+//! let quote = registry.dispatch("stock_quote", serde_json::json!({"symbol": "ACME"})).await?;
+//! assert_eq!(quote.to_model_text(), "ACME 12.50");
+//! let refused = registry.dispatch("stock_quote", serde_json::json!({"symbol": "XX"})).await?;
+//! assert!(refused.is_error);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+mod error;
+pub mod registry;
+pub mod schema;
+pub mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use error::{RegistryError, ToolError};
+pub use registry::{RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
+pub use schema::{SchemaCompaction, ToolSchema};
+pub use tool::{
+    CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult,
+};
+
+/// Turns a documented fn into a [`Tool`].
+///
+/// ```
+/// use tinytools::{Tool, ToolExposure, tool};
+///
+/// /// Create an issue in a Jira project.
+/// ///
+/// /// Returns the new issue's key.
+/// #[tool(exposure = "deferred", family = "jira", idempotent = false)]
+/// async fn jira_create_issue(
+///     /// Project key, such as `OPS`.
+///     project: String,
+///     /// One-line summary.
+///     summary: String,
+///     /// Priority from 1 (highest) to 5.
+///     priority: Option<u8>,
+/// ) -> String {
+///     format!("{project}-1")
+/// }
+///
+/// let tool = JiraCreateIssue;
+/// assert_eq!(tool.name(), "jira_create_issue");
+/// assert_eq!(tool.description(), "Create an issue in a Jira project.\n\nReturns the new issue's key.");
+/// assert_eq!(tool.exposure(), ToolExposure::Deferred);
+/// assert_eq!(tool.family(), Some("jira"));
+/// assert_eq!(tool.parameters_schema()["required"], serde_json::json!(["project", "summary"]));
+/// ```
+///
+/// The attribute's keys, the rules it checks at compile time and the code it generates are
+/// described in the README's "The #[tool] attribute" section.
+pub use tinytools_macros::tool;

@@ -1,0 +1,142 @@
+//! The host's call path: look the tool up, admit the arguments, run it, contain a panic.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+
+use super::{ArgumentsRejected, ToolRegistry, Violation};
+use crate::{ToolContext, ToolError, ToolResult};
+
+impl ToolRegistry {
+    /// Calls a tool by name: the host path, which reaches every exposure, Hidden included.
+    ///
+    /// The arguments are validated against the tool's declared schema first; every violation
+    /// comes back at once in [`ToolError::InvalidArguments`]. A panic inside the tool is
+    /// contained and reported as [`ToolError::Panicked`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tinytools::{ToolError, ToolRegistry, tool};
+    ///
+    /// /// Add two integers.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(Add)?;
+    ///
+    /// let sum = registry.dispatch("add", json!({"a": 2, "b": 3})).await?;
+    /// assert_eq!(sum.to_model_text(), "5");
+    ///
+    /// let err = registry.dispatch("add", json!({"a": "two"})).await.unwrap_err();
+    /// let ToolError::InvalidArguments { violations, .. } = &err else { panic!("{err}") };
+    /// assert_eq!(violations.len(), 2); // `a` has the wrong type and `b` is missing
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// [`ToolError`] when the tool is not registered, the arguments are invalid, or the tool
+    /// failed or panicked. A tool that ran and refused is an `Ok` result with `is_error` set.
+    pub async fn dispatch(&self, name: &str, args: Value) -> Result<ToolResult, ToolError> {
+        self.dispatch_with(name, args, &ToolContext::detached())
+            .await
+    }
+
+    /// [`dispatch`](Self::dispatch) with the call's context (id, cancellation, host state).
+    ///
+    /// # Errors
+    /// As [`dispatch`](Self::dispatch).
+    pub async fn dispatch_with(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let Some(entry) = self.tools.get(name) else {
+            return Err(ToolError::UnknownTool {
+                name: name.to_owned(),
+            });
+        };
+        entry.admission.check(name, &args)?;
+        match CatchUnwind(entry.tool.execute_with(args, ctx)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(match error.downcast::<ArgumentsRejected>() {
+                Ok(rejected) => ToolError::InvalidArguments {
+                    tool: name.to_owned(),
+                    violations: vec![Violation::new("", rejected.0)],
+                },
+                Err(source) => ToolError::Failed {
+                    tool: name.to_owned(),
+                    source,
+                },
+            }),
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                tracing::error!(tool = name, %message, "tool panicked; the panic was contained");
+                Err(ToolError::Panicked {
+                    tool: name.to_owned(),
+                    message,
+                })
+            }
+        }
+    }
+
+    /// [`dispatch_with`](Self::dispatch_with) for arguments still in their wire form, as a
+    /// provider sends them. An empty string means "no arguments" (`{}`), as several providers
+    /// send for parameterless tools.
+    ///
+    /// # Errors
+    /// [`ToolError::MalformedArguments`] when the text is not JSON; otherwise as
+    /// [`dispatch`](Self::dispatch).
+    pub async fn dispatch_raw(
+        &self,
+        name: &str,
+        raw_args: &str,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        if !self.contains(name) {
+            return Err(ToolError::UnknownTool {
+                name: name.to_owned(),
+            });
+        }
+        let args = if raw_args.trim().is_empty() {
+            Value::Object(serde_json::Map::new())
+        } else {
+            serde_json::from_str(raw_args).map_err(|err| ToolError::MalformedArguments {
+                tool: name.to_owned(),
+                message: err.to_string(),
+            })?
+        };
+        self.dispatch_with(name, args, ctx).await
+    }
+}
+
+/// Polls a boxed future, turning a panic during any poll into an `Err` with its payload.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}

@@ -1,0 +1,238 @@
+//! The [`ToolRegistry`]: every tool a host registered, with its admission validator.
+
+mod admission;
+mod dispatch;
+mod policies;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use admission::Violation;
+pub(crate) use admission::{Admission, ArgumentsRejected};
+pub use policies::{ToolPolicies, ToolPolicy};
+
+use crate::tool::{check_family, check_tool_name};
+use crate::{RegistryError, SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
+
+/// Every tool a host registered, whatever its exposure.
+///
+/// - [`schemas`](Self::schemas): the Direct tools' declarations, name-sorted, byte-stable:
+///   the tools array a model request starts from.
+/// - [`deferred_schemas`](Self::deferred_schemas): the Deferred set, for the discovery bridge.
+/// - [`dispatch`](Self::dispatch): the host path, which reaches every exposure, Hidden
+///   included, after admission.
+/// - [`policies`](Self::policies): the complete classification snapshot for policy middleware.
+///
+/// A host may register its own tool named `tool_search`; it then wins over the intrinsic
+/// discovery bridge.
+///
+/// ```
+/// use tinytools::{ToolExposure, ToolRegistry, tool};
+///
+/// /// Read a note by its title.
+/// #[tool(read_only)]
+/// async fn read_note(
+///     /// The note's exact title.
+///     title: String,
+/// ) -> String {
+///     format!("(contents of {title})")
+/// }
+///
+/// /// Fetch the latest price for a ticker symbol.
+/// #[tool(exposure = "deferred", family = "finance")]
+/// async fn stock_quote(
+///     /// Ticker symbol, such as ACME.
+///     symbol: String,
+/// ) -> f64 {
+///     12.5
+/// }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(ReadNote)?.register(StockQuote)?;
+///
+/// assert_eq!(registry.schemas().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["read_note"]);
+/// assert_eq!(registry.deferred_schemas()[0].name, "stock_quote");
+/// assert_eq!(registry.get("stock_quote").map(|t| t.exposure()), Some(ToolExposure::Deferred));
+/// assert!(registry.register(ReadNote).is_err()); // names are unique
+/// # Ok::<(), tinytools::RegistryError>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+}
+
+/// A tool as the registry holds it: the tool, and the facts read from it once at registration.
+pub struct RegisteredTool {
+    tool: Arc<dyn Tool>,
+    schema: ToolSchema,
+    exposure: ToolExposure,
+    family: Option<String>,
+    annotations: ToolAnnotations,
+    compaction: Option<SchemaCompaction>,
+    admission: Admission,
+}
+
+impl RegisteredTool {
+    /// The tool itself.
+    pub fn tool(&self) -> &Arc<dyn Tool> {
+        &self.tool
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.schema.name
+    }
+
+    /// Its canonical declaration, as registered (admission validates against this schema).
+    pub fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    /// Its exposure.
+    pub fn exposure(&self) -> ToolExposure {
+        self.exposure
+    }
+
+    /// Its family, if it has one.
+    pub fn family(&self) -> Option<&str> {
+        self.family.as_deref()
+    }
+
+    /// Its side-effect classification.
+    pub fn annotations(&self) -> ToolAnnotations {
+        self.annotations
+    }
+
+    /// Its own schema budget, if it declares one.
+    pub fn compaction(&self) -> Option<SchemaCompaction> {
+        self.compaction
+    }
+
+    fn policy(&self) -> ToolPolicy {
+        ToolPolicy {
+            exposure: self.exposure,
+            annotations: self.annotations,
+        }
+    }
+}
+
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.schema.name)
+            .field("exposure", &self.exposure)
+            .field("family", &self.family)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a tool. Returns the registry so registrations chain with `?`.
+    ///
+    /// # Errors
+    /// [`RegistryError`] when the name is taken or breaks the provider rule, the family is
+    /// malformed, or the parameters schema is not an object schema that compiles.
+    pub fn register(&mut self, tool: impl Tool + 'static) -> Result<&mut Self, RegistryError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Registers a tool that is already shared (an MCP import, a plugin).
+    ///
+    /// # Errors
+    /// As [`register`](Self::register).
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Self, RegistryError> {
+        let name = tool.name().to_owned();
+        check_tool_name(&name).map_err(|reason| RegistryError::InvalidName {
+            name: name.clone(),
+            reason,
+        })?;
+        if self.tools.contains_key(&name) {
+            return Err(RegistryError::DuplicateName { name });
+        }
+        let family = tool.family().map(str::to_owned);
+        if let Some(family) = &family {
+            check_family(family).map_err(|reason| RegistryError::InvalidFamily {
+                tool: name.clone(),
+                family: family.clone(),
+                reason,
+            })?;
+        }
+        let parameters = tool.parameters_schema();
+        let admission = Admission::compile(&name, &parameters)?;
+        let entry = RegisteredTool {
+            schema: ToolSchema {
+                name: name.clone(),
+                description: tool.description().to_owned(),
+                parameters,
+            },
+            exposure: tool.exposure(),
+            family,
+            annotations: tool.annotations(),
+            compaction: tool.schema_compaction(),
+            admission,
+            tool,
+        };
+        self.tools.insert(name, Arc::new(entry));
+        Ok(self)
+    }
+
+    /// The registered tool of that name, whatever its exposure.
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.tools.get(name).map(Arc::as_ref)
+    }
+
+    /// Whether a tool of that name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether nothing is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Every registered tool, name-sorted.
+    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.values().map(Arc::as_ref)
+    }
+
+    /// The Direct tools' declarations, name-sorted: the tools array before discovery.
+    pub fn schemas(&self) -> Vec<ToolSchema> {
+        self.schemas_of(ToolExposure::Direct)
+    }
+
+    /// The Deferred tools' declarations, name-sorted: the discovery bridge's catalogue.
+    pub fn deferred_schemas(&self) -> Vec<ToolSchema> {
+        self.schemas_of(ToolExposure::Deferred)
+    }
+
+    /// The complete classification snapshot: one entry for every registered tool.
+    pub fn policies(&self) -> ToolPolicies {
+        self.iter()
+            .map(|tool| (tool.name().to_owned(), tool.policy()))
+            .collect()
+    }
+
+    fn schemas_of(&self, exposure: ToolExposure) -> Vec<ToolSchema> {
+        self.iter()
+            .filter(|tool| tool.exposure == exposure)
+            .map(|tool| tool.schema.clone())
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.values()).finish()
+    }
+}

@@ -1,0 +1,62 @@
+//! What a tool does to the world: [`ToolAnnotations`], read by policy middleware.
+
+use serde::{Deserialize, Serialize};
+
+/// A tool's side-effect classification, with the meaning (and the conservative
+/// defaults) of MCP's tool annotations.
+///
+/// Policy middleware reads these through [`ToolRegistry::policies`](crate::ToolRegistry::policies).
+/// A tool that declares nothing is treated as the riskiest kind: it may write, may destroy,
+/// is not idempotent and talks to the open world.
+///
+/// ```
+/// use tinytools::ToolAnnotations;
+///
+/// let unknown = ToolAnnotations::default();
+/// assert!(unknown.has_side_effects() && unknown.destructive);
+///
+/// let lookup = ToolAnnotations::READ_ONLY;
+/// assert!(!lookup.has_side_effects() && !lookup.destructive && lookup.idempotent);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ToolAnnotations {
+    /// The tool does not change its environment (MCP `readOnlyHint`).
+    pub read_only: bool,
+    /// When it does change its environment, the change may destroy something
+    /// (MCP `destructiveHint`; meaningful only when not `read_only`).
+    pub destructive: bool,
+    /// Calling it twice with the same arguments has no further effect (MCP `idempotentHint`).
+    pub idempotent: bool,
+    /// It reaches beyond a closed domain: the web, other people, third-party services
+    /// (MCP `openWorldHint`).
+    pub open_world: bool,
+}
+
+impl ToolAnnotations {
+    /// A pure look-up: reads, never writes, safe to repeat, closed world.
+    pub const READ_ONLY: Self = Self {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    /// MCP's defaults for a tool that says nothing: assume the worst.
+    pub const UNCLASSIFIED: Self = Self {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    /// Whether calling the tool may change anything outside the conversation.
+    pub const fn has_side_effects(&self) -> bool {
+        !self.read_only
+    }
+}
+
+impl Default for ToolAnnotations {
+    fn default() -> Self {
+        Self::UNCLASSIFIED
+    }
+}

@@ -1,0 +1,110 @@
+//! The tool vocabulary: the [`Tool`] trait and the facts a tool declares about itself.
+//!
+//! Most tools are written with the [`#[tool]`](macro@crate::tool) attribute on a plain
+//! `async fn`; the trait is there for tools whose shape is only known at run time (MCP
+//! imports, plugins) and for anyone who prefers to write the impl by hand.
+
+mod annotations;
+mod context;
+mod exposure;
+mod naming;
+mod result;
+
+use serde_json::Value;
+
+pub use annotations::ToolAnnotations;
+pub use context::{CancellationToken, ToolContext};
+pub use exposure::{ParseExposureError, ToolExposure};
+pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
+pub use result::{ToolContent, ToolResult};
+
+use crate::SchemaCompaction;
+
+/// A tool the model can call.
+///
+/// Four methods describe the tool (`name`, `description`, `parameters_schema`, and `execute`
+/// runs it); the rest are declarative facts with defaults: its [exposure](ToolExposure), its
+/// family (a group name the discovery bridge indexes), its [side-effect
+/// classification](ToolAnnotations) and its [schema budget](SchemaCompaction).
+///
+/// The spec's hand-written tool, which registers exactly like a `#[tool]`-made one:
+///
+/// ```
+/// use tinytools::{Tool, ToolExposure, ToolRegistry, ToolResult};
+///
+/// struct StockQuote;
+///
+/// #[async_trait::async_trait]
+/// impl Tool for StockQuote {
+///     fn name(&self) -> &str { "stock_quote" }
+///     fn description(&self) -> &str { "Fetch the latest price for a ticker symbol." }
+///     fn parameters_schema(&self) -> serde_json::Value {
+///         serde_json::json!({
+///             "type": "object",
+///             "properties": {"symbol": {"type": "string", "description": "Ticker, e.g. ACME."}},
+///             "required": ["symbol"]
+///         })
+///     }
+///     fn exposure(&self) -> ToolExposure { ToolExposure::Deferred }
+///     async fn execute(&self, args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
+///         Ok(ToolResult::text(format!("{} is at 12.50", args["symbol"].as_str().unwrap_or("?"))))
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut registry = ToolRegistry::new();
+/// registry.register(StockQuote)?;
+/// assert!(registry.schemas().is_empty()); // Deferred: not in the tools array
+/// let result = registry.dispatch("stock_quote", serde_json::json!({"symbol": "ACME"})).await?;
+/// assert_eq!(result.to_model_text(), "ACME is at 12.50");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by: `^[A-Za-z0-9_-]{1,64}$`, unique in a registry.
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model. For Deferred tools the first sentence is what the
+    /// `tool_search` manifest shows, so lead with it.
+    fn description(&self) -> &str;
+
+    /// The JSON Schema of the arguments object. Admission validates every call against it.
+    fn parameters_schema(&self) -> Value;
+
+    /// How the tool is exposed to the model. Default: [`ToolExposure::Direct`].
+    fn exposure(&self) -> ToolExposure {
+        ToolExposure::Direct
+    }
+
+    /// A group name (`"finance"`, an MCP server's name) that discovery indexes. Default: none.
+    fn family(&self) -> Option<&str> {
+        None
+    }
+
+    /// What calling the tool does to the world. Default: [`ToolAnnotations::UNCLASSIFIED`].
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::UNCLASSIFIED
+    }
+
+    /// This tool's own schema budget; overrides the run's default. Default: none.
+    fn schema_compaction(&self) -> Option<SchemaCompaction> {
+        None
+    }
+
+    /// Runs the tool on arguments that already passed admission.
+    ///
+    /// `Ok` with [`ToolResult::error`] means "ran and refused": the model reads why.
+    /// `Err` means "could not run" (a dependency down, a bug): the host sees
+    /// [`ToolError::Failed`](crate::ToolError::Failed) and the model a short failure note.
+    async fn execute(&self, args: Value) -> anyhow::Result<ToolResult>;
+
+    /// Runs the tool with the call's [`ToolContext`]. The registry always calls this one.
+    ///
+    /// The default ignores the context and calls [`execute`](Self::execute); override it
+    /// when the tool needs the call id, cancellation or host state.
+    async fn execute_with(&self, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolResult> {
+        let _ = ctx;
+        self.execute(args).await
+    }
+}
