@@ -8,9 +8,7 @@ use crate::registry::Violation;
 #[non_exhaustive]
 pub enum RegistryError {
     /// Another tool already has this name.
-    #[error(
-        "a tool named `{name}` is already registered; tool names must be unique, so rename one of them"
-    )]
+    #[error("a tool named `{name}` is already registered; tool names must be unique, so rename one of them")]
     DuplicateName {
         /// The contested name.
         name: String,
@@ -65,10 +63,7 @@ pub enum ToolError {
         message: String,
     },
     /// The arguments broke the tool's declared schema. Lists every violation.
-    #[error(
-        "the arguments for `{tool}` do not match its schema: {}",
-        Violation::join(violations)
-    )]
+    #[error("the arguments for `{tool}` do not match its schema: {}", Violation::join(violations))]
     InvalidArguments {
         /// The tool.
         tool: String,

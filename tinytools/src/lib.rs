@@ -57,9 +57,7 @@ pub mod __private;
 pub use error::{RegistryError, ToolError};
 pub use registry::{RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
 pub use schema::{SchemaCompaction, ToolSchema};
-pub use tool::{
-    CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult,
-};
+pub use tool::{CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};
 
 /// Turns a documented fn into a [`Tool`].
 ///
@@ -89,6 +87,48 @@ pub use tool::{
 /// assert_eq!(tool.parameters_schema()["required"], serde_json::json!(["project", "summary"]));
 /// ```
 ///
-/// The attribute's keys, the rules it checks at compile time and the code it generates are
-/// described in the README's "The #[tool] attribute" section.
+/// # Keys
+///
+/// | key | value | default |
+/// |-----|-------|---------|
+/// | `name` | `"stock_quote"`: `^[A-Za-z0-9_-]{1,64}$`, not `tool_search` | the fn's name |
+/// | `description` | a string | the doc comment up to its first `#` heading |
+/// | `exposure` | `"direct"`, `"deferred"` or `"hidden"` | `"direct"` |
+/// | `family` | 1–64 of `[A-Za-z0-9_.-]` | none |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | flag, or `= true` / `= false` | [`ToolAnnotations::UNCLASSIFIED`]; `read_only` starts from [`ToolAnnotations::READ_ONLY`] |
+/// | `compaction` | `"third_party"` or `"unlimited"` | none |
+/// | `max_schema_bytes`, `max_description_bytes` | a byte count (overrides the preset's) | none |
+///
+/// # Parameters
+///
+/// Every parameter becomes a property of the arguments object, named as written (or as its
+/// `#[serde(rename = "...")]` says). Its `///` doc comment, or its entry in a rustdoc-style
+/// `# Arguments` list, is its description. `Option<T>` is optional, `#[serde(default)]` too.
+/// Types must own their data and implement `serde::Deserialize` + `schemars::JsonSchema`.
+/// A parameter of type `&ToolContext` (or `ToolContext`) receives the call's [`ToolContext`]
+/// and is not part of the schema.
+///
+/// # Return types
+///
+/// `Result<T, E>` with `E: Display`: `Err` becomes an error result the model reads (the tool
+/// ran and refused). `T` (or any other return type) must be `Serialize`: a [`ToolResult`] is
+/// passed through, `()` becomes `ok`, a value that serializes to a string is sent as text, and
+/// anything else as JSON.
+///
+/// # Compile-time checks
+///
+/// Each is an error at the offending span, and all are reported together: unknown or repeated
+/// keys (with the closest key suggested), a bad exposure, family or name, the reserved
+/// `tool_search`, `self`, generics, `unsafe`, destructuring patterns, borrowed parameters, two
+/// parameters sent under one name, a `read_only` tool marked `destructive`, a Deferred tool
+/// without a description or with an undocumented parameter (search could not find it, or the
+/// model could not use it), a description over the tool's own `max_description_bytes`, and a
+/// parameter type that is not `Deserialize + JsonSchema`.
+///
+/// # Generated code
+///
+/// The fn stays as written. Beside it: a unit struct named after it in UpperCamelCase
+/// (`stock_quote` → `StockQuote`) with the fn's visibility, and, inside a `const _: () = { ... }`
+/// block, the arguments struct and the [`Tool`] impl. Read it with `cargo expand`; the
+/// expansion snapshots in `ui-tests/tests/snapshots/` show the same code.
 pub use tinytools_macros::tool;

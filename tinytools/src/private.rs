@@ -23,10 +23,7 @@ pub fn parse_arguments<T: DeserializeOwned>(args: Value) -> anyhow::Result<T> {
 pub fn output<T: Serialize + 'static>(value: T) -> anyhow::Result<ToolResult> {
     let mut slot = Some(value);
     let any: &mut dyn Any = &mut slot;
-    if let Some(result) = any
-        .downcast_mut::<Option<ToolResult>>()
-        .and_then(Option::take)
-    {
+    if let Some(result) = any.downcast_mut::<Option<ToolResult>>().and_then(Option::take) {
         return Ok(result);
     }
     if any.is::<Option<()>>() {
@@ -38,9 +35,7 @@ pub fn output<T: Serialize + 'static>(value: T) -> anyhow::Result<ToolResult> {
     match serde_json::to_value(&value) {
         Ok(Value::String(text)) => Ok(ToolResult::text(text)),
         Ok(json) => Ok(ToolResult::json(json)),
-        Err(err) => Err(anyhow::anyhow!(
-            "the tool's output could not be serialized: {err}"
-        )),
+        Err(err) => Err(anyhow::anyhow!("the tool's output could not be serialized: {err}")),
     }
 }
 
@@ -60,5 +55,6 @@ pub trait ToolArgument {}
 
 impl<T: DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 
-/// Compile-time check that a parameter's type is a [`ToolArgument`].
+/// Compile-time check that a parameter's type is a [`ToolArgument`]; the expansion calls it
+/// at each parameter type's span so the first error names the type and the fix.
 pub const fn assert_argument<T: ToolArgument>() {}

@@ -49,10 +49,7 @@ pub(crate) struct Flag {
 impl ToolAttr {
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Self {
         let mut attr = Self::default();
-        let metas = match syn::parse::Parser::parse2(
-            Punctuated::<Meta, Token![,]>::parse_terminated,
-            tokens,
-        ) {
+        let metas = match syn::parse::Parser::parse2(Punctuated::<Meta, Token![,]>::parse_terminated, tokens) {
             Ok(metas) => metas,
             Err(err) => {
                 errors.push(syn::Error::new(
@@ -74,84 +71,18 @@ impl ToolAttr {
             return;
         };
         match key.as_str() {
-            "name" => set(
-                &mut self.name,
-                string(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "description" => set(
-                &mut self.description,
-                string(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "exposure" => set(
-                &mut self.exposure,
-                string(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "family" => set(
-                &mut self.family,
-                string(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "compaction" => set(
-                &mut self.compaction,
-                string(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "read_only" => set(
-                &mut self.read_only,
-                flag(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "destructive" => set(
-                &mut self.destructive,
-                flag(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "idempotent" => set(
-                &mut self.idempotent,
-                flag(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "open_world" => set(
-                &mut self.open_world,
-                flag(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
-            "max_schema_bytes" => set(
-                &mut self.max_schema_bytes,
-                integer(meta, &key, errors),
-                meta,
-                &key,
-                errors,
-            ),
+            "name" => set(&mut self.name, string(meta, &key, errors), meta, &key, errors),
+            "description" => set(&mut self.description, string(meta, &key, errors), meta, &key, errors),
+            "exposure" => set(&mut self.exposure, string(meta, &key, errors), meta, &key, errors),
+            "family" => set(&mut self.family, string(meta, &key, errors), meta, &key, errors),
+            "compaction" => set(&mut self.compaction, string(meta, &key, errors), meta, &key, errors),
+            "read_only" => set(&mut self.read_only, flag(meta, &key, errors), meta, &key, errors),
+            "destructive" => set(&mut self.destructive, flag(meta, &key, errors), meta, &key, errors),
+            "idempotent" => set(&mut self.idempotent, flag(meta, &key, errors), meta, &key, errors),
+            "open_world" => set(&mut self.open_world, flag(meta, &key, errors), meta, &key, errors),
+            "max_schema_bytes" => set(&mut self.max_schema_bytes, integer(meta, &key, errors), meta, &key, errors),
             "max_description_bytes" => {
-                set(
-                    &mut self.max_description_bytes,
-                    integer(meta, &key, errors),
-                    meta,
-                    &key,
-                    errors,
-                );
+                set(&mut self.max_description_bytes, integer(meta, &key, errors), meta, &key, errors);
             }
             _ => errors.spanned(meta.path(), unknown_key_message(&key)),
         }
@@ -176,10 +107,7 @@ fn literal<'m>(meta: &'m Meta, key: &str, expected: &str, errors: &mut Errors) -
             }
         },
         _ => {
-            errors.spanned(
-                meta,
-                format!("`{key}` takes {expected}: write `{key} = ...`"),
-            );
+            errors.spanned(meta, format!("`{key}` takes {expected}: write `{key} = ...`"));
             None
         }
     }
@@ -189,10 +117,7 @@ fn string(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
     match literal(meta, key, "a string literal", errors)? {
         Lit::Str(text) => Some(text.clone()),
         other => {
-            errors.spanned(
-                other,
-                format!("`{key}` takes a string literal, such as `{key} = \"...\"`"),
-            );
+            errors.spanned(other, format!("`{key}` takes a string literal, such as `{key} = \"...\"`"));
             None
         }
     }
@@ -202,10 +127,7 @@ fn integer(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitInt> {
     match literal(meta, key, "a byte count", errors)? {
         Lit::Int(int) if int.base10_parse::<usize>().is_ok() => Some(int.clone()),
         other => {
-            errors.spanned(
-                other,
-                format!("`{key}` takes a byte count, such as `{key} = 2_000`"),
-            );
+            errors.spanned(other, format!("`{key}` takes a byte count, such as `{key} = 2_000`"));
             None
         }
     }
@@ -213,42 +135,25 @@ fn integer(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitInt> {
 
 fn flag(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Flag> {
     match meta {
-        Meta::Path(path) => Some(Flag {
-            value: true,
-            span: path.span(),
-        }),
+        Meta::Path(path) => Some(Flag { value: true, span: path.span() }),
         Meta::NameValue(nv) => match &nv.value {
-            Expr::Lit(ExprLit {
-                lit: Lit::Bool(LitBool { value, span }),
-                ..
-            }) => Some(Flag {
-                value: *value,
-                span: *span,
-            }),
+            Expr::Lit(ExprLit { lit: Lit::Bool(LitBool { value, span }), .. }) => {
+                Some(Flag { value: *value, span: *span })
+            }
             other => {
-                errors.spanned(
-                    other,
-                    format!("`{key}` takes `true` or `false`, or stands alone for `true`"),
-                );
+                errors.spanned(other, format!("`{key}` takes `true` or `false`, or stands alone for `true`"));
                 None
             }
         },
         Meta::List(list) => {
-            errors.spanned(
-                list,
-                format!("`{key}` takes `true` or `false`, or stands alone for `true`"),
-            );
+            errors.spanned(list, format!("`{key}` takes `true` or `false`, or stands alone for `true`"));
             None
         }
     }
 }
 
 fn path_text(path: &syn::Path) -> String {
-    path.segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .join("::")
+    path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::")
 }
 
 fn unknown_key_message(key: &str) -> String {
@@ -279,11 +184,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
+            row[j + 1] = if ca == *cb { diagonal } else { 1 + diagonal.min(above).min(row[j]) };
             diagonal = above;
         }
     }

@@ -14,10 +14,7 @@ pub(crate) fn doc_lines(attrs: &[Attribute]) -> (Vec<String>, Option<&Attribute>
     for attr in attrs {
         if let Meta::NameValue(nv) = &attr.meta
             && nv.path.is_ident("doc")
-            && let Expr::Lit(ExprLit {
-                lit: Lit::Str(text),
-                ..
-            }) = &nv.value
+            && let Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) = &nv.value
         {
             first.get_or_insert(attr);
             // `///` alone is `#[doc = ""]`, a blank line that `lines()` would drop.
@@ -58,14 +55,9 @@ impl FnDocs {
                 Some(_) => {}
             }
         }
-        let arguments = arguments
-            .into_iter()
-            .map(|(name, text): (String, Vec<String>)| (name, render(&text)))
-            .collect();
-        Self {
-            description: render(&description),
-            arguments,
-        }
+        let arguments =
+            arguments.into_iter().map(|(name, text): (String, Vec<String>)| (name, render(&text))).collect();
+        Self { description: render(&description), arguments }
     }
 }
 
@@ -76,19 +68,14 @@ pub(crate) fn render_lines(lines: &[String]) -> String {
 
 fn argument_line(line: &str, arguments: &mut Vec<(String, Vec<String>)>) {
     let trimmed = line.trim();
-    let entry = trimmed
-        .strip_prefix("* ")
-        .or_else(|| trimmed.strip_prefix("- "));
+    let entry = trimmed.strip_prefix("* ").or_else(|| trimmed.strip_prefix("- "));
     if let Some(entry) = entry {
         let entry = entry.trim_start();
         let (name, rest) = match entry.strip_prefix('`') {
             Some(quoted) => quoted.split_once('`').unwrap_or((quoted, "")),
             None => entry.split_once([':', ' ']).unwrap_or((entry, "")),
         };
-        let rest = rest
-            .trim_start()
-            .trim_start_matches([':', '-', '—', '–'])
-            .trim();
+        let rest = rest.trim_start().trim_start_matches([':', '-', '—', '–']).trim();
         arguments.push((name.trim().to_owned(), vec![rest.to_owned()]));
     } else if let Some((_, text)) = arguments.last_mut() {
         text.push(trimmed.to_owned());
@@ -103,10 +90,7 @@ fn unindent(lines: &[String]) -> Vec<String> {
         .map(|line| line.len() - line.trim_start().len())
         .min()
         .unwrap_or(0);
-    lines
-        .iter()
-        .map(|line| line.get(indent..).unwrap_or("").trim_end().to_owned())
-        .collect()
+    lines.iter().map(|line| line.get(indent..).unwrap_or("").trim_end().to_owned()).collect()
 }
 
 /// Joins lines into paragraphs: a paragraph's lines with spaces (list items and fenced code
@@ -143,9 +127,7 @@ fn starts_list_item(line: &str) -> bool {
     let line = line.trim_start();
     line.starts_with("- ")
         || line.starts_with("* ")
-        || line
-            .split_once(". ")
-            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        || line.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -175,19 +157,13 @@ mod tests {
         assert_eq!(docs.description, "Quote.");
         assert_eq!(
             docs.arguments,
-            vec![
-                ("symbol".into(), "Ticker symbol, such as ACME.".into()),
-                ("limit".into(), "How many.".into())
-            ]
+            vec![("symbol".into(), "Ticker symbol, such as ACME.".into()), ("limit".into(), "How many.".into())]
         );
     }
 
     #[test]
     fn fenced_code_keeps_its_lines_and_headings() {
         let docs = FnDocs::parse(&lines("Run it.\n\n```\n# not a heading\nx = 1\n```"));
-        assert_eq!(
-            docs.description,
-            "Run it.\n\n```\n# not a heading\nx = 1\n```"
-        );
+        assert_eq!(docs.description, "Run it.\n\n```\n# not a heading\nx = 1\n```");
     }
 }

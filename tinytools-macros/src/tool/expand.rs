@@ -16,12 +16,11 @@ pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
     let struct_ident = &tool.struct_ident;
-    let struct_doc = format!(
-        " The `{}` tool, made by `#[tool]` from [`{fn_ident}`].",
-        tool.name
-    );
+    let struct_doc = format!(" The `{}` tool, made by `#[tool]` from [`{fn_ident}`].", tool.name);
 
     let arguments = arguments_struct(tool_fn, tool);
+    // Checked before the derives below, so a type that is not `Deserialize + JsonSchema`
+    // is first reported with tinytools' message at the parameter's type.
     let checks = tool_fn.arguments().map(|param| {
         let ty = &param.ty;
         quote_spanned!(ty.span()=> __tt::assert_argument::<#ty>();)
@@ -53,22 +52,17 @@ pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
 }
 
 fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
-    let fields = tool_fn
-        .arguments()
-        .zip(&tool.argument_docs)
-        .map(|(param, doc)| {
-            let ident = &param.ident;
-            let ty = &param.ty;
-            let attrs = &param.field_attrs;
-            let description = doc
-                .as_ref()
-                .map(|text| quote!(#[schemars(description = #text)]));
-            quote! {
-                #description
-                #(#attrs)*
-                #ident: #ty,
-            }
-        });
+    let fields = tool_fn.arguments().zip(&tool.argument_docs).map(|(param, doc)| {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        let attrs = &param.field_attrs;
+        let description = doc.as_ref().map(|text| quote!(#[schemars(description = #text)]));
+        quote! {
+            #description
+            #(#attrs)*
+            #ident: #ty,
+        }
+    });
     quote! {
         #[derive(__tt::serde::Deserialize, __tt::schemars::JsonSchema)]
         #[serde(crate = "::tinytools::__private::serde")]
@@ -80,23 +74,19 @@ fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
 }
 
 fn metadata(tool: &Tool) -> TokenStream {
-    let Tool {
-        name, description, ..
-    } = tool;
+    let Tool { name, description, .. } = tool;
     let exposure = match tool.exposure {
         Exposure::Direct => None,
         Exposure::Deferred => Some(quote!(::tinytools::ToolExposure::Deferred)),
         Exposure::Hidden => Some(quote!(::tinytools::ToolExposure::Hidden)),
     }
     .map(|exposure| quote!(fn exposure(&self) -> ::tinytools::ToolExposure { #exposure }));
-    let family = tool
-        .family
-        .as_ref()
-        .map(|family| quote!(fn family(&self) -> Option<&str> { Some(#family) }));
+    let family = tool.family.as_ref().map(
+        |family| quote!(fn family(&self) -> ::core::option::Option<&str> { ::core::option::Option::Some(#family) }),
+    );
     let annotations = {
         let a = tool.annotations;
-        let (read_only, destructive, idempotent, open_world) =
-            (a.read_only, a.destructive, a.idempotent, a.open_world);
+        let (read_only, destructive, idempotent, open_world) = (a.read_only, a.destructive, a.idempotent, a.open_world);
         quote! {
             fn annotations(&self) -> ::tinytools::ToolAnnotations {
                 ::tinytools::ToolAnnotations {
@@ -120,7 +110,7 @@ fn metadata(tool: &Tool) -> TokenStream {
                 quote!(::tinytools::SchemaCompaction { max_description_bytes: #description, max_schema_bytes: #schema })
             }
         };
-        quote!(fn schema_compaction(&self) -> Option<::tinytools::SchemaCompaction> { Some(#value) })
+        quote!(fn schema_compaction(&self) -> ::core::option::Option<::tinytools::SchemaCompaction> { ::core::option::Option::Some(#value) })
     });
     quote! {
         fn name(&self) -> &str {
@@ -144,8 +134,8 @@ fn metadata(tool: &Tool) -> TokenStream {
 
 fn option_usize(value: Option<usize>) -> TokenStream {
     match value {
-        Some(bytes) => quote!(Some(#bytes)),
-        None => quote!(None),
+        Some(bytes) => quote!(::core::option::Option::Some(#bytes)),
+        None => quote!(::core::option::Option::None),
     }
 }
 
@@ -179,8 +169,8 @@ fn execute(tool_fn: &ToolFn) -> TokenStream {
             let err_arm = quote_spanned!(err_span=> __tt::refusal(#error));
             quote! {
                 match #output {
-                    Ok(#value) => #ok_arm,
-                    Err(#error) => #err_arm,
+                    ::core::result::Result::Ok(#value) => #ok_arm,
+                    ::core::result::Result::Err(#error) => #err_arm,
                 }
             }
         }
@@ -194,10 +184,7 @@ fn execute(tool_fn: &ToolFn) -> TokenStream {
         let #output = #call;
         #convert
     };
-    let takes_context = tool_fn
-        .params
-        .iter()
-        .any(|param| matches!(param.kind, ParamKind::Context { .. }));
+    let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
     if takes_context {
         quote! {
             async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<::tinytools::ToolResult> {

@@ -43,9 +43,9 @@ pub(crate) enum ParamKind {
 /// What the fn returns, as far as the expansion cares.
 pub(crate) enum Output {
     /// `Result<T, E>`: `Ok` is output, `Err` a refusal the model reads.
-    Result { ok: Type, err: Option<Type> },
+    Result { ok: Box<Type>, err: Option<Box<Type>> },
     /// Anything else (`()` included): it is the output.
-    Value(Option<Type>),
+    Value(Option<Box<Type>>),
 }
 
 impl ToolFn {
@@ -68,13 +68,7 @@ impl ToolFn {
             }
         }
         let output = Output::parse(&item.sig.output);
-        Self {
-            item,
-            docs,
-            doc_span,
-            params,
-            output,
-        }
+        Self { item, docs, doc_span, params, output }
     }
 
     /// The fn as the user wrote it, less the parameter attributes only `#[tool]` understands
@@ -83,18 +77,14 @@ impl ToolFn {
         let mut item = self.item.clone();
         for input in &mut item.sig.inputs {
             if let FnArg::Typed(typed) = input {
-                typed
-                    .attrs
-                    .retain(|attr| !is_field_attr(attr) && !attr.path().is_ident("doc"));
+                typed.attrs.retain(|attr| !is_field_attr(attr) && !attr.path().is_ident("doc"));
             }
         }
         item
     }
 
     pub(crate) fn arguments(&self) -> impl Iterator<Item = &Param> {
-        self.params
-            .iter()
-            .filter(|param| param.kind == ParamKind::Argument)
+        self.params.iter().filter(|param| param.kind == ParamKind::Argument)
     }
 }
 
@@ -116,24 +106,10 @@ impl Param {
             None => ParamKind::Argument,
         };
         let (lines, _) = docs::doc_lines(&typed.attrs);
-        let docs = (!lines.is_empty())
-            .then(|| docs::render_lines(&lines))
-            .filter(|text| !text.is_empty());
-        let field_attrs: Vec<Attribute> = typed
-            .attrs
-            .iter()
-            .filter(|attr| is_field_attr(attr))
-            .cloned()
-            .collect();
+        let docs = (!lines.is_empty()).then(|| docs::render_lines(&lines)).filter(|text| !text.is_empty());
+        let field_attrs: Vec<Attribute> = typed.attrs.iter().filter(|attr| is_field_attr(attr)).cloned().collect();
         let wire_name = serde_rename(&field_attrs).unwrap_or_else(|| unraw(&ident));
-        Some(Self {
-            ident,
-            ty,
-            kind,
-            docs,
-            field_attrs,
-            wire_name,
-        })
+        Some(Self { ident, ty, kind, docs, field_attrs, wire_name })
     }
 }
 
@@ -148,17 +124,14 @@ impl Output {
             && let PathArguments::AngleBracketed(args) = &last.arguments
         {
             let mut types = args.args.iter().filter_map(|arg| match arg {
-                GenericArgument::Type(ty) => Some(ty.clone()),
+                GenericArgument::Type(ty) => Some(Box::new(ty.clone())),
                 _ => None,
             });
             if let Some(ok) = types.next() {
-                return Self::Result {
-                    ok,
-                    err: types.next(),
-                };
+                return Self::Result { ok, err: types.next() };
             }
         }
-        Self::Value(Some((**ty).clone()))
+        Self::Value(Some(ty.clone()))
     }
 }
 
@@ -169,11 +142,7 @@ fn context_kind(ty: &Type) -> Option<bool> {
         other => (other, false),
     };
     match ty {
-        Type::Path(path)
-            if path.qself.is_none() && path.path.segments.last()?.ident == "ToolContext" =>
-        {
-            Some(by_ref)
-        }
+        Type::Path(path) if path.qself.is_none() && path.path.segments.last()?.ident == "ToolContext" => Some(by_ref),
         _ => None,
     }
 }

@@ -2,7 +2,8 @@
 //! collected; none stops the others from being found.
 //!
 //! The name and family rules repeat `tinytools::tool::{check_tool_name, check_family}` (a
-//! proc-macro cannot call its runtime crate); `ui-tests/tests/naming.rs` keeps them in step.
+//! proc-macro cannot call its runtime crate); `naming_rules_agree_with_the_runtime` in
+//! `ui-tests/tests/expansion.rs` keeps them in step.
 
 use proc_macro2::Span;
 use quote::format_ident;
@@ -54,10 +55,8 @@ pub(crate) enum Compaction {
     },
 }
 
-const PRESETS: [(&str, &str, Option<usize>, Option<usize>); 2] = [
-    ("third_party", "THIRD_PARTY", Some(1_000), Some(5_000)),
-    ("unlimited", "UNLIMITED", None, None),
-];
+const PRESETS: [(&str, &str, Option<usize>, Option<usize>); 2] =
+    [("third_party", "THIRD_PARTY", Some(1_000), Some(5_000)), ("unlimited", "UNLIMITED", None, None)];
 
 pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -> Option<Tool> {
     check_signature(tool_fn, errors);
@@ -66,10 +65,7 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
     let family = family(attr, errors);
     let annotations = annotations(attr, errors);
     let compaction = compaction(attr, errors);
-    let description = attr
-        .description
-        .as_ref()
-        .map_or_else(|| tool_fn.docs.description.clone(), syn::LitStr::value);
+    let description = attr.description.as_ref().map_or_else(|| tool_fn.docs.description.clone(), syn::LitStr::value);
     let argument_docs = argument_docs(tool_fn, errors);
 
     if exposure == Exposure::Deferred {
@@ -92,11 +88,8 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
             ),
         ));
     }
-    let struct_ident = format_ident!(
-        "{}",
-        upper_camel(&unraw(&tool_fn.item.sig.ident)),
-        span = tool_fn.item.sig.ident.span()
-    );
+    let struct_ident =
+        format_ident!("{}", upper_camel(&unraw(&tool_fn.item.sig.ident)), span = tool_fn.item.sig.ident.span());
     errors.is_empty().then_some(Tool {
         struct_ident,
         name,
@@ -123,16 +116,10 @@ fn check_signature(tool_fn: &ToolFn, errors: &mut Errors) {
         );
     }
     if let Some(where_clause) = &sig.generics.where_clause {
-        errors.spanned(
-            where_clause,
-            "a #[tool] fn cannot have a `where` clause: use concrete parameter types",
-        );
+        errors.spanned(where_clause, "a #[tool] fn cannot have a `where` clause: use concrete parameter types");
     }
     if let syn::Safety::Unsafe(token) = &sig.safety {
-        errors.spanned(
-            token,
-            "a #[tool] fn cannot be `unsafe`: the model decides when it runs",
-        );
+        errors.spanned(token, "a #[tool] fn cannot be `unsafe`: the model decides when it runs");
     }
     if let Some(abi) = &sig.abi {
         errors.spanned(abi, "a #[tool] fn cannot have an `extern` ABI");
@@ -143,10 +130,7 @@ fn check_signature(tool_fn: &ToolFn, errors: &mut Errors) {
         match param.kind {
             ParamKind::Context { .. } => {
                 if context.replace(&param.ident).is_some() {
-                    errors.spanned(
-                        &param.ident,
-                        "only one parameter may take the `ToolContext`",
-                    );
+                    errors.spanned(&param.ident, "only one parameter may take the `ToolContext`");
                 }
                 continue;
             }
@@ -156,7 +140,10 @@ fn check_signature(tool_fn: &ToolFn, errors: &mut Errors) {
         if let Some((_, first)) = seen.iter().find(|(wire, _)| *wire == param.wire_name) {
             errors.spanned(
                 &param.ident,
-                format!("two parameters are both named `{}` in the arguments object (the other is `{first}`); rename one", param.wire_name),
+                format!(
+                    "parameter `{}` is sent as `{}`, the same argument name as parameter `{first}`; rename one of them (or its `#[serde(rename)]`)",
+                    param.ident, param.wire_name
+                ),
             );
         } else {
             seen.push((&param.wire_name, &param.ident));
@@ -178,10 +165,7 @@ fn check_argument_type(ty: &Type, errors: &mut Errors) {
 fn tool_name(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -> String {
     let (name, span) = match &attr.name {
         Some(lit) => (lit.value(), lit.span()),
-        None => (
-            unraw(&tool_fn.item.sig.ident),
-            tool_fn.item.sig.ident.span(),
-        ),
+        None => (unraw(&tool_fn.item.sig.ident), tool_fn.item.sig.ident.span()),
     };
     if name == TOOL_SEARCH {
         errors.push(syn::Error::new(
@@ -189,10 +173,7 @@ fn tool_name(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -> String {
             "`tool_search` is reserved for the discovery bridge; give this tool another name (`#[tool(name = \"...\")]`)",
         ));
     } else if let Err(reason) = check_tool_name(&name) {
-        errors.push(syn::Error::new(
-            span,
-            format!("`{name}` cannot be a tool name: {reason}"),
-        ));
+        errors.push(syn::Error::new(span, format!("`{name}` cannot be a tool name: {reason}")));
     }
     name
 }
@@ -206,17 +187,12 @@ fn exposure(attr: &ToolAttr, errors: &mut Errors) -> Exposure {
         "deferred" => Exposure::Deferred,
         "hidden" => Exposure::Hidden,
         other => {
-            let hint = closest(
-                &other.to_ascii_lowercase(),
-                &["direct", "deferred", "hidden"],
-            )
-            .map(|near| format!("; did you mean \"{near}\"?"))
-            .unwrap_or_default();
+            let hint = closest(&other.to_ascii_lowercase(), &["direct", "deferred", "hidden"])
+                .map(|near| format!("; did you mean \"{near}\"?"))
+                .unwrap_or_default();
             errors.spanned(
                 lit,
-                format!(
-                    "`{other}` is not an exposure: use \"direct\", \"deferred\" or \"hidden\"{hint}"
-                ),
+                format!("`{other}` is not an exposure: use \"direct\", \"deferred\" or \"hidden\"{hint}"),
             );
             Exposure::Direct
         }
@@ -226,8 +202,10 @@ fn exposure(attr: &ToolAttr, errors: &mut Errors) -> Exposure {
 fn family(attr: &ToolAttr, errors: &mut Errors) -> Option<String> {
     let lit = attr.family.as_ref()?;
     let family = lit.value();
-    if let Err(reason) = check_family(&family) {
-        errors.spanned(lit, format!("`{family}` cannot be a family: {reason}"));
+    match check_family(&family) {
+        Err(reason) if family.is_empty() => errors.spanned(lit, reason),
+        Err(reason) => errors.spanned(lit, format!("`{family}` cannot be a family: {reason}")),
+        Ok(()) => {}
     }
     Some(family)
 }
@@ -243,19 +221,9 @@ fn annotations(attr: &ToolAttr, errors: &mut Errors) -> Annotations {
     // MCP's defaults: unclassified means "may write, may destroy, not idempotent, open world";
     // read_only means a pure look-up.
     let base = if read_only {
-        Annotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        }
+        Annotations { read_only: true, destructive: false, idempotent: true, open_world: false }
     } else {
-        Annotations {
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-            open_world: true,
-        }
+        Annotations { read_only: false, destructive: true, idempotent: false, open_world: true }
     };
     Annotations {
         read_only,
@@ -266,22 +234,23 @@ fn annotations(attr: &ToolAttr, errors: &mut Errors) -> Annotations {
 }
 
 fn compaction(attr: &ToolAttr, errors: &mut Errors) -> Option<Compaction> {
-    let bytes = |lit: &Option<syn::LitInt>| {
-        lit.as_ref()
-            .and_then(|lit| lit.base10_parse::<usize>().ok())
-    };
+    let bytes = |lit: &Option<syn::LitInt>| lit.as_ref().and_then(|lit| lit.base10_parse::<usize>().ok());
     let preset = attr.compaction.as_ref().and_then(|lit| {
         let found = PRESETS.iter().find(|(name, ..)| *name == lit.value());
         if found.is_none() {
             let names: Vec<_> = PRESETS.iter().map(|(name, ..)| format!("\"{name}\"")).collect();
-            errors.spanned(lit, format!("`{}` is not a compaction preset: use {}, or set `max_schema_bytes` / `max_description_bytes`", lit.value(), names.join(" or ")));
+            errors.spanned(
+                lit,
+                format!(
+                    "`{}` is not a compaction preset: use {}, or set `max_schema_bytes` / `max_description_bytes`",
+                    lit.value(),
+                    names.join(" or ")
+                ),
+            );
         }
         found
     });
-    let (description, schema) = (
-        bytes(&attr.max_description_bytes),
-        bytes(&attr.max_schema_bytes),
-    );
+    let (description, schema) = (bytes(&attr.max_description_bytes), bytes(&attr.max_schema_bytes));
     match (preset, description, schema) {
         (None, None, None) => None,
         (Some((_, constant, ..)), None, None) => Some(Compaction::Preset(constant)),
@@ -304,13 +273,12 @@ impl Compaction {
 /// Each argument's description: its own `///`, else its `# Arguments` entry.
 fn argument_docs(tool_fn: &ToolFn, errors: &mut Errors) -> Vec<Option<String>> {
     for (name, _) in &tool_fn.docs.arguments {
-        if !tool_fn
-            .params
-            .iter()
-            .any(|param| unraw(&param.ident) == *name)
-        {
+        if !tool_fn.params.iter().any(|param| unraw(&param.ident) == *name) {
             let span = tool_fn.doc_span.unwrap_or_else(Span::call_site);
-            errors.push(syn::Error::new(span, format!("the `# Arguments` section documents `{name}`, which is not a parameter of this fn")));
+            errors.push(syn::Error::new(
+                span,
+                format!("the `# Arguments` section documents `{name}`, which is not a parameter of this fn"),
+            ));
         }
     }
     tool_fn
@@ -318,29 +286,15 @@ fn argument_docs(tool_fn: &ToolFn, errors: &mut Errors) -> Vec<Option<String>> {
         .map(|param| {
             param.docs.clone().or_else(|| {
                 let name = unraw(&param.ident);
-                tool_fn
-                    .docs
-                    .arguments
-                    .iter()
-                    .find(|(documented, _)| *documented == name)
-                    .map(|(_, text)| text.clone())
+                tool_fn.docs.arguments.iter().find(|(documented, _)| *documented == name).map(|(_, text)| text.clone())
             })
         })
         .collect()
 }
 
-fn check_findable(
-    attr: &ToolAttr,
-    tool_fn: &ToolFn,
-    description: &str,
-    docs: &[Option<String>],
-    errors: &mut Errors,
-) {
+fn check_findable(attr: &ToolAttr, tool_fn: &ToolFn, description: &str, docs: &[Option<String>], errors: &mut Errors) {
     if description.trim().is_empty() {
-        let span = attr
-            .exposure
-            .as_ref()
-            .map_or_else(|| tool_fn.item.sig.ident.span(), Spanned::span);
+        let span = attr.exposure.as_ref().map_or_else(|| tool_fn.item.sig.ident.span(), Spanned::span);
         errors.push(syn::Error::new(
             span,
             "a deferred tool needs a description: the model finds it by searching the description, so add a `///` doc comment to the fn (or `description = \"...\"`)",
@@ -357,7 +311,7 @@ fn check_findable(
 }
 
 /// `^[A-Za-z0-9_-]{1,64}$`, as `tinytools::tool::check_tool_name`.
-fn check_tool_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("a tool name cannot be empty".into());
     }
@@ -367,10 +321,7 @@ fn check_tool_name(name: &str) -> Result<(), String> {
             name.len()
         ));
     }
-    match name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
+    match name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
         Some(bad) => Err(format!(
             "a tool name may use only ASCII letters, digits, '_' and '-' (providers reject others); found {bad:?}"
         )),
@@ -379,23 +330,15 @@ fn check_tool_name(name: &str) -> Result<(), String> {
 }
 
 /// 1 to 64 of `[A-Za-z0-9_.-]`, as `tinytools::tool::check_family`.
-fn check_family(family: &str) -> Result<(), String> {
+pub(crate) fn check_family(family: &str) -> Result<(), String> {
     if family.is_empty() {
         return Err("a family cannot be empty; leave it out instead".into());
     }
     if family.len() > 64 {
-        return Err(format!(
-            "a family is at most 64 bytes; this one has {}",
-            family.len()
-        ));
+        return Err(format!("a family is at most 64 bytes; this one has {}", family.len()));
     }
-    match family
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        Some(bad) => Err(format!(
-            "a family may use only ASCII letters, digits, '_', '-' and '.'; found {bad:?}"
-        )),
+    match family.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
+        Some(bad) => Err(format!("a family may use only ASCII letters, digits, '_', '-' and '.'; found {bad:?}")),
         None => Ok(()),
     }
 }
@@ -407,10 +350,7 @@ fn upper_camel(snake: &str) -> String {
         .filter(|part| !part.is_empty())
         .map(|part| {
             let mut chars = part.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
+            chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         })
         .collect()
 }

@@ -30,18 +30,11 @@ impl Violation {
             message.truncate(end);
             message.push('…');
         }
-        Self {
-            pointer: pointer.into(),
-            message,
-        }
+        Self { pointer: pointer.into(), message }
     }
 
     pub(crate) fn join(violations: &[Violation]) -> String {
-        violations
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
+        violations.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
     }
 }
 
@@ -63,15 +56,9 @@ pub(crate) struct Admission {
 impl Admission {
     /// Compiles the schema once, at registration.
     pub(crate) fn compile(tool: &str, schema: &Value) -> Result<Self, RegistryError> {
-        let invalid = |reason: String| RegistryError::InvalidSchema {
-            tool: tool.to_owned(),
-            reason,
-        };
+        let invalid = |reason: String| RegistryError::InvalidSchema { tool: tool.to_owned(), reason };
         let Some(root) = schema.as_object() else {
-            return Err(invalid(format!(
-                "it must be a JSON object, found `{}`",
-                kind(schema)
-            )));
+            return Err(invalid(format!("it must be a JSON object, found `{}`", kind(schema))));
         };
         match root.get("type") {
             Some(Value::String(ty)) if ty == "object" => {}
@@ -82,8 +69,8 @@ impl Admission {
                 )));
             }
         }
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|err| invalid(format!("it is not valid JSON Schema: {err}")))?;
+        let validator =
+            jsonschema::validator_for(schema).map_err(|err| invalid(format!("it is not valid JSON Schema: {err}")))?;
         Ok(Self { validator })
     }
 
@@ -92,16 +79,37 @@ impl Admission {
         if self.validator.is_valid(args) {
             return Ok(());
         }
-        let violations = self
-            .validator
-            .iter_errors(args)
-            .map(|err| Violation::new(err.instance_path().as_str(), err.to_string()))
-            .collect();
-        Err(ToolError::InvalidArguments {
-            tool: tool.to_owned(),
-            violations,
-        })
+        let mut violations = Vec::new();
+        for error in self.validator.iter_errors(args) {
+            explain(&error, &mut violations);
+        }
+        Err(ToolError::InvalidArguments { tool: tool.to_owned(), violations })
     }
+}
+
+/// Turns a validator error into violations a model can act on.
+///
+/// An `anyOf`/`oneOf` failure ("not valid under any of the schemas") says nothing useful by
+/// itself, and schemars emits one for every `Option<Struct>` (`anyOf: [$ref, null]`). When
+/// exactly one branch matched the value's shape and failed deeper inside it, that branch's
+/// errors are the real cause and are reported instead; otherwise the validator's message stands.
+fn explain(error: &jsonschema::ValidationError<'_>, out: &mut Vec<Violation>) {
+    use jsonschema::error::ValidationErrorKind;
+
+    let path = error.instance_path().as_str();
+    if let ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } = error.kind() {
+        let inside = |e: &jsonschema::ValidationError<'_>| {
+            e.instance_path().as_str().strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
+        };
+        let mut deeper = context.iter().filter(|branch| !branch.is_empty() && branch.iter().all(inside));
+        if let (Some(branch), None) = (deeper.next(), deeper.next()) {
+            for inner in branch {
+                explain(inner, out);
+            }
+            return;
+        }
+    }
+    out.push(Violation::new(path, error.to_string()));
 }
 
 /// Arguments that passed the schema but that serde still could not read into the tool's
@@ -142,35 +150,44 @@ mod tests {
     #[test]
     fn every_violation_is_reported_with_its_pointer() -> Result<(), RegistryError> {
         let admission = Admission::compile("stock_quote", &quote_schema())?;
-        let Err(ToolError::InvalidArguments { violations, .. }) =
-            admission.check("stock_quote", &json!({"limit": 0}))
+        let Err(ToolError::InvalidArguments { violations, .. }) = admission.check("stock_quote", &json!({"limit": 0}))
         else {
             panic!("expected invalid arguments");
         };
         let pointers: Vec<_> = violations.iter().map(|v| v.pointer.as_str()).collect();
         assert_eq!(violations.len(), 2, "{violations:?}");
-        assert!(
-            pointers.contains(&"") && pointers.contains(&"/limit"),
-            "{pointers:?}"
-        );
+        assert!(pointers.contains(&"") && pointers.contains(&"/limit"), "{pointers:?}");
         assert!(violations.iter().any(|v| v.message.contains("symbol")));
         Ok(())
     }
 
     #[test]
+    fn an_optional_struct_is_explained_through_the_branch_that_matched() -> Result<(), RegistryError> {
+        let schema = json!({
+            "type": "object",
+            "$defs": {"Options": {"type": "object", "properties": {"limit": {"type": ["integer", "null"]}}}},
+            "properties": {"options": {"anyOf": [{"$ref": "#/$defs/Options"}, {"type": "null"}]}}
+        });
+        let admission = Admission::compile("t", &schema)?;
+        let Err(ToolError::InvalidArguments { violations, .. }) =
+            admission.check("t", &json!({"options": {"limit": "ten"}}))
+        else {
+            panic!("expected invalid arguments");
+        };
+        assert_eq!(violations, [Violation::new("/options/limit", "\"ten\" is not of types \"null\", \"integer\"")]);
+        // A value that matches no branch's shape keeps the validator's own message.
+        let Err(ToolError::InvalidArguments { violations, .. }) = admission.check("t", &json!({"options": 3})) else {
+            panic!("expected invalid arguments");
+        };
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].pointer, "/options");
+        Ok(())
+    }
+
+    #[test]
     fn a_schema_that_is_not_an_object_schema_is_refused() {
-        for bad in [
-            json!(true),
-            json!({"type": "string"}),
-            json!({"properties": {}}),
-        ] {
-            assert!(
-                matches!(
-                    Admission::compile("t", &bad),
-                    Err(RegistryError::InvalidSchema { .. })
-                ),
-                "{bad}"
-            );
+        for bad in [json!(true), json!({"type": "string"}), json!({"properties": {}})] {
+            assert!(matches!(Admission::compile("t", &bad), Err(RegistryError::InvalidSchema { .. })), "{bad}");
         }
     }
 

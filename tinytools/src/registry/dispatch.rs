@@ -44,24 +44,16 @@ impl ToolRegistry {
     /// [`ToolError`] when the tool is not registered, the arguments are invalid, or the tool
     /// failed or panicked. A tool that ran and refused is an `Ok` result with `is_error` set.
     pub async fn dispatch(&self, name: &str, args: Value) -> Result<ToolResult, ToolError> {
-        self.dispatch_with(name, args, &ToolContext::detached())
-            .await
+        self.dispatch_with(name, args, &ToolContext::detached()).await
     }
 
     /// [`dispatch`](Self::dispatch) with the call's context (id, cancellation, host state).
     ///
     /// # Errors
     /// As [`dispatch`](Self::dispatch).
-    pub async fn dispatch_with(
-        &self,
-        name: &str,
-        args: Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolResult, ToolError> {
+    pub async fn dispatch_with(&self, name: &str, args: Value, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
         let Some(entry) = self.tools.get(name) else {
-            return Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-            });
+            return Err(ToolError::UnknownTool { name: name.to_owned() });
         };
         entry.admission.check(name, &args)?;
         match CatchUnwind(entry.tool.execute_with(args, ctx)).await {
@@ -71,18 +63,12 @@ impl ToolRegistry {
                     tool: name.to_owned(),
                     violations: vec![Violation::new("", rejected.0)],
                 },
-                Err(source) => ToolError::Failed {
-                    tool: name.to_owned(),
-                    source,
-                },
+                Err(source) => ToolError::Failed { tool: name.to_owned(), source },
             }),
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 tracing::error!(tool = name, %message, "tool panicked; the panic was contained");
-                Err(ToolError::Panicked {
-                    tool: name.to_owned(),
-                    message,
-                })
+                Err(ToolError::Panicked { tool: name.to_owned(), message })
             }
         }
     }
@@ -94,24 +80,15 @@ impl ToolRegistry {
     /// # Errors
     /// [`ToolError::MalformedArguments`] when the text is not JSON; otherwise as
     /// [`dispatch`](Self::dispatch).
-    pub async fn dispatch_raw(
-        &self,
-        name: &str,
-        raw_args: &str,
-        ctx: &ToolContext,
-    ) -> Result<ToolResult, ToolError> {
+    pub async fn dispatch_raw(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
         if !self.contains(name) {
-            return Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-            });
+            return Err(ToolError::UnknownTool { name: name.to_owned() });
         }
         let args = if raw_args.trim().is_empty() {
             Value::Object(serde_json::Map::new())
         } else {
-            serde_json::from_str(raw_args).map_err(|err| ToolError::MalformedArguments {
-                tool: name.to_owned(),
-                message: err.to_string(),
-            })?
+            serde_json::from_str(raw_args)
+                .map_err(|err| ToolError::MalformedArguments { tool: name.to_owned(), message: err.to_string() })?
         };
         self.dispatch_with(name, args, ctx).await
     }

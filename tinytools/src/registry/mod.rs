@@ -109,10 +109,7 @@ impl RegisteredTool {
     }
 
     fn policy(&self) -> ToolPolicy {
-        ToolPolicy {
-            exposure: self.exposure,
-            annotations: self.annotations,
-        }
+        ToolPolicy { exposure: self.exposure, annotations: self.annotations }
     }
 }
 
@@ -146,11 +143,34 @@ impl ToolRegistry {
     /// # Errors
     /// As [`register`](Self::register).
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Self, RegistryError> {
+        let exposure = tool.exposure();
+        self.register_as(tool, exposure)
+    }
+
+    /// Registers a tool under an exposure the host chooses, whatever
+    /// [`Tool::exposure`] says: defer a third-party tool, hide a dangerous one, or show
+    /// a whole catalogue Direct to measure what deferral saves.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tinytools::{ToolExposure, ToolRegistry, tool};
+    ///
+    /// /// Wipe the scratch directory.
+    /// #[tool(destructive)]
+    /// async fn wipe_scratch() {}
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register_as(Arc::new(WipeScratch), ToolExposure::Hidden)?;
+    /// assert!(registry.schemas().is_empty());
+    /// assert_eq!(registry.get("wipe_scratch").map(|t| t.exposure()), Some(ToolExposure::Hidden));
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`register`](Self::register).
+    pub fn register_as(&mut self, tool: Arc<dyn Tool>, exposure: ToolExposure) -> Result<&mut Self, RegistryError> {
         let name = tool.name().to_owned();
-        check_tool_name(&name).map_err(|reason| RegistryError::InvalidName {
-            name: name.clone(),
-            reason,
-        })?;
+        check_tool_name(&name).map_err(|reason| RegistryError::InvalidName { name: name.clone(), reason })?;
         if self.tools.contains_key(&name) {
             return Err(RegistryError::DuplicateName { name });
         }
@@ -165,12 +185,8 @@ impl ToolRegistry {
         let parameters = tool.parameters_schema();
         let admission = Admission::compile(&name, &parameters)?;
         let entry = RegisteredTool {
-            schema: ToolSchema {
-                name: name.clone(),
-                description: tool.description().to_owned(),
-                parameters,
-            },
-            exposure: tool.exposure(),
+            schema: ToolSchema { name: name.clone(), description: tool.description().to_owned(), parameters },
+            exposure,
             family,
             annotations: tool.annotations(),
             compaction: tool.schema_compaction(),
@@ -218,16 +234,11 @@ impl ToolRegistry {
 
     /// The complete classification snapshot: one entry for every registered tool.
     pub fn policies(&self) -> ToolPolicies {
-        self.iter()
-            .map(|tool| (tool.name().to_owned(), tool.policy()))
-            .collect()
+        self.iter().map(|tool| (tool.name().to_owned(), tool.policy())).collect()
     }
 
     fn schemas_of(&self, exposure: ToolExposure) -> Vec<ToolSchema> {
-        self.iter()
-            .filter(|tool| tool.exposure == exposure)
-            .map(|tool| tool.schema.clone())
-            .collect()
+        self.iter().filter(|tool| tool.exposure == exposure).map(|tool| tool.schema.clone()).collect()
     }
 }
 

@@ -59,16 +59,12 @@ impl ToolPolicies {
 
     /// Every entry, name-sorted.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ToolPolicy)> {
-        self.entries
-            .iter()
-            .map(|(name, policy)| (name.as_str(), policy))
+        self.entries.iter().map(|(name, policy)| (name.as_str(), policy))
     }
 }
 
 impl FromIterator<(String, ToolPolicy)> for ToolPolicies {
     fn from_iter<I: IntoIterator<Item = (String, ToolPolicy)>>(iter: I) -> Self {
-        Self {
-            entries: iter.into_iter().collect(),
-        }
+        Self { entries: iter.into_iter().collect() }
     }
 }

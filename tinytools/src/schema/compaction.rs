@@ -26,28 +26,17 @@ pub struct SchemaCompaction {
 
 impl SchemaCompaction {
     /// No limits.
-    pub const UNLIMITED: Self = Self {
-        max_description_bytes: None,
-        max_schema_bytes: None,
-    };
+    pub const UNLIMITED: Self = Self { max_description_bytes: None, max_schema_bytes: None };
 
     /// Codex's budget for MCP tools: 5,000-byte schema, 1,000-byte description.
-    pub const THIRD_PARTY: Self = Self {
-        max_description_bytes: Some(1_000),
-        max_schema_bytes: Some(5_000),
-    };
+    pub const THIRD_PARTY: Self = Self { max_description_bytes: Some(1_000), max_schema_bytes: Some(5_000) };
 
     /// The named presets `#[tool(compaction = "...")]` accepts.
-    pub const PRESETS: [(&'static str, SchemaCompaction); 2] = [
-        ("third_party", Self::THIRD_PARTY),
-        ("unlimited", Self::UNLIMITED),
-    ];
+    pub const PRESETS: [(&'static str, SchemaCompaction); 2] =
+        [("third_party", Self::THIRD_PARTY), ("unlimited", Self::UNLIMITED)];
 
     /// Looks up a preset by name.
     pub fn preset(name: &str) -> Option<Self> {
-        Self::PRESETS
-            .iter()
-            .find(|(preset, _)| *preset == name)
-            .map(|(_, budget)| *budget)
+        Self::PRESETS.iter().find(|(preset, _)| *preset == name).map(|(_, budget)| *budget)
     }
 }

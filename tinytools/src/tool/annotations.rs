@@ -34,20 +34,10 @@ pub struct ToolAnnotations {
 
 impl ToolAnnotations {
     /// A pure look-up: reads, never writes, safe to repeat, closed world.
-    pub const READ_ONLY: Self = Self {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    pub const READ_ONLY: Self = Self { read_only: true, destructive: false, idempotent: true, open_world: false };
 
     /// MCP's defaults for a tool that says nothing: assume the worst.
-    pub const UNCLASSIFIED: Self = Self {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
+    pub const UNCLASSIFIED: Self = Self { read_only: false, destructive: true, idempotent: false, open_world: true };
 
     /// Whether calling the tool may change anything outside the conversation.
     pub const fn has_side_effects(&self) -> bool {

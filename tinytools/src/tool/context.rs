@@ -39,10 +39,7 @@ pub struct ToolContext {
 impl ToolContext {
     /// A context for the call with this id, with no host state.
     pub fn new(call_id: impl Into<Arc<str>>) -> Self {
-        Self {
-            call_id: call_id.into(),
-            ..Self::default()
-        }
+        Self { call_id: call_id.into(), ..Self::default() }
     }
 
     /// A context for a call made outside any run (tests, direct host calls): empty call id,
@@ -79,9 +76,7 @@ impl ToolContext {
 
     /// Host state of type `T`, if the host supplied one.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.state
-            .get(&TypeId::of::<T>())
-            .and_then(|value| value.downcast_ref::<T>())
+        self.state.get(&TypeId::of::<T>()).and_then(|value| value.downcast_ref::<T>())
     }
 
     /// The token a long-running tool should watch (`token.cancelled().await`).

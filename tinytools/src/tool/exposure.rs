@@ -21,9 +21,7 @@ use serde::{Deserialize, Serialize};
 /// assert!(!ToolExposure::Hidden.is_model_callable());
 /// assert_eq!("deferred".parse::<ToolExposure>(), Ok(ToolExposure::Deferred));
 /// ```
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolExposure {
     /// Sent in every request's tools array. Keep core primitives here (file, shell, reply,
@@ -72,9 +70,6 @@ impl std::str::FromStr for ToolExposure {
     type Err = ParseExposureError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|exposure| exposure.as_str() == s)
-            .ok_or_else(|| ParseExposureError(s.to_owned()))
+        Self::ALL.into_iter().find(|exposure| exposure.as_str() == s).ok_or_else(|| ParseExposureError(s.to_owned()))
     }
 }

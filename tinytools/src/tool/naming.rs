@@ -1,7 +1,7 @@
 //! The rules every tool name and family must follow.
 //!
-//! The `#[tool]` macro checks the same rules at compile time; `naming_rules_agree_with_the_macro`
-//! in the ui-tests keeps the two in step.
+//! The `#[tool]` macro checks the same rules at compile time; `naming_rules_agree_with_the_runtime`
+//! in `ui-tests/tests/expansion.rs` keeps the two in step.
 
 /// The name the discovery bridge answers to. A host may register its own tool under this
 /// name (it then wins over the bridge), but `#[tool]` refuses it so it is never taken by accident.
@@ -33,10 +33,7 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
             name.len()
         ));
     }
-    match name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
+    match name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
         Some(bad) => Err(format!(
             "a tool name may use only ASCII letters, digits, '_' and '-' (providers reject others); found {bad:?}"
         )),
@@ -59,18 +56,10 @@ pub fn check_family(family: &str) -> Result<(), String> {
         return Err("a family cannot be empty; leave it out instead".into());
     }
     if family.len() > MAX_FAMILY_LEN {
-        return Err(format!(
-            "a family is at most {MAX_FAMILY_LEN} bytes; this one has {}",
-            family.len()
-        ));
+        return Err(format!("a family is at most {MAX_FAMILY_LEN} bytes; this one has {}", family.len()));
     }
-    match family
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        Some(bad) => Err(format!(
-            "a family may use only ASCII letters, digits, '_', '-' and '.'; found {bad:?}"
-        )),
+    match family.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
+        Some(bad) => Err(format!("a family may use only ASCII letters, digits, '_', '-' and '.'; found {bad:?}")),
         None => Ok(()),
     }
 }
@@ -81,13 +70,7 @@ mod tests {
 
     #[test]
     fn names_follow_the_provider_rule() {
-        for good in [
-            "a",
-            "stock_quote",
-            "jira-create-issue",
-            "A1",
-            &"x".repeat(64),
-        ] {
+        for good in ["a", "stock_quote", "jira-create-issue", "A1", &"x".repeat(64)] {
             assert!(check_tool_name(good).is_ok(), "{good}");
         }
         for bad in ["", "math.factorial", "stock quote", "café", &"x".repeat(65)] {

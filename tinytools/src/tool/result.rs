@@ -42,26 +42,17 @@ pub struct ToolResult {
 impl ToolResult {
     /// A successful text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            content: vec![ToolContent::Text(text.into())],
-            is_error: false,
-        }
+        Self { content: vec![ToolContent::Text(text.into())], is_error: false }
     }
 
     /// A successful structured result.
     pub fn json(value: Value) -> Self {
-        Self {
-            content: vec![ToolContent::Json(value)],
-            is_error: false,
-        }
+        Self { content: vec![ToolContent::Json(value)], is_error: false }
     }
 
     /// A result that tells the model the tool ran and refused, and why.
     pub fn error(message: impl Into<String>) -> Self {
-        Self {
-            content: vec![ToolContent::Text(message.into())],
-            is_error: true,
-        }
+        Self { content: vec![ToolContent::Text(message.into())], is_error: true }
     }
 
     /// The text the model reads: text parts as written, JSON parts compact, joined by newlines.
@@ -87,10 +78,7 @@ mod tests {
     #[test]
     fn parts_join_with_newlines_and_json_is_compact() {
         let result = ToolResult {
-            content: vec![
-                ToolContent::Text("two quotes".into()),
-                ToolContent::Json(serde_json::json!([1, 2])),
-            ],
+            content: vec![ToolContent::Text("two quotes".into()), ToolContent::Json(serde_json::json!([1, 2]))],
             is_error: false,
         };
         assert_eq!(result.to_model_text(), "two quotes\n[1,2]");
@@ -100,10 +88,7 @@ mod tests {
     fn serialized_form_round_trips() {
         let result = ToolResult::error("nope");
         let wire = serde_json::to_string(&result).unwrap_or_default();
-        assert_eq!(
-            wire,
-            r#"{"content":[{"type":"text","value":"nope"}],"is_error":true}"#
-        );
+        assert_eq!(wire, r#"{"content":[{"type":"text","value":"nope"}],"is_error":true}"#);
         assert_eq!(serde_json::from_str::<ToolResult>(&wire).ok(), Some(result));
     }
 }

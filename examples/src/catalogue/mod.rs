@@ -1,0 +1,64 @@
+//! The 41-tool example catalogue: `read_note` (Direct) and a 40-tool Deferred long tail.
+//!
+//! ```
+//! let registry = tinytools_examples::catalogue::registry();
+//! assert_eq!(registry.len(), 41);
+//! assert_eq!(registry.schemas().len(), 1); // only read_note is Direct
+//! assert_eq!(registry.deferred_schemas().len(), 40);
+//! ```
+
+pub mod calendar_mail;
+pub mod engineering;
+pub mod finance;
+pub mod notes;
+pub mod team;
+pub mod travel;
+
+use std::sync::Arc;
+
+use tinytools::{Tool, ToolExposure, ToolRegistry};
+
+/// Every tool of the catalogue, in a fixed order.
+pub fn tools() -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = vec![Arc::new(notes::ReadNote)];
+    tools.extend(finance::tools());
+    tools.extend(calendar_mail::tools());
+    tools.extend(engineering::tools());
+    tools.extend(team::tools());
+    tools.extend(travel::tools());
+    tools
+}
+
+/// The catalogue as the spec's live proof registers it: `read_note` Direct, the rest Deferred.
+pub fn registry() -> ToolRegistry {
+    registry_from(tools())
+}
+
+/// The same 41 tools with every one Direct: the baseline the deferral is measured against.
+pub fn all_direct_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for tool in tools() {
+        if let Err(err) = registry.register_as(tool, ToolExposure::Direct) {
+            unreachable!("the example catalogue is valid: {err}");
+        }
+    }
+    registry
+}
+
+fn registry_from(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for tool in tools {
+        // The catalogue is fixed and its names are unique; the doctest above registers it.
+        if let Err(err) = registry.register_arc(tool) {
+            unreachable!("the example catalogue is valid: {err}");
+        }
+    }
+    registry
+}
+
+/// A small deterministic number from text, so made-up data is stable across runs.
+pub(crate) fn stable_number(text: &str, modulo: u64) -> u64 {
+    text.bytes()
+        .fold(1_469_598_103_934_665_603_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(1_099_511_628_211))
+        % modulo.max(1)
+}

@@ -1,0 +1,188 @@
+//! Admission and dispatch: every violation at once, malformed JSON, refusals, failures, panics.
+
+use serde_json::json;
+use tinytools::{ToolContext, ToolError, ToolRegistry, tool};
+
+/// Options for a quote.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct QuoteOptions {
+    /// Recent trades to include.
+    #[schemars(range(max = 50))]
+    limit: Option<u32>,
+}
+
+/// Fetch the latest price for a ticker symbol.
+#[tool(read_only)]
+async fn stock_quote(
+    /// Ticker symbol.
+    symbol: String,
+    /// Extra options.
+    options: Option<QuoteOptions>,
+    /// Exchange to ask.
+    exchange: Option<String>,
+) -> Result<String, String> {
+    if symbol == "NOPE" {
+        return Err("unknown ticker NOPE; use a listed symbol such as ACME".into());
+    }
+    let limit = options.and_then(|o| o.limit).unwrap_or(0);
+    Ok(format!("{symbol}@{} limit={limit}", exchange.unwrap_or_else(|| "NYSE".into())))
+}
+
+/// Always fails to reach its backend.
+#[tool]
+async fn flaky_backend() -> Result<String, std::convert::Infallible> {
+    Ok("unreachable".into())
+}
+
+struct Broken;
+
+#[async_trait::async_trait]
+impl tinytools::Tool for Broken {
+    fn name(&self) -> &str {
+        "broken"
+    }
+    fn description(&self) -> &str {
+        "Cannot reach its database."
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {}})
+    }
+    async fn execute(&self, _args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
+        anyhow::bail!("connection refused: postgres://admin:s3cret@db.internal:5432")
+    }
+}
+
+/// Panics on purpose.
+#[tool]
+async fn explode(
+    /// Anything.
+    reason: String,
+) -> String {
+    panic!("boom: {reason}")
+}
+
+/// Echo the call id.
+#[tool]
+async fn whoami(ctx: &ToolContext, shout: Option<bool>) -> String {
+    let id = ctx.call_id().to_owned();
+    if shout.unwrap_or(false) { id.to_uppercase() } else { id }
+}
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(StockQuote)
+        .and_then(|r| r.register(FlakyBackend))
+        .and_then(|r| r.register(Broken))
+        .and_then(|r| r.register(Explode))
+        .and_then(|r| r.register(Whoami))
+        .expect("valid tools register");
+    registry
+}
+
+#[tokio::test]
+async fn every_violation_is_reported_at_once_with_its_pointer() {
+    let err = registry()
+        .dispatch("stock_quote", json!({"options": {"limit": "ten"}, "exchange": 7}))
+        .await
+        .expect_err("three violations");
+    let ToolError::InvalidArguments { tool, violations } = &err else { panic!("{err}") };
+    assert_eq!(tool, "stock_quote");
+    let mut pointers: Vec<_> = violations.iter().map(|v| v.pointer.as_str()).collect();
+    pointers.sort_unstable();
+    assert_eq!(pointers, ["", "/exchange", "/options/limit"], "{violations:?}");
+    assert!(violations.iter().any(|v| v.pointer.is_empty() && v.message.contains("\"symbol\"")), "{violations:?}");
+
+    let answer = err.to_model_result();
+    assert!(answer.is_error);
+    let text = answer.to_model_text();
+    assert!(text.contains("(3 problems)"), "{text}");
+    assert!(text.contains("at `/options/limit`"), "{text}");
+    assert!(text.contains("at the top level"), "{text}");
+}
+
+#[tokio::test]
+async fn schema_constraints_beyond_types_are_enforced() {
+    let err = registry()
+        .dispatch("stock_quote", json!({"symbol": "ACME", "options": {"limit": 51}}))
+        .await
+        .expect_err("over max");
+    let ToolError::InvalidArguments { violations, .. } = &err else { panic!("{err}") };
+    assert_eq!(violations.len(), 1);
+    assert_eq!(violations[0].pointer, "/options/limit");
+    assert!(violations[0].message.contains("50"), "{violations:?}");
+}
+
+#[tokio::test]
+async fn valid_arguments_reach_the_tool_with_nested_values() {
+    let result =
+        registry().dispatch("stock_quote", json!({"symbol": "ACME", "options": {"limit": 3}})).await.expect("valid");
+    assert_eq!(result.to_model_text(), "ACME@NYSE limit=3");
+    assert!(!result.is_error);
+}
+
+#[tokio::test]
+async fn a_tool_that_ran_and_refused_is_an_error_result_not_an_error() {
+    let result = registry().dispatch("stock_quote", json!({"symbol": "NOPE"})).await.expect("ran");
+    assert!(result.is_error);
+    assert_eq!(result.to_model_text(), "unknown ticker NOPE; use a listed symbol such as ACME");
+}
+
+#[tokio::test]
+async fn raw_arguments_malformed_empty_and_not_an_object() {
+    let registry = registry();
+    let ctx = ToolContext::new("call_1");
+    let err = registry.dispatch_raw("stock_quote", r#"{"symbol": "ACME""#, &ctx).await.expect_err("truncated JSON");
+    assert!(matches!(err, ToolError::MalformedArguments { .. }), "{err}");
+    assert!(err.to_model_result().to_model_text().contains("not valid JSON"));
+
+    let ok = registry.dispatch_raw("whoami", "", &ctx).await.expect("empty means {}");
+    assert_eq!(ok.to_model_text(), "call_1");
+
+    let err = registry.dispatch_raw("stock_quote", "[1, 2]", &ctx).await.expect_err("not an object");
+    let ToolError::InvalidArguments { violations, .. } = &err else { panic!("{err}") };
+    assert!(violations[0].message.contains("object"), "{violations:?}");
+
+    let err = registry.dispatch_raw("nope", "{", &ctx).await.expect_err("unknown first");
+    assert!(matches!(err, ToolError::UnknownTool { .. }), "an unknown name is reported before the JSON");
+}
+
+#[tokio::test]
+async fn a_tool_that_could_not_run_keeps_its_detail_from_the_model() {
+    let err = registry().dispatch("broken", json!({})).await.expect_err("failed");
+    assert!(matches!(&err, ToolError::Failed { tool, .. } if tool == "broken"));
+    assert!(err.to_string().contains("connection refused"), "the host sees the cause: {err}");
+    let answer = err.to_model_result().to_model_text();
+    assert!(!answer.contains("s3cret") && !answer.contains("postgres://"), "{answer}");
+    assert!(answer.contains("`broken` failed"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_contained_and_the_registry_goes_on() {
+    let registry = registry();
+    let err = registry.dispatch("explode", json!({"reason": "test"})).await.expect_err("panicked");
+    assert!(
+        matches!(&err, ToolError::Panicked { tool, message } if tool == "explode" && message == "boom: test"),
+        "{err}"
+    );
+    let after = registry.dispatch("stock_quote", json!({"symbol": "ACME"})).await.expect("still works");
+    assert!(!after.is_error);
+}
+
+#[tokio::test]
+async fn the_context_reaches_the_tool_and_stays_out_of_the_schema() {
+    let registry = registry();
+    let schema = &registry.get("whoami").expect("registered").schema().parameters;
+    assert!(schema["properties"].get("ctx").is_none());
+    let ctx = ToolContext::new("call_42");
+    let result = registry.dispatch_with("whoami", json!({"shout": true}), &ctx).await.expect("runs");
+    assert_eq!(result.to_model_text(), "CALL_42");
+    // Outside a run the context is detached: an empty call id.
+    assert_eq!(registry.dispatch("whoami", json!({})).await.expect("runs").to_model_text(), "");
+}
+
+#[tokio::test]
+async fn an_infallible_result_is_plain_output() {
+    let result = registry().dispatch("flaky_backend", json!({})).await.expect("runs");
+    assert_eq!(result.to_model_text(), "unreachable");
+}

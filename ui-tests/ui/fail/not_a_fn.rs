@@ -1,0 +1,9 @@
+use tinytools::tool;
+
+/// A quote.
+#[tool]
+struct StockQuote {
+    symbol: String,
+}
+
+fn main() {}
