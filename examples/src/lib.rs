@@ -1,6 +1,8 @@
-//! Shared pieces of the tinytools examples: the 41-tool catalogue of the spec's live proof.
+//! Shared pieces of the tinytools examples: the 41-tool catalogue of the spec's live proof,
+//! and the loaders and metrics of the retrieval evaluation.
 //!
 //! `read_note` is Direct; the 40-tool long tail is Deferred, in families. Every tool answers
 //! with deterministic, made-up data so examples and tests run offline.
 
 pub mod catalogue;
+pub mod eval;

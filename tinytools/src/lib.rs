@@ -45,16 +45,21 @@
 //! # }).unwrap();
 //! ```
 
+pub mod discovery;
 mod error;
+pub mod rank;
 pub mod registry;
 pub mod schema;
 pub mod tool;
+mod unwind;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
+pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPolicy};
 pub use error::{RegistryError, ToolError};
+pub use rank::ToolRanker;
 pub use registry::{RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
 pub use schema::{SchemaCompaction, ToolSchema};
 pub use tool::{CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};

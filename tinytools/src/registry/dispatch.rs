@@ -1,14 +1,9 @@
 //! The host's call path: look the tool up, admit the arguments, run it, contain a panic.
 
-use std::any::Any;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use serde_json::Value;
 
 use super::{ArgumentsRejected, ToolRegistry, Violation};
+use crate::unwind::CatchUnwind;
 use crate::{ToolContext, ToolError, ToolResult};
 
 impl ToolRegistry {
@@ -65,8 +60,7 @@ impl ToolRegistry {
                 },
                 Err(source) => ToolError::Failed { tool: name.to_owned(), source },
             }),
-            Err(payload) => {
-                let message = panic_message(payload.as_ref());
+            Err(message) => {
                 tracing::error!(tool = name, %message, "tool panicked; the panic was contained");
                 Err(ToolError::Panicked { tool: name.to_owned(), message })
             }
@@ -92,28 +86,4 @@ impl ToolRegistry {
         };
         self.dispatch_with(name, args, ctx).await
     }
-}
-
-/// Polls a boxed future, turning a panic during any poll into an `Err` with its payload.
-struct CatchUnwind<F>(F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *inner).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(payload) => Poll::Ready(Err(payload)),
-        }
-    }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }

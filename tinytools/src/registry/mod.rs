@@ -64,7 +64,7 @@ pub struct ToolRegistry {
 /// A tool as the registry holds it: the tool, and the facts read from it once at registration.
 pub struct RegisteredTool {
     tool: Arc<dyn Tool>,
-    schema: ToolSchema,
+    schema: Arc<ToolSchema>,
     exposure: ToolExposure,
     family: Option<String>,
     annotations: ToolAnnotations,
@@ -86,6 +86,11 @@ impl RegisteredTool {
     /// Its canonical declaration, as registered (admission validates against this schema).
     pub fn schema(&self) -> &ToolSchema {
         &self.schema
+    }
+
+    /// The declaration, shared (cheap to clone).
+    pub fn shared_schema(&self) -> Arc<ToolSchema> {
+        Arc::clone(&self.schema)
     }
 
     /// Its exposure.
@@ -185,7 +190,7 @@ impl ToolRegistry {
         let parameters = tool.parameters_schema();
         let admission = Admission::compile(&name, &parameters)?;
         let entry = RegisteredTool {
-            schema: ToolSchema { name: name.clone(), description: tool.description().to_owned(), parameters },
+            schema: Arc::new(ToolSchema { name: name.clone(), description: tool.description().to_owned(), parameters }),
             exposure,
             family,
             annotations: tool.annotations(),
@@ -238,7 +243,7 @@ impl ToolRegistry {
     }
 
     fn schemas_of(&self, exposure: ToolExposure) -> Vec<ToolSchema> {
-        self.iter().filter(|tool| tool.exposure == exposure).map(|tool| tool.schema.clone()).collect()
+        self.iter().filter(|tool| tool.exposure == exposure).map(|tool| ToolSchema::clone(&tool.schema)).collect()
     }
 }
 

@@ -1,0 +1,275 @@
+//! Loading the public tool-retrieval sets in `../shared/eval` and scoring a ranking on them.
+//!
+//! Format (see `shared/eval/README.md`): `tools.jsonl` rows `{id, name, description,
+//! parameters}`, `queries.jsonl` rows `{qid, query, gold: [id]}`. Every tool is registered
+//! Deferred under a provider-safe version of its unique `id`; scoring maps back to `id`
+//! (strict) and `name` (name level).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use tinytools::{ToolExposure, ToolRegistry, ToolResult};
+
+/// One tool of a set.
+#[derive(Clone, Debug, Deserialize)]
+pub struct EvalTool {
+    /// Unique id.
+    pub id: String,
+    /// Its name in the benchmark (not unique in BFCL).
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its JSON-Schema-like parameters.
+    #[serde(default)]
+    pub parameters: Value,
+}
+
+/// One query of a set.
+#[derive(Clone, Debug, Deserialize)]
+pub struct EvalQuery {
+    /// Query id.
+    pub qid: String,
+    /// The user's words.
+    pub query: String,
+    /// Ids of the tools that answer it.
+    pub gold: Vec<String>,
+}
+
+/// Reads a JSON-lines file.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
+    let text = std::fs::read_to_string(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| serde_json::from_str(line).map_err(|err| format!("{}:{}: {err}", path.display(), i + 1)))
+        .collect()
+}
+
+/// A tool of the set as a registered, Deferred `Tool`: what `tool_search` would see.
+struct SetTool {
+    registered_name: String,
+    description: String,
+    parameters: Value,
+}
+
+#[async_trait::async_trait]
+impl tinytools::Tool for SetTool {
+    fn name(&self) -> &str {
+        &self.registered_name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn parameters_schema(&self) -> Value {
+        self.parameters.clone()
+    }
+    fn exposure(&self) -> ToolExposure {
+        ToolExposure::Deferred
+    }
+    async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
+        Ok(ToolResult::text("evaluation stub: ranking only"))
+    }
+}
+
+/// A set registered for evaluation, with the maps back to ids and names.
+pub struct RegisteredSet {
+    /// Every tool, Deferred.
+    pub registry: ToolRegistry,
+    /// Registered name → benchmark id.
+    pub id_of: HashMap<String, String>,
+    /// Benchmark id → benchmark name.
+    pub name_of: HashMap<String, String>,
+}
+
+/// Registers every tool Deferred, under a provider-safe name derived from its id, with its
+/// schema's benchmark type names mapped to JSON Schema's.
+pub fn register(tools: &[EvalTool]) -> Result<RegisteredSet, String> {
+    let mut registry = ToolRegistry::new();
+    let mut id_of = HashMap::new();
+    let mut name_of = HashMap::new();
+    for tool in tools {
+        let mut registered_name = safe_name(&tool.id);
+        while id_of.contains_key(&registered_name) {
+            registered_name.push('_');
+        }
+        let set_tool = SetTool {
+            registered_name: registered_name.clone(),
+            description: tool.description.clone(),
+            parameters: normalize_schema(&tool.parameters),
+        };
+        registry.register(set_tool).map_err(|err| format!("tool {}: {err}", tool.id))?;
+        id_of.insert(registered_name, tool.id.clone());
+        name_of.insert(tool.id.clone(), tool.name.clone());
+    }
+    Ok(RegisteredSet { registry, id_of, name_of })
+}
+
+/// `requests.get#2` → `requests_get_2`, cut to 64 bytes.
+fn safe_name(id: &str) -> String {
+    let mut name: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    name.truncate(64);
+    if name.is_empty() { "tool".to_owned() } else { name }
+}
+
+/// Maps the sets' type names (`dict`, `float`, `tuple`, `HashMap`, `any`, ...) to JSON
+/// Schema's, walking only schema positions (a property may itself be called `type`).
+pub fn normalize_schema(schema: &Value) -> Value {
+    let mut out = normalize_node(schema);
+    if let Some(root) = out.as_object_mut() {
+        root.insert("type".into(), Value::String("object".into()));
+        root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+    } else {
+        out = serde_json::json!({"type": "object", "properties": {}});
+    }
+    out
+}
+
+fn normalize_node(node: &Value) -> Value {
+    let Some(object) = node.as_object() else {
+        return serde_json::json!({});
+    };
+    let mut out = Map::new();
+    for (key, value) in object {
+        let value = match key.as_str() {
+            "type" => match value.as_str().map(json_type) {
+                Some(Some(ty)) => Value::String(ty.into()),
+                _ => continue,
+            },
+            "properties" => match value.as_object() {
+                Some(properties) => Value::Object(
+                    properties.iter().map(|(name, schema)| (name.clone(), normalize_node(schema))).collect(),
+                ),
+                None => continue,
+            },
+            "items" | "additionalProperties" if value.is_object() => normalize_node(value),
+            "items" => match value.as_array() {
+                Some(items) => Value::Array(items.iter().map(normalize_node).collect()),
+                None => continue,
+            },
+            "anyOf" | "oneOf" | "allOf" => match value.as_array() {
+                Some(branches) => Value::Array(branches.iter().map(normalize_node).collect()),
+                None => continue,
+            },
+            "required" | "enum" if !value.is_array() => continue,
+            "required" => {
+                Value::Array(value.as_array().into_iter().flatten().filter(|v| v.is_string()).cloned().collect())
+            }
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
+}
+
+fn json_type(name: &str) -> Option<&'static str> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "dict" | "object" | "hashmap" | "map" => "object",
+        "float" | "double" | "number" => "number",
+        "integer" | "int" | "long" => "integer",
+        "string" | "str" | "char" => "string",
+        "boolean" | "bool" => "boolean",
+        "array" | "list" | "tuple" | "arraylist" => "array",
+        "null" => "null",
+        _ => return None,
+    })
+}
+
+/// Recall@k, nDCG@10 and MRR, averaged over queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Scores {
+    /// Recall at 1.
+    pub recall_1: f64,
+    /// Recall at 5.
+    pub recall_5: f64,
+    /// Recall at 10.
+    pub recall_10: f64,
+    /// nDCG at 10 (binary relevance).
+    pub ndcg_10: f64,
+    /// Mean reciprocal rank of the first relevant result.
+    pub mrr: f64,
+}
+
+impl Scores {
+    /// Scores one ranked list (no repeats) against its gold set.
+    pub fn of(ranked: &[&str], gold: &[&str]) -> Self {
+        if gold.is_empty() {
+            return Self::default();
+        }
+        let relevant = |item: &str| gold.contains(&item);
+        let recall = |k: usize| ranked.iter().take(k).filter(|item| relevant(item)).count() as f64 / gold.len() as f64;
+        let gain = |(i, _): (usize, &&str)| 1.0 / (i as f64 + 2.0).log2();
+        let dcg: f64 = ranked.iter().take(10).enumerate().filter(|(_, item)| relevant(item)).map(gain).sum();
+        let ideal: f64 = (0..gold.len().min(10)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+        let mrr = ranked.iter().position(|item| relevant(item)).map_or(0.0, |i| 1.0 / (i as f64 + 1.0));
+        Self { recall_1: recall(1), recall_5: recall(5), recall_10: recall(10), ndcg_10: dcg / ideal, mrr }
+    }
+
+    /// The mean of many scores.
+    pub fn mean(all: &[Scores]) -> Self {
+        let n = all.len().max(1) as f64;
+        let sum = |f: fn(&Scores) -> f64| all.iter().map(f).sum::<f64>() / n;
+        Self {
+            recall_1: sum(|s| s.recall_1),
+            recall_5: sum(|s| s.recall_5),
+            recall_10: sum(|s| s.recall_10),
+            ndcg_10: sum(|s| s.ndcg_10),
+            mrr: sum(|s| s.mrr),
+        }
+    }
+
+    /// As the report's JSON object.
+    pub fn to_json(&self) -> Value {
+        let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+        serde_json::json!({
+            "recall@1": round(self.recall_1),
+            "recall@5": round(self.recall_5),
+            "recall@10": round(self.recall_10),
+            "ndcg@10": round(self.ndcg_10),
+            "mrr": round(self.mrr),
+        })
+    }
+}
+
+/// Keeps the first occurrence of each item.
+pub fn dedup_in_order<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_follow_their_definitions() {
+        let s = Scores::of(&["x", "a", "y", "b"], &["a", "b"]);
+        assert_eq!((s.recall_1, s.recall_5), (0.0, 1.0));
+        assert!((s.mrr - 0.5).abs() < 1e-12);
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        let ideal = 1.0 + 1.0 / 3f64.log2();
+        assert!((s.ndcg_10 - dcg / ideal).abs() < 1e-12);
+        assert_eq!(Scores::of(&[], &["a"]), Scores::default());
+    }
+
+    #[test]
+    fn schemas_are_normalised_only_at_schema_positions() {
+        let raw = serde_json::json!({"type": "dict", "properties": {
+            "type": {"type": "string", "description": "a property called type"},
+            "ratio": {"type": "float"}, "pair": {"type": "tuple", "items": {"type": "integer"}},
+            "anything": {"type": "any"}}, "required": ["type"]});
+        let out = normalize_schema(&raw);
+        assert_eq!(out["type"], "object");
+        assert_eq!(out["properties"]["type"]["type"], "string");
+        assert_eq!(out["properties"]["ratio"]["type"], "number");
+        assert_eq!(out["properties"]["pair"]["type"], "array");
+        assert!(out["properties"]["anything"].get("type").is_none());
+        assert_eq!(safe_name("requests.get#2"), "requests_get_2");
+    }
+}

@@ -1,0 +1,194 @@
+//! [`DiscoveryBridge`]: the intrinsic `tool_search` tool — its declaration and its answers.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::manifest::{Manifest, ManifestDetail};
+use super::{CatalogTool, DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
+use crate::schema::TokenCounter;
+use crate::tool::TOOL_SEARCH;
+use crate::{ToolExposure, ToolRegistry, ToolResult, ToolSchema};
+
+/// A run's discovery: its deferred catalogue, its policy, and whether the intrinsic
+/// `tool_search` is advertised.
+///
+/// `tool_search` is not a registered tool. It is appended after the name-sorted Direct tools
+/// whenever discovery is enabled, at least one Deferred tool survives the host allow-list, and
+/// the host has not registered a tool of that name (the host's always wins).
+///
+/// ```
+/// use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+/// use tinytools::schema::EstimatedTokens;
+/// use tinytools::{ToolRegistry, tool};
+///
+/// /// Read a note.
+/// #[tool(read_only)]
+/// async fn read_note(title: String) -> String { title }
+///
+/// /// Fetch the latest price for a ticker symbol.
+/// #[tool(exposure = "deferred", family = "finance")]
+/// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { symbol }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(ReadNote)?.register(StockQuote)?;
+/// let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), |_| true);
+///
+/// let tools = bridge.advertised(&registry, |_| true, &EstimatedTokens);
+/// let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+/// assert_eq!(names, ["read_note", "tool_search"]);
+/// assert!(tools[1].description.contains("- stock_quote: Fetch the latest price for a ticker symbol."));
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let answer = bridge.search(&serde_json::json!({"query": "stock price"})).await;
+/// assert!(answer.result.to_model_text().starts_with(r#"{"matches":[{"name":"stock_quote","#));
+/// # });
+/// # Ok::<(), tinytools::RegistryError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DiscoveryBridge {
+    catalog: DeferredCatalog,
+    policy: ToolDiscoveryPolicy,
+    host_owns_name: bool,
+}
+
+/// One `tool_search` call's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchAnswer {
+    /// What the model reads.
+    pub result: ToolResult,
+    /// The model's query, when it gave a usable one.
+    pub query: Option<String>,
+    /// How the ranking went (`None` when the call was refused before ranking).
+    pub outcome: Option<RankOutcome>,
+}
+
+impl DiscoveryBridge {
+    /// Fixes the run's catalogue: the registry's Deferred tools that `allowed` admits.
+    pub fn new(registry: &ToolRegistry, policy: ToolDiscoveryPolicy, allowed: impl Fn(&str) -> bool) -> Self {
+        let catalog = if policy.enabled {
+            DeferredCatalog::new(registry, allowed)
+        } else {
+            DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
+        };
+        Self { catalog, policy, host_owns_name: registry.contains(TOOL_SEARCH) }
+    }
+
+    /// The run's deferred catalogue (empty when discovery is disabled).
+    pub fn catalog(&self) -> &DeferredCatalog {
+        &self.catalog
+    }
+
+    /// The run's discovery policy.
+    pub fn policy(&self) -> &ToolDiscoveryPolicy {
+        &self.policy
+    }
+
+    /// Whether the intrinsic `tool_search` is advertised and answered this run.
+    pub fn is_active(&self) -> bool {
+        self.policy.enabled && !self.catalog.is_empty() && !self.host_owns_name
+    }
+
+    /// The tools array a run starts from: the Direct tools `allowed` admits, name-sorted,
+    /// then `tool_search` when the bridge [is active](Self::is_active).
+    pub fn advertised(
+        &self,
+        registry: &ToolRegistry,
+        allowed: impl Fn(&str) -> bool,
+        counter: &dyn TokenCounter,
+    ) -> Vec<ToolSchema> {
+        let mut tools: Vec<ToolSchema> =
+            registry.schemas().into_iter().filter(|schema| allowed(&schema.name)).collect();
+        if self.is_active() {
+            tools.push(self.schema(counter));
+        }
+        tools
+    }
+
+    /// The `tool_search` declaration: its description embeds the manifest of the catalogue,
+    /// sized to `manifest_token_budget` as `counter` counts. Byte-stable for a catalogue.
+    pub fn schema(&self, counter: &dyn TokenCounter) -> ToolSchema {
+        let manifest = Manifest::build(&self.catalog, self.policy.manifest_token_budget, counter);
+        let intro = "Find tools that are not loaded yet. Describe what you want to do in a few words; \
+                     the best matching tools come back with their full schemas, and you then call a \
+                     tool by its own name.";
+        let description = match manifest.detail {
+            ManifestDetail::Summaries | ManifestDetail::Names => {
+                format!("{intro}\n\nTools you can find:\n{}", manifest.text)
+            }
+            ManifestDetail::Count => format!("{intro} {}", manifest.text),
+            ManifestDetail::Nothing => intro.to_owned(),
+        };
+        let max = self.policy.max_limit();
+        let default = self.policy.limit(None);
+        ToolSchema {
+            name: TOOL_SEARCH.to_owned(),
+            description,
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "What you want to do, in a few words, such as \"stock price\" or \"send an email\"."
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": max,
+                        "description": format!("How many tools to return (default {default}, at most {max}).")
+                    }
+                },
+                "required": ["query"]
+            }),
+        }
+    }
+
+    /// Answers a `tool_search` call. Never fails: a missing or empty query is answered with
+    /// what to send instead; no match is answered with a note; a failing host ranker falls
+    /// back to BM25 (see [`DeferredCatalog::rank`]). The answer never repeats the query.
+    pub async fn search(&self, args: &Value) -> SearchAnswer {
+        let query = args.get("query").and_then(Value::as_str).map(str::trim).filter(|q| !q.is_empty());
+        let Some(query) = query else {
+            return SearchAnswer {
+                result: ToolResult::error(
+                    "tool_search needs a \"query\": a few words saying what you want to do, such as {\"query\": \"convert currency\"}.",
+                ),
+                query: None,
+                outcome: None,
+            };
+        };
+        let requested = args.get("limit").and_then(|limit| {
+            limit
+                .as_u64()
+                .or_else(|| limit.as_i64().map(|n| n.max(1).unsigned_abs()))
+                .or_else(|| limit.as_f64().filter(|f| f.is_finite()).map(|f| f.max(1.0).min(u64::MAX as f64) as u64))
+        });
+        let limit = self.policy.limit(requested);
+        let outcome = self.catalog.rank(&self.policy, query, limit).await;
+        let matches: Vec<&ToolSchema> =
+            outcome.matched.iter().filter_map(|hit| self.catalog.get(&hit.name)).map(CatalogTool::schema).collect();
+        let note = matches.is_empty().then_some(
+            "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name.",
+        );
+        let text = serde_json::to_string(&Answer { matches, note }).unwrap_or_default();
+        SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome) }
+    }
+
+    /// The answer to a call of a name the model may not call this run. Close matches come only
+    /// from what it may call: the Direct tools `allowed` admits and, while the bridge is active,
+    /// the deferred catalogue.
+    pub fn unknown_tool(&self, requested: &str, registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> ToolResult {
+        let direct = registry.iter().filter(|tool| tool.exposure() == ToolExposure::Direct && allowed(tool.name()));
+        let mut callable: Vec<&str> = direct.map(|tool| tool.name()).collect();
+        if self.is_active() {
+            callable.extend(self.catalog.iter().map(|tool| tool.schema().name.as_str()));
+        }
+        unknown_tool_answer(requested, callable, self.is_active())
+    }
+}
+
+#[derive(Serialize)]
+struct Answer<'a> {
+    matches: Vec<&'a ToolSchema>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
+}

@@ -1,0 +1,218 @@
+//! [`DeferredCatalog`]: the run's deferred tools, fixed at run start, and the ranking over them.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::policy::{RankMode, ToolDiscoveryPolicy};
+use crate::rank::{Bm25Index, FieldWeights, RankContext, RankRequest, RankedTool, ToolDocument};
+use crate::unwind::CatchUnwind;
+use crate::{ToolExposure, ToolRegistry, ToolSchema};
+
+/// One deferred tool as the catalogue holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CatalogTool {
+    schema: Arc<ToolSchema>,
+    family: Option<String>,
+}
+
+impl CatalogTool {
+    /// Its canonical declaration.
+    pub fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    /// Its family.
+    pub fn family(&self) -> Option<&str> {
+        self.family.as_deref()
+    }
+}
+
+/// The deferred tools of a run: built once at run start from the registry's Deferred tools
+/// that the host allow-list admits, and indexed for BM25.
+///
+/// ```
+/// use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
+/// use tinytools::{ToolRegistry, tool};
+///
+/// /// Fetch the latest price for a ticker symbol.
+/// #[tool(exposure = "deferred", family = "finance")]
+/// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { symbol }
+///
+/// /// Send an email to one or more people.
+/// #[tool(exposure = "deferred", family = "mail")]
+/// async fn send_email(/** Recipients. */ to: Vec<String>) -> String { to.join(",") }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(StockQuote)?.register(SendEmail)?;
+/// let catalog = DeferredCatalog::new(&registry, |_| true);
+/// assert_eq!(catalog.len(), 2);
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let outcome = catalog.rank(&ToolDiscoveryPolicy::default(), "share price of ACME", 5).await;
+/// assert_eq!(outcome.matched[0].name, "stock_quote");
+/// assert_eq!(outcome.ranker, "bm25");
+/// # });
+/// # Ok::<(), tinytools::RegistryError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DeferredCatalog {
+    /// Name-sorted and unique: [`get`](Self::get) binary-searches it.
+    tools: Vec<CatalogTool>,
+    index: Bm25Index,
+}
+
+/// What one ranking produced, and how: the material of a `ToolSearched` event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankOutcome {
+    /// The matches, best first, every one a tool of the catalogue.
+    pub matched: Vec<RankedTool>,
+    /// Which ranking answered: `"bm25"` or the host ranker's name.
+    pub ranker: String,
+    /// The first match's confidence, when the ranker gave one.
+    pub top_confidence: Option<f32>,
+    /// Why a host ranker was not served, when it was not.
+    pub fallback: Option<String>,
+    /// In [`RankMode::Compare`], what BM25 would have answered.
+    pub shadow_matched: Option<Vec<String>>,
+    /// How long the ranking took.
+    pub latency_ms: f64,
+}
+
+impl DeferredCatalog {
+    /// The registry's Deferred tools that `allowed` admits (the host allow-list).
+    pub fn new(registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> Self {
+        Self::from_tools(
+            registry
+                .iter()
+                .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
+                .map(|tool| (tool.shared_schema(), tool.family().map(str::to_owned))),
+        )
+    }
+
+    /// A catalogue of the given declarations and families, sorted by name (so the manifest is
+    /// byte-stable); a repeated name keeps its first declaration.
+    pub fn from_tools<S: Into<Arc<ToolSchema>>>(tools: impl IntoIterator<Item = (S, Option<String>)>) -> Self {
+        Self::with_weights(tools, &FieldWeights::default())
+    }
+
+    /// As [`from_tools`](Self::from_tools), with other field weights.
+    pub fn with_weights<S: Into<Arc<ToolSchema>>>(
+        tools: impl IntoIterator<Item = (S, Option<String>)>,
+        weights: &FieldWeights,
+    ) -> Self {
+        let mut list: Vec<CatalogTool> =
+            tools.into_iter().map(|(schema, family)| CatalogTool { schema: schema.into(), family }).collect();
+        // Stable: of two tools with one name, the first given stays.
+        list.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
+        list.dedup_by(|later, kept| later.schema.name == kept.schema.name);
+        let documents: Vec<ToolDocument<'_>> =
+            list.iter().map(|tool| ToolDocument::new(&tool.schema, tool.family.as_deref())).collect();
+        let index = Bm25Index::with_fields(documents.iter().map(|document| document.fields(*weights)));
+        Self { tools: list, index }
+    }
+
+    /// The tool of that name, if the catalogue holds it.
+    pub fn get(&self, name: &str) -> Option<&CatalogTool> {
+        self.tools.binary_search_by(|tool| tool.schema.name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
+    }
+
+    /// How many tools the catalogue holds.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the catalogue is empty (then no bridge is advertised).
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Every tool, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &CatalogTool> {
+        self.tools.iter()
+    }
+
+    /// BM25's best `limit` tools for `query`, with confidences.
+    pub fn bm25(&self, query: &str, limit: usize) -> Vec<RankedTool> {
+        self.index
+            .search(query, limit)
+            .into_iter()
+            .map(|hit| RankedTool { name: self.tools[hit.doc].schema.name.clone(), confidence: Some(hit.confidence) })
+            .collect()
+    }
+
+    /// Ranks the catalogue for `query` as `policy` says. Never fails: a host ranker that
+    /// errors, panics, times out, or names nothing the catalogue holds falls back to BM25, and
+    /// the reason is in [`RankOutcome::fallback`]. Every match is resolved through
+    /// [`get`](Self::get), so a name the ranker invented never reaches the model. `limit` is
+    /// clamped into `1..=policy.max_limit`.
+    pub async fn rank(&self, policy: &ToolDiscoveryPolicy, query: &str, limit: usize) -> RankOutcome {
+        let started = Instant::now();
+        let limit = policy.limit(Some(u64::try_from(limit).unwrap_or(u64::MAX)));
+        let host = policy.ranker.as_ref().filter(|_| policy.rank_mode != RankMode::Bm25);
+        let Some(ranker) = host else {
+            return self.bm25_outcome(query, limit, None, started);
+        };
+        let context = RankContext::default();
+        let request = RankRequest { query, limit, catalog: self, context: &context };
+        let answer = tokio::time::timeout(policy.ranker_timeout, CatchUnwind(ranker.rank(request))).await;
+        let name = ranker.name().to_owned();
+        let hits = match answer {
+            Err(_) => Err(format!("ranker `{name}` timed out after {} ms", policy.ranker_timeout.as_millis())),
+            Ok(Err(panic)) => Err(format!("ranker `{name}` panicked: {panic}")),
+            Ok(Ok(Err(error))) => Err(format!("ranker `{name}` failed: {error:#}")),
+            Ok(Ok(Ok(hits))) => self.resolve(&name, hits, limit),
+        };
+        match hits {
+            Err(reason) => {
+                tracing::warn!(ranker = %name, %reason, "host ranker not served; BM25 answers");
+                self.bm25_outcome(query, limit, Some(reason), started)
+            }
+            Ok(matched) => {
+                let shadow_matched = (policy.rank_mode == RankMode::Compare)
+                    .then(|| self.bm25(query, limit).into_iter().map(|hit| hit.name).collect());
+                RankOutcome {
+                    top_confidence: matched.first().and_then(|hit| hit.confidence),
+                    matched,
+                    ranker: name,
+                    fallback: None,
+                    shadow_matched,
+                    latency_ms: elapsed_ms(started),
+                }
+            }
+        }
+    }
+
+    /// Keeps the hits the catalogue holds, once each, at most `limit`.
+    fn resolve(&self, ranker: &str, hits: Vec<RankedTool>, limit: usize) -> Result<Vec<RankedTool>, String> {
+        let proposed = hits.len();
+        let mut matched: Vec<RankedTool> = Vec::new();
+        for hit in hits {
+            if self.get(&hit.name).is_some() && !matched.iter().any(|m| m.name == hit.name) {
+                let confidence = hit.confidence.filter(|c| c.is_finite()).map(|c| c.clamp(0.0, 1.0));
+                matched.push(RankedTool { name: hit.name, confidence });
+            }
+        }
+        matched.truncate(limit);
+        match (proposed, matched.is_empty()) {
+            (0, _) => Err(format!("ranker `{ranker}` returned nothing")),
+            (n, true) => Err(format!("ranker `{ranker}` named {n} tool(s), none of them in the catalogue")),
+            _ => Ok(matched),
+        }
+    }
+
+    fn bm25_outcome(&self, query: &str, limit: usize, fallback: Option<String>, started: Instant) -> RankOutcome {
+        let matched = self.bm25(query, limit);
+        RankOutcome {
+            top_confidence: matched.first().and_then(|hit| hit.confidence),
+            matched,
+            ranker: "bm25".to_owned(),
+            fallback,
+            shadow_matched: None,
+            latency_ms: elapsed_ms(started),
+        }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1_000.0
+}

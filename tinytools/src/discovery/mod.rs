@@ -1,0 +1,19 @@
+//! Discovery: deferred tools stay off the wire until the model searches for them.
+//!
+//! - [`DeferredCatalog`]: the run's deferred tools, fixed at run start from the registry and
+//!   the host allow-list, and [`rank`](DeferredCatalog::rank), which never fails.
+//! - [`DiscoveryBridge`]: the intrinsic `tool_search` tool — its declaration with a
+//!   [`Manifest`] under a token budget, its answers, and the unknown-tool answer.
+//! - [`ToolDiscoveryPolicy`]: `enabled`, the manifest budget, limits, the host ranker.
+
+mod bridge;
+mod catalog;
+mod manifest;
+mod policy;
+mod unknown;
+
+pub use bridge::{DiscoveryBridge, SearchAnswer};
+pub use catalog::{CatalogTool, DeferredCatalog, RankOutcome};
+pub use manifest::{Manifest, ManifestDetail, SUMMARY_CHARS, first_sentence};
+pub use policy::{RankMode, ToolDiscoveryPolicy};
+pub use unknown::{MAX_SUGGESTIONS, unknown_tool_answer};

@@ -1,0 +1,121 @@
+//! [`ToolDiscoveryPolicy`]: whether and how deferred tools are advertised and searched.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::rank::ToolRanker;
+
+/// Which ranking answers `tool_search` when a host ranker is installed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RankMode {
+    /// The host ranker answers (BM25 when it fails).
+    #[default]
+    Ranker,
+    /// BM25 answers; the host ranker is ignored.
+    Bm25,
+    /// The host ranker answers and BM25's ranking is recorded beside it
+    /// (`ToolSearched.shadow_matched`), so the two can be judged on live traffic without
+    /// changing what the model sees.
+    Compare,
+}
+
+/// Governs discovery for a run (`RunPolicy::discovery`).
+///
+/// Every field is public; any values are safe. Limits are normalised when used, never trusted:
+/// `max_limit` is at least 1 and `default_limit` lies in `1..=max_limit`.
+///
+/// ```
+/// use tinytools::discovery::ToolDiscoveryPolicy;
+///
+/// let policy = ToolDiscoveryPolicy::default();
+/// assert!(policy.enabled);
+/// assert_eq!(policy.manifest_token_budget, 4_000);
+/// assert_eq!((policy.limit(None), policy.limit(Some(3)), policy.limit(Some(500))), (5, 3, 20));
+///
+/// let odd = ToolDiscoveryPolicy { default_limit: 0, max_limit: 0, ..ToolDiscoveryPolicy::default() };
+/// assert_eq!((odd.limit(None), odd.limit(Some(0)), odd.limit(Some(9))), (1, 1, 1));
+/// ```
+#[derive(Clone)]
+pub struct ToolDiscoveryPolicy {
+    /// With `false`, deferred tools are neither advertised nor searchable; a direct call by
+    /// name still runs (deferral only ever subtracts from the wire).
+    pub enabled: bool,
+    /// Token budget of the manifest embedded in `tool_search`'s description.
+    pub manifest_token_budget: usize,
+    /// Matches returned when the model gives no `limit`.
+    pub default_limit: usize,
+    /// The most matches one search returns.
+    pub max_limit: usize,
+    /// A host ranker; `None` ranks with BM25.
+    pub ranker: Option<Arc<dyn ToolRanker>>,
+    /// Which ranking answers when `ranker` is set.
+    pub rank_mode: RankMode,
+    /// How long a host ranker may take before BM25 answers instead. Enforced with Tokio's
+    /// timer: a run with a host ranker needs a runtime with time enabled.
+    pub ranker_timeout: Duration,
+}
+
+impl Default for ToolDiscoveryPolicy {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            manifest_token_budget: 4_000,
+            default_limit: 5,
+            max_limit: 20,
+            ranker: None,
+            rank_mode: RankMode::Ranker,
+            ranker_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+impl ToolDiscoveryPolicy {
+    /// Discovery switched off.
+    pub fn disabled() -> Self {
+        Self { enabled: false, ..Self::default() }
+    }
+
+    /// Installs a host ranker.
+    #[must_use]
+    pub fn with_ranker(mut self, ranker: Arc<dyn ToolRanker>) -> Self {
+        self.ranker = Some(ranker);
+        self
+    }
+
+    /// Sets the rank mode.
+    #[must_use]
+    pub fn with_rank_mode(mut self, mode: RankMode) -> Self {
+        self.rank_mode = mode;
+        self
+    }
+
+    /// The largest number of matches a search may return (at least 1).
+    pub fn max_limit(&self) -> usize {
+        self.max_limit.max(1)
+    }
+
+    /// How many matches to return for a requested limit: the default when none is given,
+    /// clamped into `1..=max_limit` either way.
+    pub fn limit(&self, requested: Option<u64>) -> usize {
+        let max = self.max_limit();
+        match requested {
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX).clamp(1, max),
+            None => self.default_limit.clamp(1, max),
+        }
+    }
+}
+
+impl fmt::Debug for ToolDiscoveryPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDiscoveryPolicy")
+            .field("enabled", &self.enabled)
+            .field("manifest_token_budget", &self.manifest_token_budget)
+            .field("default_limit", &self.default_limit)
+            .field("max_limit", &self.max_limit)
+            .field("ranker", &self.ranker.as_ref().map(|ranker| ranker.name().to_owned()))
+            .field("rank_mode", &self.rank_mode)
+            .field("ranker_timeout", &self.ranker_timeout)
+            .finish()
+    }
+}

@@ -1,0 +1,112 @@
+//! The answer to a call of a tool the model may not call: unknown, Hidden, or not admitted.
+
+use crate::ToolResult;
+use crate::rank::tokenize;
+
+/// The most close matches the answer names.
+pub const MAX_SUGGESTIONS: usize = 3;
+
+/// The answer the model reads when it calls a name it may not call.
+///
+/// The answer never repeats the name it was given and suggests only from `callable` (the
+/// names the model may call this run), so a Hidden or non-admitted tool's name never reaches
+/// the model. It names at most three close matches and, when `discovery` is true (anything
+/// is deferred and searchable), tells the model to call `tool_search` with what it wants to
+/// do instead of listing every callable name.
+///
+/// ```
+/// use tinytools::discovery::unknown_tool_answer;
+///
+/// let answer = unknown_tool_answer("stock_qoute", ["read_note", "stock_quote", "send_email"], true);
+/// assert!(answer.is_error);
+/// let text = answer.to_model_text();
+/// assert!(text.contains("Did you mean `stock_quote`?"), "{text}");
+/// assert!(text.contains("tool_search"), "{text}");
+/// assert!(!text.contains("stock_qoute"));
+/// ```
+pub fn unknown_tool_answer<'a>(
+    requested: &str,
+    callable: impl IntoIterator<Item = &'a str>,
+    discovery: bool,
+) -> ToolResult {
+    let suggestions = close_matches(requested, callable);
+    let mut text = String::from("No tool by that name is available.");
+    match suggestions.as_slice() {
+        [] => {}
+        [only] => text.push_str(&format!(" Did you mean `{only}`?")),
+        several => {
+            let list: Vec<String> = several.iter().map(|name| format!("`{name}`")).collect();
+            text.push_str(&format!(" Did you mean one of {}?", list.join(", ")));
+        }
+    }
+    if discovery {
+        text.push_str(
+            " To find a tool for what you want to do, call `tool_search` with a short description of the task.",
+        );
+    }
+    ToolResult::error(text)
+}
+
+/// Up to [`MAX_SUGGESTIONS`] names close to `requested`, closest first.
+fn close_matches<'a>(requested: &str, callable: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let wanted = requested.to_lowercase();
+    let wanted_terms = tokenize(requested);
+    let mut scored: Vec<(f32, &str)> = callable
+        .into_iter()
+        .filter(|name| *name != requested)
+        .map(|name| {
+            let spelling =
+                1.0 - edit_distance(&wanted, &name.to_lowercase()) as f32 / wanted.len().max(name.len()).max(1) as f32;
+            let terms = tokenize(name);
+            let shared = terms.iter().filter(|term| wanted_terms.contains(term)).count();
+            // How much of the candidate's name the request covers: `get_stock_price` covers
+            // half of `stock_quote`.
+            let overlap = shared as f32 / terms.len().max(1) as f32;
+            (spelling.max(overlap), name)
+        })
+        .filter(|(score, _)| *score >= 0.5)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if ca == *cb { diagonal } else { 1 + diagonal.min(above).min(row[j]) };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_three_suggestions_closest_first() {
+        let callable = ["stock_quote", "stock_quotes", "stock_quote_v2", "stock_quota", "weather"];
+        let names = close_matches("stock_qoute", callable);
+        assert_eq!(names.len(), 3);
+        assert_eq!(names[0], "stock_quote");
+        assert!(!names.contains(&"weather"));
+    }
+
+    #[test]
+    fn shared_words_count_as_close() {
+        assert_eq!(close_matches("get_stock_price", ["stock_quote", "send_email"]), ["stock_quote"]);
+        assert!(close_matches("zzz", ["stock_quote"]).is_empty());
+    }
+
+    #[test]
+    fn without_discovery_there_is_no_search_hint() {
+        let text = unknown_tool_answer("nope", ["read_note"], false).to_model_text();
+        assert_eq!(text, "No tool by that name is available.");
+    }
+}

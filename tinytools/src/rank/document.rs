@@ -1,0 +1,83 @@
+//! [`ToolDocument`]: what of a tool the index reads, and how much each part weighs.
+
+use serde_json::Value;
+
+use crate::ToolSchema;
+
+/// How much each part of a tool counts in its search document.
+///
+/// The defaults were chosen by measurement on the eval sets (`docs/retrieval.md`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FieldWeights {
+    /// The tool's name, split into words (`stock_quote` → "stock", "quote").
+    pub name: f32,
+    /// The tool's description.
+    pub description: f32,
+    /// The names of its top-level parameters.
+    pub parameter_names: f32,
+    /// The descriptions of its top-level parameters.
+    pub parameter_descriptions: f32,
+    /// Its family (`finance`, an MCP server's name).
+    pub family: f32,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        Self { name: 2.0, description: 1.0, parameter_names: 1.0, parameter_descriptions: 0.5, family: 1.0 }
+    }
+}
+
+/// A tool as the index reads it: its fields and their weights. Borrows from the declaration.
+///
+/// ```
+/// use serde_json::json;
+/// use tinytools::ToolSchema;
+/// use tinytools::rank::{Bm25Index, FieldWeights, ToolDocument};
+///
+/// let quote = ToolSchema {
+///     name: "stock_quote".into(),
+///     description: "Fetch the latest price for a ticker symbol.".into(),
+///     parameters: json!({"type": "object", "properties": {"symbol": {"type": "string"}}}),
+/// };
+/// let document = ToolDocument::new(&quote, Some("finance"));
+/// let index = Bm25Index::with_fields([document.fields(FieldWeights::default())]);
+/// assert_eq!(index.search("finance symbol", 1)[0].doc, 0);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDocument<'a> {
+    name: &'a str,
+    description: &'a str,
+    /// Each top-level parameter's name and description.
+    parameters: Vec<(&'a str, &'a str)>,
+    family: &'a str,
+}
+
+impl<'a> ToolDocument<'a> {
+    /// Reads a tool's declaration and family.
+    pub fn new(schema: &'a ToolSchema, family: Option<&'a str>) -> Self {
+        let parameters = schema
+            .parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| {
+                        (name.as_str(), property.get("description").and_then(Value::as_str).unwrap_or_default())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self { name: &schema.name, description: &schema.description, parameters, family: family.unwrap_or_default() }
+    }
+
+    /// The weighted fields, ready for [`Bm25Index::with_fields`](super::Bm25Index::with_fields).
+    pub fn fields(&self, weights: FieldWeights) -> impl Iterator<Item = (f32, &'a str)> + '_ {
+        let parameters = self.parameters.iter().flat_map(move |&(name, description)| {
+            [(weights.parameter_names, name), (weights.parameter_descriptions, description)]
+        });
+        [(weights.name, self.name), (weights.description, self.description), (weights.family, self.family)]
+            .into_iter()
+            .chain(parameters)
+    }
+}

@@ -1,0 +1,14 @@
+//! Ranking deferred tools for a query.
+//!
+//! [`tokenize`] and [`Bm25Index`] are public so a host ranks with exactly the arithmetic the
+//! `tool_search` bridge uses; [`ToolRanker`] is how a host plugs in its own.
+
+mod bm25;
+mod document;
+mod ranker;
+mod tokenize;
+
+pub use bm25::{Bm25Hit, Bm25Index, Bm25Params};
+pub use document::{FieldWeights, ToolDocument};
+pub use ranker::{Bm25Ranker, RankContext, RankRequest, RankedTool, ToolRanker};
+pub use tokenize::{Tokenizer, tokenize};

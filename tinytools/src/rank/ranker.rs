@@ -1,0 +1,90 @@
+//! [`ToolRanker`]: the pluggable ranking the discovery bridge asks.
+
+use crate::discovery::DeferredCatalog;
+
+/// What a ranker may know besides the query.
+///
+/// The discovery bridge always passes an empty context: the model's query is the only intent,
+/// because the model already distilled the turn into it. Hosts that rank outside the bridge
+/// may fill it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RankContext {
+    /// Recent conversation text, most recent last.
+    pub conversation: Vec<String>,
+}
+
+/// One tool a ranker proposes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankedTool {
+    /// The tool's name as the catalogue knows it. Names the catalogue does not hold are
+    /// dropped before anything reaches the model.
+    pub name: String,
+    /// How sure the ranker is, when it can say (`0.0..=1.0`).
+    pub confidence: Option<f32>,
+}
+
+/// Everything a ranker is asked with.
+#[derive(Clone, Copy, Debug)]
+pub struct RankRequest<'a> {
+    /// The model's words: what it wants to do.
+    pub query: &'a str,
+    /// How many tools to return at most.
+    pub limit: usize,
+    /// The deferred tools it may choose from.
+    pub catalog: &'a DeferredCatalog,
+    /// Anything else the caller knows (empty from the bridge).
+    pub context: &'a RankContext,
+}
+
+/// Ranks the deferred catalogue for a query: a decision model, an embedding index, a
+/// cross-encoder... Installed with
+/// [`ToolDiscoveryPolicy::with_ranker`](crate::discovery::ToolDiscoveryPolicy::with_ranker).
+///
+/// A ranker may fail, time out, panic or return nothing: the bridge then answers with BM25
+/// and records why. It cannot make an error reach the model.
+///
+/// ```
+/// use tinytools::rank::{RankRequest, RankedTool, ToolRanker};
+///
+/// /// Ranks tools whose name starts with the query first.
+/// struct Prefix;
+///
+/// #[async_trait::async_trait]
+/// impl ToolRanker for Prefix {
+///     fn name(&self) -> &str { "prefix" }
+///     async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+///         Ok(request
+///             .catalog
+///             .iter()
+///             .filter(|tool| tool.schema().name.starts_with(request.query))
+///             .take(request.limit)
+///             .map(|tool| RankedTool { name: tool.schema().name.clone(), confidence: None })
+///             .collect())
+///     }
+/// }
+/// ```
+#[async_trait::async_trait]
+pub trait ToolRanker: Send + Sync {
+    /// A short name, recorded in `ToolSearched.ranker`.
+    fn name(&self) -> &str;
+
+    /// The best tools for the request, best first, at most `request.limit`.
+    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>>;
+}
+
+/// The default ranking as a [`ToolRanker`]: the catalogue's own BM25 index. Useful to compose
+/// (re-rank BM25's candidates) or to compare against.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bm25Ranker;
+
+#[async_trait::async_trait]
+impl ToolRanker for Bm25Ranker {
+    fn name(&self) -> &str {
+        "bm25"
+    }
+
+    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+        Ok(request.catalog.bm25(request.query, request.limit))
+    }
+}
