@@ -43,7 +43,7 @@ fn main() {
     if json_output {
         let figures = json!({
             "catalogue": registry.len(),
-            "token_counter": "estimate (bytes / 4)",
+            "token_counter": "estimate (bytes / 4.5)",
             "direct": direct.to_json(),
             "deferred": deferred.to_json(),
             "saved_bytes": direct.bytes.saturating_sub(deferred.bytes),

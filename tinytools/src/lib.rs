@@ -50,6 +50,7 @@ mod error;
 pub mod rank;
 pub mod registry;
 pub mod schema;
+mod summarization;
 pub mod tool;
 mod unwind;
 
@@ -61,7 +62,8 @@ pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPol
 pub use error::{RegistryError, ToolError};
 pub use rank::ToolRanker;
 pub use registry::{RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
-pub use schema::{SchemaCompaction, ToolSchema};
+pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
+pub use summarization::SummarizationPolicy;
 pub use tool::{CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};
 
 /// Turns a documented fn into a [`Tool`].

@@ -1,12 +1,21 @@
-//! What goes on the wire about a tool: its [`ToolSchema`] declaration, and the
-//! [`SchemaCompaction`] budget that bounds it, and what it costs in tokens.
+//! What goes on the wire about a tool: its [`ToolSchema`] declaration; its projection onto a
+//! provider's rules and a run's budget ([`SchemaPreparation`], [`ProviderProfile`], the
+//! [`SchemaCompaction`] ladder); and what it costs in tokens ([`TokenCounter`]).
 
 mod compaction;
 mod declaration;
 mod generate;
+mod node;
+mod preparation;
+mod profile;
+mod refs;
 mod tokens;
 
-pub use compaction::SchemaCompaction;
+pub use compaction::{CompactionReport, CompactionRung, MAX_OBJECT_DEPTH, SchemaCompaction, clip};
 pub use declaration::ToolSchema;
 pub use generate::schema_for;
+pub use preparation::{PreparedSchema, SchemaPreparation};
+pub use profile::ProviderProfile;
+#[cfg(feature = "tiktoken")]
+pub use tokens::TiktokenCounter;
 pub use tokens::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};

@@ -1,0 +1,51 @@
+//! Preparing and compacting the 3,420 BFCL schemas, per provider profile.
+//!
+//! `cargo bench -p tinytools-examples --bench schema` (reads `../shared/eval/bfcl`).
+
+use std::path::PathBuf;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use tinytools::schema::{ProviderProfile, SchemaPreparation};
+use tinytools::{SchemaCompaction, ToolSchema};
+use tinytools_examples::eval::{self, EvalTool};
+
+fn schemas() -> Vec<ToolSchema> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl/tools.jsonl");
+    let tools: Vec<EvalTool> = match eval::read_jsonl(&path) {
+        Ok(tools) => tools,
+        Err(err) => panic!("{err} (the benchmark reads shared/eval beside the checkout)"),
+    };
+    tools
+        .into_iter()
+        .map(|t| ToolSchema {
+            name: t.id,
+            description: t.description,
+            parameters: eval::normalize_schema(&t.parameters),
+        })
+        .collect()
+}
+
+fn prepare(c: &mut Criterion) {
+    let schemas = schemas();
+    let tight = SchemaCompaction { max_description_bytes: Some(200), max_schema_bytes: Some(400) };
+    let mut group = c.benchmark_group("prepare 3,420 BFCL schemas");
+    group.sample_size(10);
+    for profile in ProviderProfile::ALL {
+        for (label, budget) in [("third_party", SchemaCompaction::THIRD_PARTY), ("400B", tight)] {
+            let preparation =
+                SchemaPreparation::new(profile).with_strict(profile.name == "openai").with_compaction(budget);
+            group.bench_function(BenchmarkId::new(profile.name, label), |b| {
+                b.iter(|| {
+                    schemas
+                        .iter()
+                        .filter(|schema| preparation.prepare(schema, None).schema.parameters.is_object())
+                        .count()
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, prepare);
+criterion_main!(benches);
