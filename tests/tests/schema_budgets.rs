@@ -331,3 +331,57 @@ fn schemas_that_eat_a_quarter_of_the_window_summarize_a_quarter_earlier() {
     assert!(policy.should_summarize_with_tools(40_000 - cost, &schemas, &EstimatedTokens));
     assert!(!policy.should_summarize_with_tools(40_000 - cost - 1, &schemas, &EstimatedTokens));
 }
+
+/// Look up a customer order by its number.
+#[tool(exposure = "deferred", family = "shop", max_schema_bytes = 120)]
+async fn order_lookup(
+    /// The order number printed on the receipt, such as A-1042.
+    number: String,
+    /// Include the shipment's tracking events.
+    tracking: Option<bool>,
+) -> String {
+    format!("{number} {tracking:?}")
+}
+
+#[tokio::test]
+async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget() {
+    use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+
+    let mut registry = tinytools_examples::catalogue::registry();
+    registry.register(OrderLookup).expect("registers");
+    for preparation in [
+        SchemaPreparation::new(ProviderProfile::GEMINI),
+        SchemaPreparation::new(ProviderProfile::OPENAI).with_strict(true),
+        SchemaPreparation::new(ProviderProfile::PORTABLE).with_compaction(SchemaCompaction::THIRD_PARTY),
+    ] {
+        let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), |_| true)
+            .with_preparation(Some(preparation));
+        let advertised = bridge.advertised(&registry, |_| true, &EstimatedTokens);
+        assert_eq!(advertised.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note", "tool_search"]);
+        for schema in &advertised {
+            assert_eq!(preparation.check(&schema.parameters), Vec::<String>::new(), "{}", schema.name);
+        }
+        assert!(advertised[1].description.contains("- stock_quote: "), "the manifest is never clipped");
+
+        for (query, first) in
+            [("stock price for a ticker", "stock_quote"), ("look up my order by its number", "order_lookup")]
+        {
+            let answer = bridge.search(&json!({"query": query})).await;
+            let found: Value = serde_json::from_str(&answer.result.to_model_text()).expect("JSON");
+            let hit = &found["matches"][0];
+            assert_eq!(hit["name"], first);
+            assert_eq!(preparation.check(&hit["parameters"]), Vec::<String>::new(), "{hit}");
+            if first == "order_lookup" {
+                let bytes = hit["parameters"].to_string().len();
+                // It fits the tool's own 120 bytes, or (where the profile's spelling of null or
+                // strict mode costs more) sits exactly at the floor: bare types.
+                let at_floor = hit["parameters"]["properties"].as_object().is_some_and(|p| {
+                    p.values().all(|v| v.as_object().is_some_and(|o| o.keys().all(|k| k == "type" || k == "nullable")))
+                });
+                assert!(bytes <= 120 || at_floor, "the tool's own 120-byte budget: {bytes} {hit}");
+                assert!(hit["parameters"]["properties"]["tracking"].get("type").is_some(), "{hit}");
+                assert!(hit["parameters"]["properties"]["number"].get("description").is_none());
+            }
+        }
+    }
+}

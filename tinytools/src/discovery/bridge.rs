@@ -4,10 +4,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::manifest::{Manifest, ManifestDetail};
-use super::{CatalogTool, DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
-use crate::schema::TokenCounter;
+use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
+use crate::schema::{SchemaPreparation, TokenCounter};
 use crate::tool::TOOL_SEARCH;
-use crate::{ToolExposure, ToolRegistry, ToolResult, ToolSchema};
+use crate::{SchemaCompaction, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
 
 /// A run's discovery: its deferred catalogue, its policy, and whether the intrinsic
 /// `tool_search` is advertised.
@@ -49,6 +49,7 @@ pub struct DiscoveryBridge {
     catalog: DeferredCatalog,
     policy: ToolDiscoveryPolicy,
     host_owns_name: bool,
+    preparation: Option<SchemaPreparation>,
 }
 
 /// One `tool_search` call's answer.
@@ -70,7 +71,23 @@ impl DiscoveryBridge {
         } else {
             DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
         };
-        Self { catalog, policy, host_owns_name: registry.contains(TOOL_SEARCH) }
+        Self { catalog, policy, host_owns_name: registry.contains(TOOL_SEARCH), preparation: None }
+    }
+
+    /// Projects every schema the bridge sends — the tools array, `tool_search`'s own
+    /// declaration, and the schemas a search returns — with this preparation (the run's
+    /// `tool_schemas`). Each tool's own budget replaces the preparation's.
+    #[must_use]
+    pub fn with_preparation(mut self, preparation: Option<SchemaPreparation>) -> Self {
+        self.preparation = preparation;
+        self
+    }
+
+    fn project(&self, schema: &ToolSchema, budget: Option<SchemaCompaction>) -> ToolSchema {
+        match &self.preparation {
+            Some(preparation) => preparation.prepare(schema, budget).schema,
+            None => schema.clone(),
+        }
     }
 
     /// The run's deferred catalogue (empty when discovery is disabled).
@@ -96,8 +113,8 @@ impl DiscoveryBridge {
         allowed: impl Fn(&str) -> bool,
         counter: &dyn TokenCounter,
     ) -> Vec<ToolSchema> {
-        let mut tools: Vec<ToolSchema> =
-            registry.schemas().into_iter().filter(|schema| allowed(&schema.name)).collect();
+        let direct = registry.iter().filter(|tool| tool.exposure() == ToolExposure::Direct && allowed(tool.name()));
+        let mut tools: Vec<ToolSchema> = direct.map(|tool| self.project(tool.schema(), tool.compaction())).collect();
         if self.is_active() {
             tools.push(self.schema(counter));
         }
@@ -120,7 +137,7 @@ impl DiscoveryBridge {
         };
         let max = self.policy.max_limit();
         let default = self.policy.limit(None);
-        ToolSchema {
+        let schema = ToolSchema {
             name: TOOL_SEARCH.to_owned(),
             description,
             parameters: json!({
@@ -139,7 +156,9 @@ impl DiscoveryBridge {
                 },
                 "required": ["query"]
             }),
-        }
+        };
+        // The manifest was fitted to its own token budget: the run's byte budget must not clip it.
+        self.project(&schema, Some(SchemaCompaction::UNLIMITED))
     }
 
     /// Answers a `tool_search` call. Never fails: a missing or empty query is answered with
@@ -164,8 +183,12 @@ impl DiscoveryBridge {
         });
         let limit = self.policy.limit(requested);
         let outcome = self.catalog.rank(&self.policy, query, limit).await;
-        let matches: Vec<&ToolSchema> =
-            outcome.matched.iter().filter_map(|hit| self.catalog.get(&hit.name)).map(CatalogTool::schema).collect();
+        let matches: Vec<ToolSchema> = outcome
+            .matched
+            .iter()
+            .filter_map(|hit| self.catalog.get(&hit.name))
+            .map(|tool| self.project(tool.schema(), tool.compaction()))
+            .collect();
         let note = matches.is_empty().then_some(
             "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name.",
         );
@@ -188,7 +211,7 @@ impl DiscoveryBridge {
 
 #[derive(Serialize)]
 struct Answer<'a> {
-    matches: Vec<&'a ToolSchema>,
+    matches: Vec<ToolSchema>,
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'a str>,
 }

@@ -6,13 +6,14 @@ use std::time::Instant;
 use super::policy::{RankMode, ToolDiscoveryPolicy};
 use crate::rank::{Bm25Index, FieldWeights, RankContext, RankRequest, RankedTool, ToolDocument};
 use crate::unwind::CatchUnwind;
-use crate::{ToolExposure, ToolRegistry, ToolSchema};
+use crate::{SchemaCompaction, ToolExposure, ToolRegistry, ToolSchema};
 
 /// One deferred tool as the catalogue holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CatalogTool {
     schema: Arc<ToolSchema>,
     family: Option<String>,
+    compaction: Option<SchemaCompaction>,
 }
 
 impl CatalogTool {
@@ -24,6 +25,11 @@ impl CatalogTool {
     /// Its family.
     pub fn family(&self) -> Option<&str> {
         self.family.as_deref()
+    }
+
+    /// Its own schema budget, if it declares one.
+    pub fn compaction(&self) -> Option<SchemaCompaction> {
+        self.compaction
     }
 }
 
@@ -81,12 +87,16 @@ pub struct RankOutcome {
 impl DeferredCatalog {
     /// The registry's Deferred tools that `allowed` admits (the host allow-list).
     pub fn new(registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> Self {
-        Self::from_tools(
+        let mut catalog = Self::from_tools(
             registry
                 .iter()
                 .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
                 .map(|tool| (tool.shared_schema(), tool.family().map(str::to_owned))),
-        )
+        );
+        for tool in &mut catalog.tools {
+            tool.compaction = registry.get(&tool.schema.name).and_then(|registered| registered.compaction());
+        }
+        catalog
     }
 
     /// A catalogue of the given declarations and families, sorted by name (so the manifest is
@@ -100,8 +110,10 @@ impl DeferredCatalog {
         tools: impl IntoIterator<Item = (S, Option<String>)>,
         weights: &FieldWeights,
     ) -> Self {
-        let mut list: Vec<CatalogTool> =
-            tools.into_iter().map(|(schema, family)| CatalogTool { schema: schema.into(), family }).collect();
+        let mut list: Vec<CatalogTool> = tools
+            .into_iter()
+            .map(|(schema, family)| CatalogTool { schema: schema.into(), family, compaction: None })
+            .collect();
         // Stable: of two tools with one name, the first given stays.
         list.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
         list.dedup_by(|later, kept| later.schema.name == kept.schema.name);

@@ -63,7 +63,8 @@ pub enum CompactionRung {
     CollapseDeepObjects,
     /// Remove `anyOf`, `oneOf` and `allOf` below the root.
     DropCombinators,
-    /// The floor: each top-level property keeps only its `type`. Names and `required` stay.
+    /// The floor: each top-level property keeps only its `type` (and `nullable`). Names and
+    /// `required` stay.
     BareTopLevelTypes,
 }
 
@@ -205,8 +206,9 @@ fn apply(rung: CompactionRung, root: &mut Value) {
         CompactionRung::BareTopLevelTypes => {
             if let Some(Value::Object(properties)) = root.get_mut("properties") {
                 for property in properties.values_mut() {
-                    let ty = property.get("type").filter(|t| t.is_string()).cloned();
-                    *property = ty.map_or_else(|| json!({}), |ty| json!({"type": ty}));
+                    if let Value::Object(node) = property {
+                        node.retain(|key, _| key == "type" || key == "nullable");
+                    }
                 }
             }
         }
@@ -314,6 +316,9 @@ mod tests {
         assert!(schema["properties"]["f"].get("anyOf").is_none());
         apply(CompactionRung::BareTopLevelTypes, &mut schema);
         assert_eq!(schema["properties"], json!({"a": {"type": "object"}, "f": {}}));
+        let mut nullable = json!({"type": "object", "properties": {"n": {"type": ["integer", "null"], "minimum": 0}}});
+        apply(CompactionRung::BareTopLevelTypes, &mut nullable);
+        assert_eq!(nullable["properties"]["n"], json!({"type": ["integer", "null"]}));
         assert_eq!(schema["required"], json!(["a"]));
     }
 
