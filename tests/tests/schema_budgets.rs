@@ -345,7 +345,7 @@ async fn order_lookup(
 
 #[tokio::test]
 async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget() {
-    use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+    use tinytools::discovery::DiscoveryBridge;
 
     let mut registry = tinytools_examples::catalogue::registry();
     registry.register(OrderLookup).expect("registers");
@@ -354,8 +354,8 @@ async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget()
         SchemaPreparation::new(ProviderProfile::OPENAI).with_strict(true),
         SchemaPreparation::new(ProviderProfile::PORTABLE).with_compaction(SchemaCompaction::THIRD_PARTY),
     ] {
-        let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), |_| true)
-            .with_preparation(Some(preparation));
+        let policy = tinytools::RunPolicy { tool_schemas: Some(preparation), ..tinytools::RunPolicy::default() };
+        let bridge = DiscoveryBridge::for_run(&registry, &policy, |_| true);
         let advertised = bridge.advertised(&registry, |_| true, &EstimatedTokens);
         assert_eq!(advertised.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note", "tool_search"]);
         for schema in &advertised {

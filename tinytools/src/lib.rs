@@ -49,6 +49,7 @@ pub mod discovery;
 mod error;
 pub mod rank;
 pub mod registry;
+pub mod run;
 pub mod schema;
 mod summarization;
 pub mod tool;
@@ -62,6 +63,7 @@ pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPol
 pub use error::{RegistryError, ToolError};
 pub use rank::ToolRanker;
 pub use registry::{RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
+pub use run::RunPolicy;
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use summarization::SummarizationPolicy;
 pub use tool::{CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};

@@ -7,7 +7,7 @@ use super::manifest::{Manifest, ManifestDetail};
 use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
 use crate::schema::{SchemaPreparation, TokenCounter};
 use crate::tool::TOOL_SEARCH;
-use crate::{SchemaCompaction, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
+use crate::{RunPolicy, SchemaCompaction, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
 
 /// A run's discovery: its deferred catalogue, its policy, and whether the intrinsic
 /// `tool_search` is advertised.
@@ -72,6 +72,11 @@ impl DiscoveryBridge {
             DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
         };
         Self { catalog, policy, host_owns_name: registry.contains(TOOL_SEARCH), preparation: None }
+    }
+
+    /// The bridge a run with this policy uses: its discovery policy and schema preparation.
+    pub fn for_run(registry: &ToolRegistry, policy: &RunPolicy, allowed: impl Fn(&str) -> bool) -> Self {
+        Self::new(registry, policy.discovery.clone(), allowed).with_preparation(policy.tool_schemas)
     }
 
     /// Projects every schema the bridge sends — the tools array, `tool_search`'s own
