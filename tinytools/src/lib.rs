@@ -47,11 +47,15 @@
 
 pub mod discovery;
 mod error;
+pub mod middleware;
+pub mod model;
 pub mod rank;
 pub mod registry;
 pub mod run;
 pub mod schema;
 mod summarization;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod tool;
 mod unwind;
 

@@ -88,6 +88,12 @@ impl DiscoveryBridge {
         self
     }
 
+    /// The declaration a deferred tool is promoted with once found: projected like every
+    /// other schema the run sends. `None` when the catalogue does not hold it.
+    pub fn prepared_schema(&self, name: &str) -> Option<ToolSchema> {
+        self.catalog.get(name).map(|tool| self.project(tool.schema(), tool.compaction()))
+    }
+
     fn project(&self, schema: &ToolSchema, budget: Option<SchemaCompaction>) -> ToolSchema {
         match &self.preparation {
             Some(preparation) => preparation.prepare(schema, budget).schema,

@@ -47,24 +47,7 @@ impl ToolRegistry {
     /// # Errors
     /// As [`dispatch`](Self::dispatch).
     pub async fn dispatch_with(&self, name: &str, args: Value, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
-        let Some(entry) = self.tools.get(name) else {
-            return Err(ToolError::UnknownTool { name: name.to_owned() });
-        };
-        entry.admission.check(name, &args)?;
-        match CatchUnwind(entry.tool.execute_with(args, ctx)).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(match error.downcast::<ArgumentsRejected>() {
-                Ok(rejected) => ToolError::InvalidArguments {
-                    tool: name.to_owned(),
-                    violations: vec![Violation::new("", rejected.0)],
-                },
-                Err(source) => ToolError::Failed { tool: name.to_owned(), source },
-            }),
-            Err(message) => {
-                tracing::error!(tool = name, %message, "tool panicked; the panic was contained");
-                Err(ToolError::Panicked { tool: name.to_owned(), message })
-            }
-        }
+        self.admit_value(name, args)?.run(ctx).await
     }
 
     /// [`dispatch_with`](Self::dispatch_with) for arguments still in their wire form, as a
@@ -75,6 +58,33 @@ impl ToolRegistry {
     /// [`ToolError::MalformedArguments`] when the text is not JSON; otherwise as
     /// [`dispatch`](Self::dispatch).
     pub async fn dispatch_raw(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
+        self.admit(name, raw_args)?.run(ctx).await
+    }
+
+    /// The first half of a call: finds the tool and admits its wire-form arguments, without
+    /// running it. The agent loop announces a call only once it is admitted.
+    ///
+    /// ```
+    /// use tinytools::{ToolContext, ToolRegistry, tool};
+    ///
+    /// /// Add two integers.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(Add)?;
+    /// assert!(registry.admit("add", r#"{"a": 1}"#).is_err());
+    /// let admitted = registry.admit("add", r#"{"a": 1, "b": 2}"#)?;
+    /// assert_eq!(admitted.run(&ToolContext::detached()).await?.to_model_text(), "3");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// [`ToolError::UnknownTool`], [`ToolError::MalformedArguments`] or
+    /// [`ToolError::InvalidArguments`].
+    pub fn admit<'r>(&'r self, name: &str, raw_args: &str) -> Result<Admitted<'r>, ToolError> {
         if !self.contains(name) {
             return Err(ToolError::UnknownTool { name: name.to_owned() });
         }
@@ -84,6 +94,54 @@ impl ToolRegistry {
             serde_json::from_str(raw_args)
                 .map_err(|err| ToolError::MalformedArguments { tool: name.to_owned(), message: err.to_string() })?
         };
-        self.dispatch_with(name, args, ctx).await
+        self.admit_value(name, args)
+    }
+
+    fn admit_value<'r>(&'r self, name: &str, args: Value) -> Result<Admitted<'r>, ToolError> {
+        let Some(entry) = self.tools.get(name) else {
+            return Err(ToolError::UnknownTool { name: name.to_owned() });
+        };
+        entry.admission.check(name, &args)?;
+        Ok(Admitted { registry: self, name: name.to_owned(), args })
+    }
+}
+
+/// A call whose tool exists and whose arguments passed admission; [`run`](Self::run) it.
+#[derive(Debug)]
+pub struct Admitted<'r> {
+    registry: &'r ToolRegistry,
+    name: String,
+    args: Value,
+}
+
+impl Admitted<'_> {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs the tool. A panic is contained ([`ToolError::Panicked`]).
+    ///
+    /// # Errors
+    /// [`ToolError::Failed`], [`ToolError::Panicked`], or [`ToolError::InvalidArguments`]
+    /// when serde rejects what the schema allowed.
+    pub async fn run(self, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
+        let Some(entry) = self.registry.tools.get(&self.name) else {
+            return Err(ToolError::UnknownTool { name: self.name });
+        };
+        let name = self.name;
+        match CatchUnwind(entry.tool.execute_with(self.args, ctx)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(match error.downcast::<ArgumentsRejected>() {
+                Ok(rejected) => {
+                    ToolError::InvalidArguments { tool: name, violations: vec![Violation::new("", rejected.0)] }
+                }
+                Err(source) => ToolError::Failed { tool: name, source },
+            }),
+            Err(message) => {
+                tracing::error!(tool = %name, %message, "tool panicked; the panic was contained");
+                Err(ToolError::Panicked { tool: name, message })
+            }
+        }
     }
 }

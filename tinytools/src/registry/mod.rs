@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 pub use admission::Violation;
 pub(crate) use admission::{Admission, ArgumentsRejected};
+pub use dispatch::Admitted;
 pub use policies::{ToolPolicies, ToolPolicy};
 
 use crate::tool::{check_family, check_tool_name};

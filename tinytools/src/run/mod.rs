@@ -1,5 +1,11 @@
-//! A run's configuration. (The agent loop that drives runs lives here as it arrives.)
+//! Runs: the agent loop ([`Agent`]), its policy, events and transcript.
 
+mod agent;
+mod events;
 mod policy;
+mod transcript;
 
-pub use policy::RunPolicy;
+pub use agent::{Agent, RunError, RunOutcome, StopReason};
+pub use events::{EventSink, RunEvent};
+pub use policy::{Capture, RunPolicy};
+pub use transcript::{ToolPatch, Transcript};

@@ -1,0 +1,172 @@
+//! Talking to a model: the [`ChatModel`] trait and the messages, requests and responses it
+//! exchanges. Provider clients implement it; `testkit::ScriptedModel` replays turns for tests.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ToolSchema;
+
+/// One tool call the model made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for the call; tool results answer it.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the provider sent them: JSON text (possibly malformed).
+    pub arguments: String,
+}
+
+/// A message of the conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// Instructions from the host.
+    System {
+        /// The text.
+        content: String,
+    },
+    /// The user's words.
+    User {
+        /// The text.
+        content: String,
+    },
+    /// The model's turn: text and/or tool calls.
+    Assistant {
+        /// Its text (may be empty).
+        content: String,
+        /// Its tool calls, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's answer to one call.
+    Tool {
+        /// The call it answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// What the model reads.
+        content: String,
+        /// Whether the tool refused or failed.
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::User { content: content.into() }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::System { content: content.into() }
+    }
+}
+
+/// Token usage a provider reported for one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens of the request.
+    pub prompt_tokens: u64,
+    /// Tokens of the answer.
+    pub completion_tokens: u64,
+}
+
+/// What is sent to the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The tools it may call this turn.
+    pub tools: Vec<ToolSchema>,
+}
+
+/// What the model answered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    /// Its text.
+    pub content: String,
+    /// Its tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Usage, when the provider reports it.
+    pub usage: Option<Usage>,
+}
+
+impl ModelResponse {
+    /// A plain text answer (ends a run).
+    pub fn text(content: impl Into<String>) -> Self {
+        Self { content: content.into(), tool_calls: Vec::new(), usage: None }
+    }
+
+    /// An answer that calls tools: `(id, name, arguments JSON)`.
+    pub fn calls<'a>(calls: impl IntoIterator<Item = (&'a str, &'a str, serde_json::Value)>) -> Self {
+        let tool_calls = calls
+            .into_iter()
+            .map(|(id, name, arguments)| ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: arguments.to_string(),
+            })
+            .collect();
+        Self { content: String::new(), tool_calls, usage: None }
+    }
+
+    /// The same response with usage.
+    #[must_use]
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        self.usage = Some(Usage { prompt_tokens, completion_tokens });
+        self
+    }
+}
+
+/// What a model can do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelProfile {
+    /// The provider parses tool calls natively (otherwise a prompt dialect is needed).
+    pub native_tool_calling: bool,
+}
+
+impl Default for ModelProfile {
+    fn default() -> Self {
+        Self { native_tool_calling: true }
+    }
+}
+
+/// Why a model call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The request does not fit the model's context window.
+    #[error("the request does not fit the model's context window: {message}")]
+    ContextLength {
+        /// What the provider said.
+        message: String,
+    },
+    /// The provider refused or failed the request.
+    #[error("the model provider answered {status}: {message}")]
+    Provider {
+        /// HTTP-like status.
+        status: u16,
+        /// What the provider said.
+        message: String,
+    },
+    /// The provider could not be reached or answered something unreadable.
+    #[error("the model provider could not be reached: {0}")]
+    Transport(String),
+    /// A scripted model ran out of turns (tests).
+    #[error("the scripted model has no turn {0}: the run made more model calls than the script has")]
+    ScriptExhausted(usize),
+}
+
+/// A chat model with tool calling.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    /// What the model can do.
+    fn profile(&self) -> ModelProfile {
+        ModelProfile::default()
+    }
+
+    /// One model call.
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+}

@@ -1,0 +1,106 @@
+//! [`RunEvent`]: what a run reports to the host, as it happens.
+
+use serde::Serialize;
+
+use crate::model::Usage;
+
+/// One thing that happened in a run. Delivered to the host's [`EventSink`] and emitted as a
+/// `tracing` event (target `tinytools::run`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// Once per run, after `before_agent`: the registry-derived tool surface before any
+    /// `before_model` narrowing — a ceiling, not a per-request measure.
+    ToolsAdvertised {
+        /// Direct tools (the bridge is not counted here).
+        direct: usize,
+        /// Deferred tools behind the bridge (nonzero implies the bridge is present).
+        deferred: usize,
+        /// Compact JSON bytes of the wire set: Direct schemas plus the bridge.
+        schema_bytes: usize,
+    },
+    /// A model call finished.
+    ModelCalled {
+        /// Which call of the run (1-based).
+        turn: usize,
+        /// Tools sent with it.
+        tools: usize,
+        /// Usage, when the provider reported it.
+        usage: Option<Usage>,
+    },
+    /// A `tool_search` call was answered.
+    ToolSearched {
+        /// The call.
+        call_id: String,
+        /// The query (only under `capture.tool_io`).
+        query: Option<String>,
+        /// What was returned, best first.
+        matched: Vec<String>,
+        /// Which ranking answered.
+        ranker: String,
+        /// The first match's confidence.
+        top_confidence: Option<f32>,
+        /// Why a host ranker was not served.
+        fallback: Option<String>,
+        /// BM25's ranking, in compare mode.
+        shadow_matched: Option<Vec<String>>,
+        /// Ranking time.
+        latency_ms: f64,
+    },
+    /// Searched tools gained typed declarations for the following requests.
+    ToolsPromoted {
+        /// The newly promoted tools.
+        names: Vec<String>,
+    },
+    /// A deferred tool was called by its own name.
+    DeferredToolCall {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+    },
+    /// An admitted call is about to run. Exactly one `ToolCompleted` or `ToolFailed` follows.
+    ToolStarted {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+    },
+    /// A call returned a result (`is_error` when the tool refused).
+    ToolCompleted {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// Whether the tool ran and refused.
+        is_error: bool,
+    },
+    /// A call failed: the tool errored, panicked or timed out.
+    ToolFailed {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// What went wrong (for the host; the model reads a short note).
+        error: String,
+    },
+    /// A call was answered without running: unknown name, bad arguments, or a gate said no.
+    ToolRejected {
+        /// The call.
+        call_id: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Receives a run's events.
+pub trait EventSink: Send + Sync {
+    /// Called for each event, in order.
+    fn emit(&self, event: &RunEvent);
+}
+
+impl<F: Fn(&RunEvent) + Send + Sync> EventSink for F {
+    fn emit(&self, event: &RunEvent) {
+        self(event);
+    }
+}
