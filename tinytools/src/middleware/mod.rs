@@ -6,14 +6,18 @@
 
 mod allowlist;
 mod authorization;
+mod microcompact;
 mod policy;
+mod selection;
 
 pub use allowlist::ToolAllowlistMiddleware;
 pub use authorization::HostAuthorization;
+pub use microcompact::MicrocompactMiddleware;
 pub use policy::ToolPolicyMiddleware;
+pub use selection::{ContextualToolSelectionMiddleware, DynamicToolSelectionMiddleware};
 
-use crate::ToolResult;
 use crate::model::{Message, ModelRequest, ModelResponse, ToolCall};
+use crate::{ToolResult, ToolSchema};
 
 /// Whether a tool call may run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +36,10 @@ pub trait Middleware: Send + Sync {
 
     /// Before each model call: may narrow `request.tools` (searched tools are appended after).
     async fn before_model(&self, _request: &mut ModelRequest) {}
+
+    /// Just before each model call, with the final tools (searched tools included) read-only:
+    /// may rewrite the messages sent (not the transcript), to fit a budget.
+    async fn before_send(&self, _messages: &mut Vec<Message>, _tools: &[ToolSchema]) {}
 
     /// After each model call.
     async fn after_model(&self, _response: &mut ModelResponse) {}

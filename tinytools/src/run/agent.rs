@@ -245,6 +245,9 @@ impl Run<'_> {
                 middleware.before_model(&mut request).await;
             }
             request.tools.extend(self.promoted.iter().cloned());
+            for middleware in &self.agent.middleware {
+                middleware.before_send(&mut request.messages, &request.tools).await;
+            }
             let mut response = match self.agent.model.complete(&request).await {
                 Ok(response) => response,
                 Err(source) => return Err(RunError { source, transcript: self.transcript, turns: turn }),
