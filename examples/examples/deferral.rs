@@ -1,25 +1,33 @@
-//! The deferral scenario of the spec's live proof, offline: the 41-tool catalogue, what its
-//! first request costs with every tool Direct versus the 40-tool long tail Deferred behind
-//! `tool_search`, the manifest, and what a search for the task returns.
+//! The deferral scenario of the spec's live proof: the 41-tool catalogue, what its first
+//! request costs with every tool Direct versus the 40-tool long tail Deferred behind
+//! `tool_search`, the manifest, what a search for the task returns — then a run.
+//!
+//! With `OPENROUTER_API_KEY` or `TINYTOOLS_BASE_URL` (+ `TINYTOOLS_MODEL`) set, the run is the
+//! real A/B against that model and prints the spec's table. Without, it runs offline with a
+//! scripted model, and says so.
 //!
 //! ```text
 //! cargo run -p tinytools-examples --example deferral            # a report
 //! cargo run -p tinytools-examples --example deferral -- --json  # the figures as one JSON object
 //! ```
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, Manifest, ToolDiscoveryPolicy};
+use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::providers::OpenAiCompatible;
+use tinytools::run::{Agent, RunEvent, RunPolicy};
 use tinytools::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
+use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, ToolSchema};
 use tinytools_examples::catalogue;
-
-/// The spec's task.
-const TASK: &str = "What is ACME stock trading at right now?";
+use tinytools_examples::live::{self, MANIFEST_TOKEN_BUDGET, TASK};
 
 fn main() {
     let json_output = std::env::args().any(|arg| arg == "--json");
     let counter = EstimatedTokens;
-    let policy = ToolDiscoveryPolicy::default();
+    let policy = ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() };
 
     let all_direct = catalogue::all_direct_registry();
     let direct = Surface::of(&all_direct, &DiscoveryBridge::new(&all_direct, policy.clone(), |_| true), &counter);
@@ -40,8 +48,21 @@ fn main() {
     let found_names: Vec<&str> =
         found["matches"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str()).collect();
 
+    let live_model = std::env::var("OPENROUTER_API_KEY").is_ok() || std::env::var("TINYTOOLS_BASE_URL").is_ok();
+    let live_arms = if live_model {
+        match runtime.block_on(live_ab()) {
+            Ok(arms) => Some(arms),
+            Err(message) => {
+                eprintln!("deferral: the live run failed: {message}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        None
+    };
+
     if json_output {
-        let figures = json!({
+        let mut figures = json!({
             "catalogue": registry.len(),
             "token_counter": "estimate (bytes / 4.5)",
             "direct": direct.to_json(),
@@ -50,7 +71,12 @@ fn main() {
             "manifest": {"detail": format!("{:?}", manifest.detail), "tokens": counter.count(&manifest.text)},
             "task": TASK,
             "tool_search": found_names,
+            "manifest_token_budget": MANIFEST_TOKEN_BUDGET,
         });
+        if let Some((model, direct, deferred)) = &live_arms {
+            let arm = |a: &live::Arm| json!({"route": format!("{:?}", a.route), "first_call_prompt_tokens": a.first_call_prompt_tokens, "total_prompt_tokens": a.total_prompt_tokens});
+            figures["live"] = json!({"model": model, "direct": arm(direct), "deferred": arm(deferred)});
+        }
         println!("{figures}");
         return;
     }
@@ -86,6 +112,85 @@ fn main() {
     println!("\ntool_search {{\"query\": {TASK:?}}} returns: {}", found_names.join(", "));
     if let Some(first) = found["matches"].get(0) {
         println!("first match, with the full schema the model now calls it by:\n  {first}");
+    }
+
+    match live_arms {
+        Some((model, direct, deferred)) => {
+            println!("\nLive A/B against {model}:\n{}", live::table(&model, &direct, &deferred));
+            println!("answers: all Direct {:?}; deferred {:?}", direct.answer, deferred.answer);
+        }
+        None => {
+            println!("\nSCRIPTED MODEL — no OPENROUTER_API_KEY or TINYTOOLS_BASE_URL is set, so the model's turns");
+            println!("below are replayed from a script; the tools, search, promotion and events are real.");
+            runtime.block_on(scripted_run(registry));
+        }
+    }
+}
+
+/// The real A/B against the model the environment names.
+async fn live_ab() -> Result<(String, live::Arm, live::Arm), String> {
+    let client = OpenAiCompatible::from_env().map_err(|err| err.to_string())?;
+    let name = client.model().to_owned();
+    let model: Arc<dyn tinytools::model::ChatModel> = Arc::new(client);
+    let direct = live::run_arm(model.clone(), false).await.map_err(|err| err.to_string())?;
+    let deferred = live::run_arm(model, true).await.map_err(|err| err.to_string())?;
+    Ok((name, direct, deferred))
+}
+
+/// The task with a scripted model: search, call what the search found first, answer.
+async fn scripted_run(registry: ToolRegistry) {
+    let first_match = |request: &ModelRequest| -> String {
+        request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Tool { name, content, .. } if name == "tool_search" => {
+                    serde_json::from_str::<Value>(content).ok()
+                }
+                _ => None,
+            })
+            .and_then(|answer| answer["matches"][0]["name"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let model = ScriptedModel::dynamic(vec![
+        Box::new(|_: &ModelRequest| {
+            ModelResponse::calls([("call_1", "tool_search", json!({"query": "stock price for a ticker"}))])
+        }),
+        Box::new(move |request: &ModelRequest| {
+            let name = first_match(request);
+            ModelResponse::calls([("call_2", name.as_str(), json!({"symbol": "ACME"}))])
+        }),
+        Box::new(|request: &ModelRequest| {
+            let quote = request.messages.last().and_then(|m| match m {
+                Message::Tool { content, .. } => serde_json::from_str::<Value>(content).ok(),
+                _ => None,
+            });
+            let price = quote.as_ref().and_then(|q| q["price"].as_f64()).unwrap_or_default();
+            ModelResponse::text(format!("ACME is trading at ${price:.2}."))
+        }),
+    ]);
+    let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
+    let log = events.clone();
+    let policy = RunPolicy {
+        discovery: ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() },
+        ..RunPolicy::default()
+    };
+    let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy).with_events(Arc::new(
+        move |event: &RunEvent| {
+            if let Ok(mut log) = log.lock() {
+                log.push(event.clone());
+            }
+        },
+    ));
+    match agent.run(vec![Message::system(live::SYSTEM_PROMPT), Message::user(TASK)]).await {
+        Ok(outcome) => {
+            for event in events.lock().map(|e| e.clone()).unwrap_or_default() {
+                println!("  event: {}", serde_json::to_string(&event).unwrap_or_default());
+            }
+            println!("  answer ({} model calls): {}", outcome.turns, outcome.answer);
+        }
+        Err(err) => println!("  the scripted run failed: {err}"),
     }
 }
 

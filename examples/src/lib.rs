@@ -6,3 +6,4 @@
 
 pub mod catalogue;
 pub mod eval;
+pub mod live;

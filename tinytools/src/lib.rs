@@ -49,6 +49,8 @@ pub mod discovery;
 mod error;
 pub mod middleware;
 pub mod model;
+#[cfg(feature = "providers")]
+pub mod providers;
 pub mod rank;
 pub mod registry;
 pub mod run;

@@ -1,0 +1,142 @@
+//! The spec's live proof as a reusable A/B: the same task over the 41-tool registry, all
+//! Direct and then with the 40-tool long tail Deferred, against any [`ChatModel`].
+
+use std::sync::{Arc, Mutex};
+
+use tinytools::discovery::ToolDiscoveryPolicy;
+use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, RunError, RunPolicy};
+use tinytools::{ToolRegistry, ToolSchema};
+
+use crate::catalogue;
+
+/// The spec's task.
+pub const TASK: &str = "What is ACME stock trading at right now?";
+
+/// The system prompt both arms run with.
+pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer by calling tools. \
+When no tool in your list fits the question, call tool_search with a few words describing \
+what you need; then call the tool it returns by its own name. Reply in one short sentence \
+once you have the result.";
+
+/// The manifest budget the deferred arm uses: with it the first request's tools stay under
+/// 2,500 bytes (the manifest degrades from summaries to names).
+pub const MANIFEST_TOKEN_BUDGET: usize = 400;
+
+/// How the model reached `stock_quote`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// It was in the tools array (all-Direct arm).
+    Direct,
+    /// Through `tool_search`.
+    Search,
+    /// Straight off the manifest, by name, without searching.
+    Manifest,
+    /// It never called `stock_quote`.
+    Missed,
+}
+
+/// One arm's figures.
+#[derive(Clone, Debug)]
+pub struct Arm {
+    /// "all Direct" or "deferred".
+    pub label: &'static str,
+    /// The route to `stock_quote`.
+    pub route: Route,
+    /// Prompt tokens of the first model call (provider-reported).
+    pub first_call_prompt_tokens: Option<u64>,
+    /// Prompt tokens summed over the run.
+    pub total_prompt_tokens: u64,
+    /// Compact JSON bytes of the first request's tools.
+    pub schema_bytes: usize,
+    /// Tools in the first request.
+    pub first_request_tools: usize,
+    /// After a search, a later request carried `stock_quote`'s typed declaration.
+    pub typed_declaration: bool,
+    /// The model's answer.
+    pub answer: String,
+}
+
+/// Records every request and response a model sees.
+struct Recording {
+    inner: Arc<dyn ChatModel>,
+    log: Mutex<Vec<(ModelRequest, Option<u64>)>>,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Recording {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let response = self.inner.complete(request).await?;
+        if let Ok(mut log) = self.log.lock() {
+            log.push((request.clone(), response.usage.map(|u| u.prompt_tokens)));
+        }
+        Ok(response)
+    }
+}
+
+/// Runs one arm.
+///
+/// # Errors
+/// [`RunError`] when a model call fails.
+pub async fn run_arm(model: Arc<dyn ChatModel>, deferred: bool) -> Result<Arm, RunError> {
+    let registry: ToolRegistry = if deferred { catalogue::registry() } else { catalogue::all_direct_registry() };
+    let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
+    let policy = RunPolicy {
+        discovery: ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() },
+        max_turns: 6,
+        ..RunPolicy::default()
+    };
+    let agent = Agent::new(Arc::new(registry), recording.clone()).with_policy(policy);
+    let outcome = agent.run(vec![Message::system(SYSTEM_PROMPT), Message::user(TASK)]).await?;
+    let log = recording.log.lock().map(|log| log.clone()).unwrap_or_default();
+    let calls: Vec<&str> = outcome
+        .transcript
+        .messages
+        .iter()
+        .flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => tool_calls.iter().map(|c| c.name.as_str()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let quote_at = calls.iter().position(|name| *name == "stock_quote");
+    let searched = calls.iter().position(|name| *name == "tool_search");
+    let route = match (quote_at, searched) {
+        (None, _) => Route::Missed,
+        (Some(_), _) if !deferred => Route::Direct,
+        (Some(q), Some(s)) if s < q => Route::Search,
+        (Some(_), _) => Route::Manifest,
+    };
+    let first: Vec<ToolSchema> = log.first().map(|(request, _)| request.tools.clone()).unwrap_or_default();
+    let typed_declaration =
+        log.iter().skip(1).any(|(request, _)| request.tools.iter().any(|t| t.name == "stock_quote"));
+    Ok(Arm {
+        label: if deferred { "deferred" } else { "all Direct" },
+        route,
+        first_call_prompt_tokens: log.first().and_then(|(_, tokens)| *tokens),
+        total_prompt_tokens: log.iter().filter_map(|(_, tokens)| *tokens).sum(),
+        schema_bytes: serde_json::to_string(&first).map_or(0, |text| text.len()),
+        first_request_tools: first.len(),
+        typed_declaration,
+        answer: outcome.answer,
+    })
+}
+
+/// The spec's table for two arms.
+pub fn table(model: &str, direct: &Arm, deferred: &Arm) -> String {
+    let tokens = |arm: &Arm| arm.first_call_prompt_tokens.map_or_else(|| "?".to_owned(), |t| t.to_string());
+    let change = match (direct.first_call_prompt_tokens, deferred.first_call_prompt_tokens) {
+        (Some(d), Some(f)) if d > 0 => format!(" ({:+.0}%)", 100.0 * (f as f64 - d as f64) / d as f64),
+        _ => String::new(),
+    };
+    format!(
+        "model\tfirst-call prompt tokens\ttotal prompt tokens\tschema bytes\troute\n\
+         {model}\t{} → {}{change}\t{} → {}\t{} → {}\t{:?}\n",
+        tokens(direct),
+        tokens(deferred),
+        direct.total_prompt_tokens,
+        deferred.total_prompt_tokens,
+        direct.schema_bytes,
+        deferred.schema_bytes,
+        deferred.route,
+    )
+}

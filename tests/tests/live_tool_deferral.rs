@@ -1,0 +1,71 @@
+//! The spec's live proof. Runs only with `TOOL_DEFERRAL_LIVE=1`:
+//!
+//! ```text
+//! TOOL_DEFERRAL_LIVE=1 cargo test -p tinytools-integration-tests --test live_tool_deferral -- --nocapture
+//! ```
+//!
+//! Against OpenRouter when `OPENROUTER_API_KEY` is set (model `TOOL_DEFERRAL_MODEL`, default
+//! `openai/gpt-4.1-mini`), else against the OpenAI-compatible server at
+//! `TOOL_DEFERRAL_BASE_URL` (model `TOOL_DEFERRAL_MODEL`). `TOOL_DEFERRAL_RUNS=10` repeats the
+//! A/B and reports how often each arm reached `stock_quote`.
+//!
+//! The same task runs twice over the 41-tool registry — all Direct, then the 40-tool long
+//! tail Deferred — and must: reach `stock_quote` both times; spend fewer prompt tokens on the
+//! deferred run's first call; and, when the model searched, give the searched `stock_quote` a
+//! typed declaration.
+
+use std::sync::Arc;
+
+use tinytools::model::ChatModel;
+use tinytools::providers::OpenAiCompatible;
+use tinytools_examples::live::{self, Route};
+
+fn model() -> (Arc<dyn ChatModel>, String) {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(key) = var("OPENROUTER_API_KEY") {
+        let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "openai/gpt-4.1-mini".into());
+        let client = OpenAiCompatible::openrouter(key, name.clone()).expect("client");
+        return (Arc::new(client), name);
+    }
+    let Some(base_url) = var("TOOL_DEFERRAL_BASE_URL") else {
+        panic!("TOOL_DEFERRAL_LIVE=1 needs OPENROUTER_API_KEY or TOOL_DEFERRAL_BASE_URL (with TOOL_DEFERRAL_MODEL)");
+    };
+    let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "local".into());
+    (Arc::new(OpenAiCompatible::local(base_url, name.clone()).expect("client")), name)
+}
+
+#[tokio::test]
+async fn live_tool_deferral() {
+    if std::env::var("TOOL_DEFERRAL_LIVE").as_deref() != Ok("1") {
+        eprintln!("live_tool_deferral: skipped (set TOOL_DEFERRAL_LIVE=1 and a model; see the file's header)");
+        return;
+    }
+    let (model, name) = model();
+    let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let (mut direct_reached, mut deferred_reached) = (0, 0);
+    let mut routes = Vec::new();
+    for run in 1..=runs {
+        let direct = live::run_arm(model.clone(), false).await.expect("the all-Direct run");
+        let deferred = live::run_arm(model.clone(), true).await.expect("the deferred run");
+        println!("run {run}/{runs}\n{}", live::table(&name, &direct, &deferred));
+        println!("  answers: {:?} | {:?}", direct.answer, deferred.answer);
+        direct_reached += usize::from(direct.route != Route::Missed);
+        deferred_reached += usize::from(deferred.route != Route::Missed);
+        routes.push(deferred.route);
+        if let (Some(d), Some(f)) = (direct.first_call_prompt_tokens, deferred.first_call_prompt_tokens) {
+            assert!(f < d, "the deferred run's first call must cost fewer prompt tokens: {f} vs {d}");
+        }
+        assert!(deferred.schema_bytes < direct.schema_bytes);
+        if deferred.route == Route::Search {
+            assert!(deferred.typed_declaration, "a searched stock_quote must gain a typed declaration");
+        }
+        if runs == 1 {
+            assert_ne!(direct.route, Route::Missed, "the all-Direct run must reach stock_quote");
+            assert_ne!(deferred.route, Route::Missed, "the deferred run must reach stock_quote");
+        }
+    }
+    println!(
+        "reached stock_quote: all Direct {direct_reached}/{runs}, deferred {deferred_reached}/{runs}; deferred routes {routes:?}"
+    );
+    assert!(deferred_reached > 0, "the deferred run never reached stock_quote");
+}

@@ -1,0 +1,205 @@
+//! The HTTP layer both providers share: one request with timeouts, retries with backoff on
+//! 429 and 5xx (honouring `Retry-After`), and errors that say what the provider said.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::ConfigError;
+use crate::model::ModelError;
+
+/// An API key. Its `Debug` and `Display` never show it.
+///
+/// ```
+/// use tinytools::providers::ApiKey;
+///
+/// let key = ApiKey::new("sk-live-1234");
+/// assert_eq!(format!("{key:?}"), "ApiKey(****)");
+/// assert_eq!(key.expose(), "sk-live-1234");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(****)")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("****")
+    }
+}
+
+/// How failed requests are retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// The first backoff; it doubles each retry.
+    pub base_delay: Duration,
+    /// The longest wait, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Self { max_retries: 3, base_delay: Duration::from_millis(500), max_delay: Duration::from_secs(30) }
+    }
+}
+
+/// Timeouts and retries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// The whole request's time limit.
+    pub timeout: Duration,
+    /// Retry behaviour.
+    pub retry: Retry,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self { timeout: Duration::from_secs(120), retry: Retry::default() }
+    }
+}
+
+/// A configured HTTP client.
+#[derive(Clone, Debug)]
+pub(crate) struct Http {
+    client: reqwest::Client,
+    options: HttpOptions,
+}
+
+impl Http {
+    pub(crate) fn new(options: HttpOptions) -> Result<Self, ConfigError> {
+        // rustls needs a process-wide crypto provider; installing it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(options.timeout)
+            .build()
+            .map_err(|err| ConfigError::Client(err.to_string()))?;
+        Ok(Self { client, options })
+    }
+
+    /// POSTs a JSON body, retrying 429, 5xx (and 529) and transport failures with backoff.
+    pub(crate) async fn post(&self, url: &str, headers: &[(&str, String)], body: &Value) -> Result<Value, ModelError> {
+        let mut attempt = 0;
+        loop {
+            let mut request = self.client.post(url).header("content-type", "application/json");
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            let outcome = request.body(body.to_string()).send().await;
+            let retryable = attempt < self.options.retry.max_retries;
+            match outcome {
+                Err(err) => {
+                    if !retryable {
+                        return Err(ModelError::Transport(transport_message(&err)));
+                    }
+                    tracing::warn!(target: "tinytools::providers", attempt, error = %transport_message(&err), "retrying");
+                    tokio::time::sleep(self.backoff(attempt, None)).await;
+                }
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    let text = response.text().await.map_err(|err| ModelError::Transport(transport_message(&err)))?;
+                    if (200..300).contains(&status) {
+                        return serde_json::from_str(&text).map_err(|err| {
+                            ModelError::Transport(format!("the provider answered with unreadable JSON ({err})"))
+                        });
+                    }
+                    let error = provider_error(status, &text);
+                    let transient = status == 429 || status >= 500;
+                    if !transient || !retryable || matches!(error, ModelError::ContextLength { .. }) {
+                        return Err(error);
+                    }
+                    tracing::warn!(target: "tinytools::providers", attempt, status, "retrying");
+                    tokio::time::sleep(self.backoff(attempt, retry_after)).await;
+                }
+            }
+            attempt += 1;
+        }
+    }
+
+    fn backoff(&self, attempt: u32, retry_after: Option<u64>) -> Duration {
+        let retry = self.options.retry;
+        let exponential = retry.base_delay.saturating_mul(2_u32.saturating_pow(attempt));
+        retry_after.map_or(exponential, Duration::from_secs).min(retry.max_delay)
+    }
+}
+
+/// What the provider said, from the error bodies OpenAI, OpenRouter, llama.cpp and Anthropic
+/// send (`{"error": {"message": ...}}`, `{"error": "..."}`, `{"message": ...}`).
+fn provider_error(status: u16, body: &str) -> ModelError {
+    let json: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let error = &json["error"];
+    let message = error["message"]
+        .as_str()
+        .or_else(|| error.as_str())
+        .or_else(|| json["message"].as_str())
+        .map_or_else(|| body.chars().take(500).collect::<String>(), str::to_owned);
+    let code = error["code"].as_str().or_else(|| error["type"].as_str()).unwrap_or_default();
+    let lower = message.to_ascii_lowercase();
+    let context = code == "context_length_exceeded"
+        || lower.contains("context length")
+        || lower.contains("context window")
+        || lower.contains("prompt is too long")
+        || lower.contains("too many tokens")
+        || lower.contains("exceeds the available context");
+    if context { ModelError::ContextLength { message } } else { ModelError::Provider { status, message } }
+}
+
+/// A transport error without its URL's query or anything else that could carry a secret.
+fn transport_message(err: &reqwest::Error) -> String {
+    let kind = if err.is_timeout() {
+        "timed out"
+    } else if err.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    match err.url() {
+        Some(url) => format!("{kind} ({}://{}{})", url.scheme(), url.host_str().unwrap_or("?"), url.path()),
+        None => kind.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_of_every_provider_are_read() {
+        let openai = r#"{"error": {"message": "Invalid 'tools[0].function.name'", "type": "invalid_request_error", "code": null}}"#;
+        assert!(
+            matches!(provider_error(400, openai), ModelError::Provider { status: 400, message } if message.contains("tools[0]"))
+        );
+        let context = r#"{"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}}"#;
+        assert!(matches!(provider_error(400, context), ModelError::ContextLength { .. }));
+        let anthropic = r#"{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        assert!(matches!(provider_error(400, anthropic), ModelError::ContextLength { .. }));
+        let llama = r#"{"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}}"#;
+        assert!(matches!(provider_error(400, llama), ModelError::ContextLength { .. }));
+        assert!(
+            matches!(provider_error(502, "<html>bad gateway</html>"), ModelError::Provider { status: 502, message } if message.contains("bad gateway"))
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! [`OpenAiCompatible`]: the Chat Completions API, as OpenAI, OpenRouter, llama.cpp's
+//! `llama-server`, Ollama and LM Studio serve it.
+
+use serde_json::{Value, json};
+
+use super::ConfigError;
+use super::http::{ApiKey, Http, HttpOptions};
+use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
+
+/// A Chat Completions client.
+///
+/// ```
+/// use tinytools::providers::OpenAiCompatible;
+///
+/// let local = OpenAiCompatible::local("http://127.0.0.1:8091/v1", "qwen2.5-coder-0.5b")?;
+/// assert_eq!(local.model(), "qwen2.5-coder-0.5b");
+/// let openrouter = OpenAiCompatible::openrouter("sk-or-secret", "openai/gpt-4.1-mini")?;
+/// assert!(!format!("{openrouter:?}").contains("secret"));
+/// # Ok::<(), tinytools::providers::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct OpenAiCompatible {
+    http: Http,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    model: String,
+    headers: Vec<(String, String)>,
+}
+
+impl OpenAiCompatible {
+    /// A client for any compatible server: `base_url` ends before `/chat/completions`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Client`] when the HTTP client cannot be built.
+    pub fn new(
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+        options: HttpOptions,
+    ) -> Result<Self, ConfigError> {
+        let base_url = base_url.into().trim_end_matches('/').to_owned();
+        Ok(Self { http: Http::new(options)?, base_url, api_key: None, model: model.into(), headers: Vec::new() })
+    }
+
+    /// OpenAI.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn openai(api_key: impl Into<String>, model: impl Into<String>) -> Result<Self, ConfigError> {
+        Ok(Self::new("https://api.openai.com/v1", model, HttpOptions::default())?.with_api_key(api_key))
+    }
+
+    /// OpenRouter.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn openrouter(api_key: impl Into<String>, model: impl Into<String>) -> Result<Self, ConfigError> {
+        let client = Self::new("https://openrouter.ai/api/v1", model, HttpOptions::default())?.with_api_key(api_key);
+        Ok(client.with_header("X-Title", "tinytools"))
+    }
+
+    /// A local server: llama.cpp's `llama-server` (`http://127.0.0.1:8080/v1`), Ollama
+    /// (`http://127.0.0.1:11434/v1`), LM Studio (`http://127.0.0.1:1234/v1`). No key.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn local(base_url: impl Into<String>, model: impl Into<String>) -> Result<Self, ConfigError> {
+        Self::new(base_url, model, HttpOptions::default())
+    }
+
+    /// From the environment: `OPENROUTER_API_KEY` (with `TINYTOOLS_MODEL`, default
+    /// `openai/gpt-4.1-mini`), else `TINYTOOLS_BASE_URL` (with `TINYTOOLS_MODEL` and an optional
+    /// `TINYTOOLS_API_KEY`), else `OPENAI_API_KEY` (default model `gpt-4.1-mini`).
+    ///
+    /// # Errors
+    /// [`ConfigError::MissingVariable`] when none is set.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let var = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
+        let model = |default: &str| var("TINYTOOLS_MODEL").unwrap_or_else(|| default.to_owned());
+        if let Some(key) = var("OPENROUTER_API_KEY") {
+            return Self::openrouter(key, model("openai/gpt-4.1-mini"));
+        }
+        if let Some(base_url) = var("TINYTOOLS_BASE_URL") {
+            let client = Self::local(base_url, model("local"))?;
+            return Ok(match var("TINYTOOLS_API_KEY") {
+                Some(key) => client.with_api_key(key),
+                None => client,
+            });
+        }
+        if let Some(key) = var("OPENAI_API_KEY") {
+            return Self::openai(key, model("gpt-4.1-mini"));
+        }
+        Err(ConfigError::MissingVariable("OPENROUTER_API_KEY, TINYTOOLS_BASE_URL or OPENAI_API_KEY"))
+    }
+
+    /// Sends this key as a bearer token.
+    #[must_use]
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// Sends an extra header on every request.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The request body for a model request.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(message).collect();
+        let mut body = json!({"model": self.model, "messages": messages});
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|tool| json!({"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}))
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+}
+
+fn message(message: &Message) -> Value {
+    match message {
+        Message::System { content } => json!({"role": "system", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant { content, tool_calls } if tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": content})
+        }
+        Message::Assistant { content, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|call| json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}))
+                .collect();
+            let content = if content.is_empty() { Value::Null } else { json!(content) };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        Message::Tool { call_id, content, .. } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+    }
+}
+
+/// Reads a Chat Completions response.
+pub(crate) fn response(body: &Value) -> Result<ModelResponse, ModelError> {
+    let Some(choice) = body["choices"].get(0) else {
+        return Err(ModelError::Transport(format!("the response has no choices: {}", excerpt(body))));
+    };
+    let message = &choice["message"];
+    let content = message["content"].as_str().unwrap_or_default().to_owned();
+    let tool_calls = message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, call)| {
+            let function = &call["function"];
+            let arguments = match &function["arguments"] {
+                Value::String(text) => text.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            ToolCall {
+                id: call["id"].as_str().map_or_else(|| format!("call_{i}"), str::to_owned),
+                name: function["name"].as_str().unwrap_or_default().to_owned(),
+                arguments,
+            }
+        })
+        .collect();
+    let usage = body["usage"].as_object().map(|usage| Usage {
+        prompt_tokens: usage.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+        completion_tokens: usage.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+    });
+    Ok(ModelResponse { content, tool_calls, usage })
+}
+
+fn excerpt(body: &Value) -> String {
+    body.to_string().chars().take(300).collect()
+}
+
+#[async_trait::async_trait]
+impl ChatModel for OpenAiCompatible {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let mut headers: Vec<(&str, String)> = self.headers.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization", format!("Bearer {}", key.expose())));
+        }
+        let body =
+            self.http.post(&format!("{}/chat/completions", self.base_url), &headers, &self.body(request)).await?;
+        response(&body)
+    }
+}
