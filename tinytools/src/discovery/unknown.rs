@@ -55,8 +55,9 @@ fn close_matches<'a>(requested: &str, callable: impl IntoIterator<Item = &'a str
         .into_iter()
         .filter(|name| *name != requested)
         .map(|name| {
-            let spelling =
-                1.0 - edit_distance(&wanted, &name.to_lowercase()) as f32 / wanted.len().max(name.len()).max(1) as f32;
+            let spelling = 1.0
+                - strsim::levenshtein(&wanted, &name.to_lowercase()) as f32
+                    / wanted.len().max(name.len()).max(1) as f32;
             let terms = tokenize(name);
             let shared = terms.iter().filter(|term| wanted_terms.contains(term)).count();
             // How much of the candidate's name the request covers: `get_stock_price` covers
@@ -68,21 +69,6 @@ fn close_matches<'a>(requested: &str, callable: impl IntoIterator<Item = &'a str
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == *cb { diagonal } else { 1 + diagonal.min(above).min(row[j]) };
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
