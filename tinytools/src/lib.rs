@@ -45,6 +45,7 @@
 //! # }).unwrap();
 //! ```
 
+pub mod dialect;
 pub mod discovery;
 mod error;
 pub mod middleware;

@@ -16,6 +16,7 @@ pub use declaration::ToolSchema;
 pub use generate::schema_for;
 pub use preparation::{PreparedSchema, SchemaPreparation};
 pub use profile::ProviderProfile;
+pub(crate) use refs::{definitions as definitions_of, ref_target as ref_name};
 #[cfg(feature = "tiktoken")]
 pub use tokens::TiktokenCounter;
 pub use tokens::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};

@@ -9,6 +9,7 @@ mod context;
 mod exposure;
 mod naming;
 mod result;
+mod signature;
 
 use serde_json::Value;
 
@@ -17,6 +18,8 @@ pub use context::{CancellationToken, ToolContext};
 pub use exposure::{ParseExposureError, ToolExposure};
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
 pub use result::{ToolContent, ToolResult};
+pub(crate) use signature::ordered_properties;
+pub use signature::{argument_notes, type_signature};
 
 use crate::SchemaCompaction;
 

@@ -1,0 +1,193 @@
+//! Prompt dialects: tool calling for models without it, and recovery for models whose server
+//! does not parse their calls.
+//!
+//! A dialect is one unit — how the catalogue is rendered, the call syntax the model writes,
+//! how results come back, how history is replayed — wrapped around a [`ChatModel`] so the
+//! agent loop does not change. `tool_search` and searched tools go through the same renderer
+//! as every other tool.
+
+mod envelope;
+mod json_tag;
+mod pformat;
+mod recovery;
+
+use std::sync::Arc;
+
+use crate::ToolSchema;
+use crate::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ToolCall};
+
+/// How tools reach the model and calls come back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// Native when the model's profile supports tool calling, else JSON-in-tag.
+    #[default]
+    Auto,
+    /// The provider's own tool calling; a call written as bare or fenced JSON in the text is
+    /// still recovered.
+    Native,
+    /// `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`; the prompt lists each tool's
+    /// parameter schema.
+    JsonInTag,
+    /// `<tool_call>read_file[0|notes.txt|1|20]</tool_call>`; the prompt lists compact
+    /// positional signatures.
+    PFormat,
+}
+
+impl Dialect {
+    /// Wraps a model so it speaks this dialect.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tinytools::dialect::Dialect;
+    /// use tinytools::model::{ChatModel, ModelRequest, ModelResponse};
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// let model = Arc::new(ScriptedModel::new([ModelResponse::text(
+    ///     "Checking. <tool_call>stock_quote[0|ACME]</tool_call>",
+    /// )]));
+    /// let speaking = Dialect::PFormat.wrap(model.clone());
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let tool = tinytools::ToolSchema {
+    ///     name: "stock_quote".into(),
+    ///     description: "Fetch a price.".into(),
+    ///     parameters: serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
+    /// };
+    /// let request = ModelRequest { messages: vec![tinytools::model::Message::user("ACME?")], tools: vec![tool] };
+    /// let response = speaking.complete(&request).await.unwrap();
+    /// assert_eq!(response.content, "Checking.");
+    /// assert_eq!(response.tool_calls[0].arguments, r#"{"symbol":"ACME"}"#);
+    /// assert!(model.requests()[0].tools.is_empty(), "the catalogue went into the prompt");
+    /// # });
+    /// ```
+    pub fn wrap(self, model: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
+        let resolved = match self {
+            Self::Auto if model.profile().native_tool_calling => Self::Native,
+            Self::Auto => Self::JsonInTag,
+            other => other,
+        };
+        Arc::new(DialectModel { inner: model, dialect: resolved })
+    }
+
+    /// The catalogue as this dialect writes it into the system prompt (empty for native).
+    pub fn render_catalogue(self, tools: &[ToolSchema]) -> String {
+        match self {
+            Self::JsonInTag => json_tag::catalogue(tools),
+            Self::PFormat => pformat::catalogue(tools),
+            Self::Auto | Self::Native => String::new(),
+        }
+    }
+
+    /// Reads the calls in a reply written in this dialect, with the text around them. Only
+    /// offered tools can be called; a misspelt name is repaired to a unique close match.
+    pub fn parse(self, reply: &str, tools: &[ToolSchema]) -> (Vec<ToolCall>, String) {
+        let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        let mut counter = 0;
+        let mut next_id = || {
+            counter += 1;
+            format!("call_text_{counter}")
+        };
+        let (blocks, text) = match self {
+            Self::JsonInTag | Self::PFormat => envelope::call_blocks(reply),
+            Self::Auto | Self::Native => (Vec::new(), reply.trim().to_owned()),
+        };
+        let mut calls: Vec<ToolCall> = blocks
+            .iter()
+            .filter_map(|block| match self {
+                Self::PFormat => pformat::parse_block(block, tools, next_id()),
+                _ => json_tag::parse_block(block, &offered, next_id()),
+            })
+            .collect();
+        if !calls.is_empty() {
+            return (calls, text);
+        }
+        let (recovered, text) = recovery::recover(&text, &offered, &mut next_id);
+        calls.extend(recovered);
+        (calls, text)
+    }
+
+    /// A call written in this dialect (how history is replayed to the model).
+    pub fn render_call(self, call: &ToolCall, tools: &[ToolSchema]) -> String {
+        match self {
+            Self::PFormat => pformat::render_call(call, tools.iter().find(|tool| tool.name == call.name)),
+            _ => json_tag::render_call(call),
+        }
+    }
+
+    /// A tool's result as the model reads it in a text dialect.
+    pub fn render_result(name: &str, is_error: bool, content: &str) -> String {
+        envelope::result_block(name, is_error, content)
+    }
+
+    /// The request a text dialect sends: the catalogue in the system prompt, calls and results
+    /// as text, no native tools.
+    pub fn render_request(self, request: &ModelRequest) -> ModelRequest {
+        let catalogue = self.render_catalogue(&request.tools);
+        let mut messages: Vec<Message> = Vec::new();
+        let mut system_done = catalogue.is_empty();
+        for message in &request.messages {
+            match message {
+                Message::System { content } if !system_done => {
+                    messages.push(Message::system(format!("{content}\n\n{catalogue}")));
+                    system_done = true;
+                }
+                Message::Assistant { content, tool_calls } => {
+                    let mut text = content.clone();
+                    for call in tool_calls {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(&self.render_call(call, &request.tools));
+                    }
+                    messages.push(Message::Assistant { content: text, tool_calls: Vec::new() });
+                }
+                Message::Tool { name, content, is_error, .. } => {
+                    let block = Self::render_result(name, *is_error, content);
+                    match messages.last_mut() {
+                        Some(Message::User { content }) if content.starts_with("<tool_result") => {
+                            content.push('\n');
+                            content.push_str(&block);
+                        }
+                        _ => messages.push(Message::user(block)),
+                    }
+                }
+                other => messages.push(other.clone()),
+            }
+        }
+        if !system_done {
+            messages.insert(0, Message::system(catalogue));
+        }
+        ModelRequest { messages, tools: Vec::new() }
+    }
+}
+
+/// A model wrapped in a dialect.
+struct DialectModel {
+    inner: Arc<dyn ChatModel>,
+    dialect: Dialect,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for DialectModel {
+    fn profile(&self) -> ModelProfile {
+        self.inner.profile()
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let native = matches!(self.dialect, Dialect::Native | Dialect::Auto);
+        let sent = if native { request.clone() } else { self.dialect.render_request(request) };
+        let mut response = self.inner.complete(&sent).await?;
+        if !native || response.tool_calls.is_empty() {
+            let (calls, text) = self.dialect.parse(&response.content, &request.tools);
+            if !calls.is_empty() {
+                let turn = request.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
+                response.tool_calls = calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, call)| ToolCall { id: format!("call_{turn}_{i}"), ..call })
+                    .collect();
+                response.content = text;
+            }
+        }
+        Ok(response)
+    }
+}
