@@ -7,7 +7,8 @@
 //! Against OpenRouter when `OPENROUTER_API_KEY` is set (model `TOOL_DEFERRAL_MODEL`, default
 //! `openai/gpt-4.1-mini`), else against the OpenAI-compatible server at
 //! `TOOL_DEFERRAL_BASE_URL` (model `TOOL_DEFERRAL_MODEL`). `TOOL_DEFERRAL_RUNS=10` repeats the
-//! A/B and reports how often each arm reached `stock_quote`.
+//! A/B and reports how often each arm reached `stock_quote`. `TOOL_DEFERRAL_DIALECT=json` or
+//! `pformat` runs it through a prompt dialect (for servers that do not parse tool calls).
 //!
 //! The same task runs twice over the 41-tool registry — all Direct, then the 40-tool long
 //! tail Deferred — and must: reach `stock_quote` both times; spend fewer prompt tokens on the
@@ -16,6 +17,7 @@
 
 use std::sync::Arc;
 
+use tinytools::dialect::Dialect;
 use tinytools::model::ChatModel;
 use tinytools::providers::OpenAiCompatible;
 use tinytools_examples::live::{self, Route};
@@ -41,6 +43,14 @@ async fn live_tool_deferral() {
         return;
     }
     let (model, name) = model();
+    let dialect = match std::env::var("TOOL_DEFERRAL_DIALECT").as_deref() {
+        Ok("json") => Dialect::JsonInTag,
+        Ok("pformat") => Dialect::PFormat,
+        Ok("native") => Dialect::Native,
+        _ => Dialect::Auto,
+    };
+    let model = dialect.wrap(model);
+    println!("model {name}, dialect {dialect:?}");
     let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
     let (mut direct_reached, mut deferred_reached) = (0, 0);
     let mut routes = Vec::new();

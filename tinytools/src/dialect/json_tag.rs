@@ -7,13 +7,20 @@ use super::recovery::call_from_json;
 use crate::ToolSchema;
 use crate::model::ToolCall;
 
-/// The catalogue as prompt text: each tool's description and parameter schema.
+/// The catalogue as prompt text: how to call, a worked example with the last tool offered
+/// (the bridge, when there is one), then each tool's description and parameter schema.
 pub(crate) fn catalogue(tools: &[ToolSchema]) -> String {
     let mut text = String::from(
-        "# Tools\n\nTo call a tool, write a block with its name and arguments as JSON:\n\
-         <tool_call>{\"name\": \"tool_name\", \"arguments\": {\"arg\": \"value\"}}</tool_call>\n\
-         You may write several blocks in one reply. Each result comes back in a <tool_result> block. \
-         When you have the answer, reply without a <tool_call> block.\n\nAvailable tools:",
+        "# Tools\n\nTo call a tool, reply with a <tool_call> block holding JSON with its name and arguments, \
+         and nothing else in that reply.",
+    );
+    if let Some(example) = tools.last() {
+        let call = serde_json::json!({"name": example.name, "arguments": example_arguments(example)});
+        text.push_str(&format!("\nFor example:\n{CALL_OPEN}{call}{CALL_CLOSE}"));
+    }
+    text.push_str(
+        "\nThe result comes back in a <tool_result> block. Never write a tool's result yourself. \
+         When you have the answer, reply in plain text without a <tool_call> block.\n\nAvailable tools:",
     );
     for tool in tools {
         text.push_str(&format!(
@@ -22,6 +29,30 @@ pub(crate) fn catalogue(tools: &[ToolSchema]) -> String {
         ));
     }
     text
+}
+
+/// Placeholder arguments for a tool's required parameters, for a worked example.
+pub(crate) fn example_arguments(tool: &ToolSchema) -> Value {
+    let required = tool.parameters.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+    let properties = tool.parameters.get("properties").and_then(Value::as_object);
+    let mut arguments = serde_json::Map::new();
+    for name in required.iter().filter_map(Value::as_str) {
+        let ty = properties
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        let placeholder = match ty {
+            "integer" | "number" => serde_json::json!(1),
+            "boolean" => serde_json::json!(true),
+            "array" => serde_json::json!([]),
+            "object" => serde_json::json!({}),
+            _ if name == "query" => serde_json::json!("what you want to do"),
+            _ => serde_json::json!("..."),
+        };
+        arguments.insert(name.to_owned(), placeholder);
+    }
+    Value::Object(arguments)
 }
 
 /// A call written the way this dialect asks the model to write it.

@@ -29,11 +29,18 @@ pub(crate) fn signature(tool: &ToolSchema) -> String {
 /// The catalogue as prompt text: each tool's signature, description and argument notes.
 pub(crate) fn catalogue(tools: &[ToolSchema]) -> String {
     let mut text = String::from(
-        "# Tools\n\nTo call a tool, write <tool_call>name[slot|value|slot|value]</tool_call> using the slot \
-         numbers of its signature; send only the slots you need (required ones come first). Escape |, ] and \\ \
-         in a value with \\. Write an object or list value as JSON. You may write several calls in one reply. \
-         Each result comes back in a <tool_result> block. When you have the answer, reply without a <tool_call>.\n\n\
-         Available tools:",
+        "# Tools\n\nTo call a tool, reply with <tool_call>name[slot|value|slot|value]</tool_call> using the slot \
+         numbers of its signature, and nothing else in that reply; send only the slots you need (required ones \
+         come first). Escape |, ] and \\ in a value with \\. Write an object or list value as JSON.",
+    );
+    if let Some(example) = tools.last() {
+        let arguments = json_tag::example_arguments(example);
+        let call = ToolCall { id: String::new(), name: example.name.clone(), arguments: arguments.to_string() };
+        text.push_str(&format!("\nFor example:\n{}", render_call(&call, Some(example))));
+    }
+    text.push_str(
+        "\nThe result comes back in a <tool_result> block. Never write a tool's result yourself. When you have \
+         the answer, reply in plain text without a <tool_call>.\n\nAvailable tools:",
     );
     for tool in tools {
         text.push_str(&format!("\n\n{} — {}", signature(tool), tool.description));
