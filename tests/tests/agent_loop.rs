@@ -59,6 +59,7 @@ async fn the_first_request_carries_only_direct_tools_and_the_bridge_and_search_p
     assert_eq!((outcome.turns, outcome.usage.prompt_tokens), (3, 4_500));
     let requests = model.requests();
     assert_eq!(names(&requests[0]), ["read_note", "tool_search"]);
+    assert_eq!(requests[0].callable_by_name.len(), 40, "the deferred catalogue is callable by name");
     // Every match of the search is promoted, best first, after the first request's tools.
     let promoted: Vec<&str> = outcome.transcript.promoted().collect();
     assert_eq!(promoted[0], "stock_quote");
@@ -219,6 +220,7 @@ async fn with_discovery_disabled_a_direct_call_by_name_still_runs() {
     let (agent, recorder) = agent(model.clone());
     let outcome = agent.with_policy(policy).run(vec![Message::user("go")]).await.expect("runs");
     assert_eq!(names(&model.requests()[0]), ["read_note"]);
+    assert!(model.requests()[0].callable_by_name.is_empty(), "nothing is advertised by name");
     let Message::Tool { is_error, .. } = &outcome.transcript.messages[2] else { panic!() };
     assert!(!is_error);
     assert!(recorder.events().contains(&RunEvent::ToolsAdvertised {
@@ -339,6 +341,7 @@ async fn hidden_and_non_admitted_tools_get_the_unknown_tool_answer() {
     // A host tool under the reserved name always wins, even Hidden: no bridge, and the model's
     // `tool_search` is answered like any name it may not call.
     assert_eq!(names(&model.requests()[0]), ["read_note"]);
+    assert!(model.requests()[0].callable_by_name.is_empty(), "no bridge, so nothing is callable by name");
     for index in [2, 3] {
         let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[index] else { panic!() };
         assert!(*is_error && content.starts_with("No tool by that name"), "{content}");

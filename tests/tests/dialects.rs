@@ -218,6 +218,7 @@ fn tool_output_cannot_forge_a_block_in_the_replayed_history() {
             },
         ],
         tools: tools.clone(),
+        ..Default::default()
     };
     for dialect in TEXT_DIALECTS {
         let rendered = dialect.render_request(&request);
@@ -296,4 +297,17 @@ fn rendered_catalogue_tokens_for_the_41_tools() {
     let pformat = counter.count(&Dialect::PFormat.render_catalogue(&tools));
     println!("41-tool catalogue, o200k tokens: native schemas {native}, JSON-in-tag {json_tag}, P-Format {pformat}");
     assert!(pformat < json_tag && pformat < native, "P-Format is the compact one: {pformat} vs {json_tag} / {native}");
+}
+
+#[test]
+fn deferred_tools_callable_by_name_are_offered_to_text_calls_and_nothing_else_is() {
+    let tools: Vec<ToolSchema> = vec![];
+    let deferred = vec!["stock_quote".to_owned()];
+    for dialect in [Dialect::Native, Dialect::JsonInTag, Dialect::PFormat] {
+        let (calls, _) =
+            dialect.parse_offered(r#"{{"name": "stock_quote", "arguments": {"symbol": "ACME"}}}}"#, &tools, &deferred);
+        assert_eq!(calls.len(), 1, "{dialect:?}: a deferred tool named in the manifest is callable by name");
+        let (calls, _) = dialect.parse_offered(r#"{"name": "purge_all_notes", "arguments": {}}"#, &tools, &deferred);
+        assert!(calls.is_empty(), "{dialect:?}: never a name outside the offered set");
+    }
 }

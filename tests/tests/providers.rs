@@ -41,6 +41,7 @@ fn request() -> ModelRequest {
             },
         ],
         tools: registry.schemas(),
+        ..Default::default()
     }
 }
 

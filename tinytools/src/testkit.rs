@@ -16,7 +16,7 @@ type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 ///
 /// let model = ScriptedModel::new([ModelResponse::text("hello")]);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let request = ModelRequest { messages: vec![Message::user("hi")], tools: vec![] };
+/// let request = ModelRequest { messages: vec![Message::user("hi")], ..Default::default() };
 /// assert_eq!(model.complete(&request).await.unwrap().content, "hello");
 /// assert_eq!(model.requests().len(), 1);
 /// assert!(model.complete(&request).await.is_err(), "the script has one turn");

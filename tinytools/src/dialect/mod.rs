@@ -52,7 +52,7 @@ impl Dialect {
     ///     description: "Fetch a price.".into(),
     ///     parameters: serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
     /// };
-    /// let request = ModelRequest { messages: vec![tinytools::model::Message::user("ACME?")], tools: vec![tool] };
+    /// let request = ModelRequest { messages: vec![tinytools::model::Message::user("ACME?")], tools: vec![tool], ..Default::default() };
     /// let response = speaking.complete(&request).await.unwrap();
     /// assert_eq!(response.content, "Checking.");
     /// assert_eq!(response.tool_calls[0].arguments, r#"{"symbol":"ACME"}"#);
@@ -80,7 +80,19 @@ impl Dialect {
     /// Reads the calls in a reply written in this dialect, with the text around them. Only
     /// offered tools can be called; a misspelt name is repaired to a unique close match.
     pub fn parse(self, reply: &str, tools: &[ToolSchema]) -> (Vec<ToolCall>, String) {
-        let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        self.parse_offered(reply, tools, &[])
+    }
+
+    /// [`parse`](Self::parse), where `callable_by_name` also counts as offered (the deferred
+    /// tools a request lists in [`ModelRequest::callable_by_name`]).
+    pub fn parse_offered(
+        self,
+        reply: &str,
+        tools: &[ToolSchema],
+        callable_by_name: &[String],
+    ) -> (Vec<ToolCall>, String) {
+        let mut offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        offered.extend(callable_by_name.iter().map(String::as_str));
         let mut counter = 0;
         let mut next_id = || {
             counter += 1;
@@ -93,7 +105,7 @@ impl Dialect {
         let mut calls: Vec<ToolCall> = blocks
             .iter()
             .filter_map(|block| match self {
-                Self::PFormat => pformat::parse_block(block, tools, next_id()),
+                Self::PFormat => pformat::parse_block(block, tools, &offered, next_id()),
                 _ => json_tag::parse_block(block, &offered, next_id()),
             })
             .collect();
@@ -156,7 +168,7 @@ impl Dialect {
         if !system_done {
             messages.insert(0, Message::system(catalogue));
         }
-        ModelRequest { messages, tools: Vec::new() }
+        ModelRequest { messages, tools: Vec::new(), callable_by_name: Vec::new() }
     }
 }
 
@@ -177,7 +189,8 @@ impl ChatModel for DialectModel {
         let sent = if native { request.clone() } else { self.dialect.render_request(request) };
         let mut response = self.inner.complete(&sent).await?;
         if !native || response.tool_calls.is_empty() {
-            let (calls, text) = self.dialect.parse(&response.content, &request.tools);
+            let (calls, text) =
+                self.dialect.parse_offered(&response.content, &request.tools, &request.callable_by_name);
             if !calls.is_empty() {
                 let turn = request.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
                 response.tool_calls = calls

@@ -88,13 +88,13 @@ fn escape(value: &str) -> String {
 }
 
 /// Reads one block: JSON inside the tag, or `name[slot|value|...]`.
-pub(crate) fn parse_block(block: &str, tools: &[ToolSchema], id: String) -> Option<ToolCall> {
-    let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+pub(crate) fn parse_block(block: &str, tools: &[ToolSchema], offered: &[&str], id: String) -> Option<ToolCall> {
     if block.trim_start().starts_with('{') {
-        return json_tag::parse_block(block, &offered, id);
+        return json_tag::parse_block(block, offered, id);
     }
     let open = block.find('[')?;
-    let name = repair_name(block[..open].trim(), &offered)?;
+    let declared: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    let name = repair_name(block[..open].trim(), &declared)?;
     let tool = tools.iter().find(|tool| tool.name == name)?;
     let slots = slots(tool);
     let fields = split(&block[open + 1..]);

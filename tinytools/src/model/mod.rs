@@ -74,12 +74,17 @@ pub struct Usage {
 }
 
 /// What is sent to the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequest {
     /// The conversation so far.
     pub messages: Vec<Message>,
     /// The tools it may call this turn.
     pub tools: Vec<ToolSchema>,
+    /// Tools the model may also call by name though their declarations are not in `tools`:
+    /// the run's admitted deferred catalogue, named in `tool_search`'s manifest. Never Hidden
+    /// or non-admitted tools. Not sent to providers; prompt dialects accept text calls of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub callable_by_name: Vec<String>,
 }
 
 /// What the model answered.

@@ -240,7 +240,11 @@ impl Run<'_> {
             if self.cancel.is_cancelled() {
                 return Ok(self.finish(answer, StopReason::Cancelled, turn - 1, usage));
             }
-            let mut request = ModelRequest { messages: self.transcript.messages.clone(), tools: surface.clone() };
+            let mut request = ModelRequest {
+                messages: self.transcript.messages.clone(),
+                tools: surface.clone(),
+                callable_by_name: self.callable_by_name(),
+            };
             for middleware in &self.agent.middleware {
                 middleware.before_model(&mut request).await;
             }
@@ -283,6 +287,14 @@ impl Run<'_> {
         }
         let turns = self.agent.policy.max_turns;
         Ok(self.finish(answer, StopReason::TurnLimit, turns, usage))
+    }
+
+    /// The deferred tools the model may call by name this run (only while discovery is on).
+    fn callable_by_name(&self) -> Vec<String> {
+        if !self.bridge.is_active() {
+            return Vec::new();
+        }
+        self.bridge.catalog().iter().map(|tool| tool.schema().name.clone()).collect()
     }
 
     fn finish(self, answer: String, stop: StopReason, turns: usize, usage: Usage) -> RunOutcome {
