@@ -14,10 +14,10 @@ use crate::catalogue;
 pub const TASK: &str = "What is ACME stock trading at right now?";
 
 /// The system prompt both arms run with.
-pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer by calling tools. \
-When no tool in your list fits the question, call tool_search with a few words describing \
-what you need; then call the tool it returns by its own name. Reply in one short sentence \
-once you have the result.";
+pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. You cannot know live data such as \
+prices, the weather or the user's accounts: get it with a tool, never guess it. When no tool in \
+your list fits, call tool_search with a few words describing what you need, then call the tool \
+it returns by its own name. Reply in one short sentence once you have the result.";
 
 /// The manifest budget the deferred arm uses: with it the first request's tools stay under
 /// 2,500 bytes (the manifest degrades from summaries to names).
@@ -53,6 +53,8 @@ pub struct Arm {
     pub first_request_tools: usize,
     /// After a search, a later request carried `stock_quote`'s typed declaration.
     pub typed_declaration: bool,
+    /// The model called `tool_search` at least once.
+    pub searched: bool,
     /// The model's answer.
     pub answer: String,
 }
@@ -117,6 +119,7 @@ pub async fn run_arm(model: Arc<dyn ChatModel>, deferred: bool) -> Result<Arm, R
         schema_bytes: serde_json::to_string(&first).map_or(0, |text| text.len()),
         first_request_tools: first.len(),
         typed_declaration,
+        searched: searched.is_some(),
         answer: outcome.answer,
     })
 }

@@ -52,7 +52,7 @@ async fn live_tool_deferral() {
     let model = dialect.wrap(model);
     println!("model {name}, dialect {dialect:?}");
     let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
-    let (mut direct_reached, mut deferred_reached) = (0, 0);
+    let (mut direct_reached, mut deferred_reached, mut searched) = (0, 0, 0);
     let mut routes = Vec::new();
     for run in 1..=runs {
         let direct = live::run_arm(model.clone(), false).await.expect("the all-Direct run");
@@ -61,6 +61,7 @@ async fn live_tool_deferral() {
         println!("  answers: {:?} | {:?}", direct.answer, deferred.answer);
         direct_reached += usize::from(direct.route != Route::Missed);
         deferred_reached += usize::from(deferred.route != Route::Missed);
+        searched += usize::from(deferred.searched);
         routes.push(deferred.route);
         if let (Some(d), Some(f)) = (direct.first_call_prompt_tokens, deferred.first_call_prompt_tokens) {
             assert!(f < d, "the deferred run's first call must cost fewer prompt tokens: {f} vs {d}");
@@ -77,5 +78,6 @@ async fn live_tool_deferral() {
     println!(
         "reached stock_quote: all Direct {direct_reached}/{runs}, deferred {deferred_reached}/{runs}; deferred routes {routes:?}"
     );
+    println!("the deferred run called tool_search in {searched}/{runs} runs");
     assert!(deferred_reached > 0, "the deferred run never reached stock_quote");
 }

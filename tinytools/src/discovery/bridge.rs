@@ -200,9 +200,11 @@ impl DiscoveryBridge {
             .filter_map(|hit| self.catalog.get(&hit.name))
             .map(|tool| self.project(tool.schema(), tool.compaction()))
             .collect();
-        let note = matches.is_empty().then_some(
-            "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name.",
-        );
+        let note = if matches.is_empty() {
+            "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name."
+        } else {
+            "Call the tool that fits by its own name, with the arguments its parameters describe."
+        };
         let text = serde_json::to_string(&Answer { matches, note }).unwrap_or_default();
         SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome) }
     }
@@ -223,6 +225,5 @@ impl DiscoveryBridge {
 #[derive(Serialize)]
 struct Answer<'a> {
     matches: Vec<ToolSchema>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<&'a str>,
+    note: &'a str,
 }
