@@ -76,15 +76,28 @@ impl ChatModel for Recording {
     }
 }
 
-/// Runs one arm.
+/// Runs one arm with the standard manifest budget.
 ///
 /// # Errors
 /// [`RunError`] when a model call fails.
 pub async fn run_arm(model: Arc<dyn ChatModel>, deferred: bool) -> Result<Arm, RunError> {
+    run_arm_with(model, deferred, MANIFEST_TOKEN_BUDGET).await
+}
+
+/// Runs one arm with a given manifest budget (a small one leaves only a count: the model must
+/// search).
+///
+/// # Errors
+/// [`RunError`] when a model call fails.
+pub async fn run_arm_with(
+    model: Arc<dyn ChatModel>,
+    deferred: bool,
+    manifest_token_budget: usize,
+) -> Result<Arm, RunError> {
     let registry: ToolRegistry = if deferred { catalogue::registry() } else { catalogue::all_direct_registry() };
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
     let policy = RunPolicy {
-        discovery: ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() },
+        discovery: ToolDiscoveryPolicy { manifest_token_budget, ..Default::default() },
         max_turns: 6,
         ..RunPolicy::default()
     };

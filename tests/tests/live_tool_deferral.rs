@@ -9,6 +9,8 @@
 //! `TOOL_DEFERRAL_BASE_URL` (model `TOOL_DEFERRAL_MODEL`). `TOOL_DEFERRAL_RUNS=10` repeats the
 //! A/B and reports how often each arm reached `stock_quote`. `TOOL_DEFERRAL_DIALECT=json` or
 //! `pformat` runs it through a prompt dialect (for servers that do not parse tool calls).
+//! `TOOL_DEFERRAL_MANIFEST_TOKENS` sets the deferred arm's manifest budget (default 400; a
+//! small one leaves only a count, so the model must search).
 //!
 //! The same task runs twice over the 41-tool registry — all Direct, then the 40-tool long
 //! tail Deferred — and must: reach `stock_quote` both times; spend fewer prompt tokens on the
@@ -53,10 +55,14 @@ async fn live_tool_deferral() {
     println!("model {name}, dialect {dialect:?}");
     let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
     let (mut direct_reached, mut deferred_reached, mut searched) = (0, 0, 0);
+    let budget: usize = std::env::var("TOOL_DEFERRAL_MANIFEST_TOKENS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(live::MANIFEST_TOKEN_BUDGET);
     let mut routes = Vec::new();
     for run in 1..=runs {
         let direct = live::run_arm(model.clone(), false).await.expect("the all-Direct run");
-        let deferred = live::run_arm(model.clone(), true).await.expect("the deferred run");
+        let deferred = live::run_arm_with(model.clone(), true, budget).await.expect("the deferred run");
         println!("run {run}/{runs}\n{}", live::table(&name, &direct, &deferred));
         println!("  answers: {:?} | {:?}", direct.answer, deferred.answer);
         direct_reached += usize::from(direct.route != Route::Missed);
