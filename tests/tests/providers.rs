@@ -252,3 +252,24 @@ async fn an_agent_runs_the_spec_task_against_a_chat_completions_server() {
     assert_eq!(outcome.turns, 3);
     assert_eq!(outcome.usage.prompt_tokens, 100 + 300 + 500);
 }
+
+#[tokio::test]
+async fn a_provider_that_hangs_times_out_with_a_clear_error_and_no_secret() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_tool_call()).set_delay(Duration::from_secs(3)))
+        .mount(&server)
+        .await;
+    let options = HttpOptions {
+        timeout: Duration::from_millis(200),
+        retry: Retry { max_retries: 1, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(10) },
+    };
+    let client =
+        OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", options).expect("client").with_api_key("sk-hidden");
+    let started = std::time::Instant::now();
+    let err = client.complete(&request()).await.expect_err("times out");
+    assert!(matches!(&err, ModelError::Transport(message) if message.starts_with("timed out")), "{err}");
+    assert!(!err.to_string().contains("sk-hidden"));
+    assert!(started.elapsed() < Duration::from_secs(3), "two attempts of 200 ms, not the server's 3 s");
+    assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 2, "retried once");
+}
