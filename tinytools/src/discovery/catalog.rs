@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::policy::{RankMode, ToolDiscoveryPolicy};
-use crate::rank::{Bm25Index, FieldWeights, RankContext, RankRequest, RankedTool, ToolDocument};
+use crate::rank::{Bm25Index, Bm25Params, FieldWeights, RankContext, RankRequest, RankedTool, Tokenizer, ToolDocument};
 use crate::unwind::CatchUnwind;
 use crate::{SchemaCompaction, ToolExposure, ToolRegistry, ToolSchema};
 
@@ -119,7 +119,9 @@ impl DeferredCatalog {
         list.dedup_by(|later, kept| later.schema.name == kept.schema.name);
         let documents: Vec<ToolDocument<'_>> =
             list.iter().map(|tool| ToolDocument::new(&tool.schema, tool.family.as_deref())).collect();
-        let index = Bm25Index::with_fields(documents.iter().map(|document| document.fields(*weights)));
+        let fields: Vec<Vec<(f32, &str)>> =
+            documents.iter().map(|document| document.fields(*weights).collect()).collect();
+        let index = Bm25Index::build_parallel(&fields, Tokenizer::default(), Bm25Params::default());
         Self { tools: list, index }
     }
 

@@ -91,48 +91,31 @@ impl Bm25Index {
         F: IntoIterator<Item = (f32, S)>,
         S: AsRef<str>,
     {
-        let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        let mut words: FxHashMap<Box<str>, Box<[u32]>> = FxHashMap::default();
-        let mut lengths = Vec::new();
-        // (term, document, weighted frequency), in document order.
-        let mut triples: Vec<(u32, u32, f32)> = Vec::new();
-        // Per-document frequencies, dense by term id; `seen` lists the ids to emit and reset.
-        let mut frequencies: Vec<f32> = Vec::new();
-        let mut seen: Vec<u32> = Vec::new();
-        for (doc, fields) in documents.into_iter().enumerate() {
-            let doc = u32::try_from(doc).unwrap_or(u32::MAX);
-            let mut length = 0.0_f32;
-            for (weight, text) in fields {
-                let weight = if weight.is_finite() { weight.max(0.0) } else { 0.0 };
-                for_each_word(text.as_ref(), |word| {
-                    let ids = match words.get(word) {
-                        Some(ids) => ids,
-                        None => intern_word(&tokenizer, &mut terms, &mut words, word),
-                    };
-                    for &term in ids.iter() {
-                        let slot = term as usize;
-                        if slot >= frequencies.len() {
-                            frequencies.resize(slot + 1, 0.0);
-                        }
-                        if frequencies[slot] == 0.0 {
-                            seen.push(term);
-                        }
-                        // A zero weight adds nothing and marks nothing: every posted frequency
-                        // is positive, so every posted document scores above zero.
-                        frequencies[slot] += weight;
-                        length += weight;
-                    }
-                });
-            }
-            for term in seen.drain(..) {
-                let tf = std::mem::take(&mut frequencies[term as usize]);
-                if tf > 0.0 {
-                    triples.push((term, doc, tf));
-                }
-            }
-            lengths.push(length);
-        }
+        Self::finish(tokenize_all(documents, &tokenizer), tokenizer, params)
+    }
 
+    /// [`build`](Self::build) on two threads for large catalogues: each half is tokenized
+    /// apart, then the second half's term ids are mapped onto the first's. The index is the
+    /// same as the one-thread build's.
+    pub fn build_parallel(documents: &[Vec<(f32, &str)>], tokenizer: Tokenizer, params: Bm25Params) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        if documents.len() < PARALLEL_MIN_DOCUMENTS || cores < 2 {
+            return Self::build(documents.iter().map(|fields| fields.iter().copied()), tokenizer, params);
+        }
+        let (left, right) = documents.split_at(documents.len() / 2);
+        let halves = std::thread::scope(|scope| {
+            let right = scope.spawn(|| tokenize_all(right.iter().map(|fields| fields.iter().copied()), &tokenizer));
+            let left = tokenize_all(left.iter().map(|fields| fields.iter().copied()), &tokenizer);
+            right.join().map(|right| (left, right))
+        });
+        match halves {
+            Ok((left, right)) => Self::finish(left.merge(right), tokenizer, params),
+            Err(_) => Self::build(documents.iter().map(|fields| fields.iter().copied()), tokenizer, params),
+        }
+    }
+
+    fn finish(partial: Partial, tokenizer: Tokenizer, params: Bm25Params) -> Self {
+        let Partial { terms, words, triples, lengths } = partial;
         // Counting sort by term (stable, so each term's postings stay in document order).
         let mut offsets = vec![0_u32; terms.len() + 1];
         for &(term, _, _) in &triples {
@@ -281,6 +264,87 @@ impl Bm25Index {
     }
 }
 
+/// Below this many documents a parallel build is not worth a thread.
+const PARALLEL_MIN_DOCUMENTS: usize = 2_000;
+
+/// The tokenized documents of one build (or one half of one).
+struct Partial {
+    terms: FxHashMap<Box<str>, u32>,
+    words: FxHashMap<Box<str>, Box<[u32]>>,
+    /// (term, document, weighted frequency), in document order.
+    triples: Vec<(u32, u32, f32)>,
+    lengths: Vec<f32>,
+}
+
+impl Partial {
+    /// Appends another half's documents, mapping its term ids onto this one's.
+    fn merge(mut self, other: Partial) -> Partial {
+        let mut remap = vec![0_u32; other.terms.len()];
+        for (term, id) in other.terms {
+            let next = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
+            remap[id as usize] = *self.terms.entry(term).or_insert(next);
+        }
+        for (word, ids) in other.words {
+            self.words.entry(word).or_insert_with(|| ids.iter().map(|&id| remap[id as usize]).collect());
+        }
+        let offset = u32::try_from(self.lengths.len()).unwrap_or(u32::MAX);
+        self.triples.extend(other.triples.into_iter().map(|(term, doc, tf)| (remap[term as usize], doc + offset, tf)));
+        self.lengths.extend(other.lengths);
+        self
+    }
+}
+
+/// Tokenizes documents into term ids, caching each distinct word's terms.
+fn tokenize_all<F, S>(documents: impl IntoIterator<Item = F>, tokenizer: &Tokenizer) -> Partial
+where
+    F: IntoIterator<Item = (f32, S)>,
+    S: AsRef<str>,
+{
+    let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    let mut words: FxHashMap<Box<str>, Box<[u32]>> = FxHashMap::default();
+    let mut lengths = Vec::new();
+    // (term, document, weighted frequency), in document order.
+    let mut triples: Vec<(u32, u32, f32)> = Vec::new();
+    // Per-document frequencies, dense by term id; `seen` lists the ids to emit and reset.
+    let mut frequencies: Vec<f32> = Vec::new();
+    let mut seen: Vec<u32> = Vec::new();
+    for (doc, fields) in documents.into_iter().enumerate() {
+        let doc = u32::try_from(doc).unwrap_or(u32::MAX);
+        let mut length = 0.0_f32;
+        for (weight, text) in fields {
+            let weight = if weight.is_finite() { weight.max(0.0) } else { 0.0 };
+            for_each_word(text.as_ref(), |word| {
+                let ids = match words.get(word) {
+                    Some(ids) => ids,
+                    None => intern_word(tokenizer, &mut terms, &mut words, word),
+                };
+                for &term in ids.iter() {
+                    let slot = term as usize;
+                    if slot >= frequencies.len() {
+                        frequencies.resize(slot + 1, 0.0);
+                    }
+                    if frequencies[slot] == 0.0 {
+                        seen.push(term);
+                    }
+                    // A zero weight adds nothing and marks nothing: every posted frequency
+                    // is positive, so every posted document scores above zero.
+                    frequencies[slot] += weight;
+                    length += weight;
+                }
+            });
+        }
+        for term in seen.drain(..) {
+            let tf = std::mem::take(&mut frequencies[term as usize]);
+            if tf > 0.0 {
+                triples.push((term, doc, tf));
+            }
+        }
+        lengths.push(length);
+    }
+
+    Partial { terms, words, triples, lengths }
+}
+
 /// Computes and remembers the term ids of a corpus word seen for the first time.
 fn intern_word<'w>(
     tokenizer: &Tokenizer,
@@ -352,6 +416,39 @@ mod tests {
                 for (p, e) in pruned.iter().zip(&exhaustive) {
                     assert!((p.score - e.score).abs() < 1e-4, "{query} {limit}: {pruned:?} vs {exhaustive:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_two_thread_build_answers_like_the_one_thread_build() {
+        let words =
+            ["stock", "price", "quote", "weather", "city", "email", "send", "get", "find", "data", "list", "café"];
+        let documents: Vec<Vec<(f32, String)>> = (0..4_500_usize)
+            .map(|i| {
+                let text = (0..(2 + i % 9))
+                    .map(|j| words[(i * 5 + j * 7 + i / 11) % words.len()])
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                vec![(2.0, format!("tool_{}", i % 97)), (1.0, text)]
+            })
+            .collect();
+        let borrowed: Vec<Vec<(f32, &str)>> =
+            documents.iter().map(|d| d.iter().map(|(w, t)| (*w, t.as_str())).collect()).collect();
+        let one =
+            Bm25Index::build(borrowed.iter().map(|d| d.iter().copied()), Tokenizer::default(), Bm25Params::default());
+        let two = Bm25Index::build_parallel(&borrowed, Tokenizer::default(), Bm25Params::default());
+        assert_eq!(one.len(), two.len());
+        for query in ["stock price", "weather in the city", "send email list", "tool 42 data", "café", "nothing here"]
+        {
+            let (a, b) = (one.search(query, 10), two.search(query, 10));
+            assert_eq!(
+                a.iter().map(|h| h.doc).collect::<Vec<_>>(),
+                b.iter().map(|h| h.doc).collect::<Vec<_>>(),
+                "{query}"
+            );
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x.score - y.score).abs() < 1e-4, "{query}");
             }
         }
     }
