@@ -87,16 +87,16 @@ pub struct RankOutcome {
 impl DeferredCatalog {
     /// The registry's Deferred tools that `allowed` admits (the host allow-list).
     pub fn new(registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> Self {
-        let mut catalog = Self::from_tools(
-            registry
-                .iter()
-                .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
-                .map(|tool| (tool.shared_schema(), tool.family().map(str::to_owned))),
-        );
-        for tool in &mut catalog.tools {
-            tool.compaction = registry.get(&tool.schema.name).and_then(|registered| registered.compaction());
-        }
-        catalog
+        let tools = registry
+            .iter()
+            .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
+            .map(|tool| CatalogTool {
+                schema: tool.shared_schema(),
+                family: tool.family().map(str::to_owned),
+                compaction: tool.compaction(),
+            })
+            .collect();
+        Self::index(tools, &FieldWeights::default())
     }
 
     /// A catalogue of the given declarations and families, sorted by name (so the manifest is
@@ -110,10 +110,15 @@ impl DeferredCatalog {
         tools: impl IntoIterator<Item = (S, Option<String>)>,
         weights: &FieldWeights,
     ) -> Self {
-        let mut list: Vec<CatalogTool> = tools
+        let tools = tools
             .into_iter()
             .map(|(schema, family)| CatalogTool { schema: schema.into(), family, compaction: None })
             .collect();
+        Self::index(tools, weights)
+    }
+
+    /// Sorts, deduplicates and indexes the catalogue's tools.
+    fn index(mut list: Vec<CatalogTool>, weights: &FieldWeights) -> Self {
         // Stable: of two tools with one name, the first given stays.
         list.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
         list.dedup_by(|later, kept| later.schema.name == kept.schema.name);

@@ -210,7 +210,8 @@ impl Agent {
         let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
         let direct = surface.iter().filter(|tool| tool.name != TOOL_SEARCH || !run.bridge.is_active()).count();
         self.emit(RunEvent::ToolsAdvertised { direct, deferred: run.bridge.catalog().len(), schema_bytes });
-        run.turns(surface).await
+        let callable_by_name = run.callable_by_name();
+        run.turns(surface, callable_by_name).await
     }
 
     fn emit(&self, event: RunEvent) {
@@ -233,7 +234,7 @@ impl Run<'_> {
         self.bridge.advertised(&self.agent.registry, |name| policy.allows(name), self.agent.counter.as_ref())
     }
 
-    async fn turns(mut self, surface: Vec<ToolSchema>) -> Result<RunOutcome, RunError> {
+    async fn turns(mut self, surface: Vec<ToolSchema>, callable_by_name: Vec<String>) -> Result<RunOutcome, RunError> {
         let mut usage = Usage::default();
         let mut answer = String::new();
         for turn in 1..=self.agent.policy.max_turns {
@@ -243,7 +244,7 @@ impl Run<'_> {
             let mut request = ModelRequest {
                 messages: self.transcript.messages.clone(),
                 tools: surface.clone(),
-                callable_by_name: self.callable_by_name(),
+                callable_by_name: callable_by_name.clone(),
             };
             for middleware in &self.agent.middleware {
                 middleware.before_model(&mut request).await;
@@ -289,7 +290,8 @@ impl Run<'_> {
         Ok(self.finish(answer, StopReason::TurnLimit, turns, usage))
     }
 
-    /// The deferred tools the model may call by name this run (only while discovery is on).
+    /// The deferred tools the model may call by name this run (only while discovery is on);
+    /// fixed at run start with the catalogue.
     fn callable_by_name(&self) -> Vec<String> {
         if !self.bridge.is_active() {
             return Vec::new();

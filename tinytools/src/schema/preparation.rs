@@ -111,10 +111,9 @@ impl SchemaPreparation {
             return problems;
         }
         let profile = self.profile;
-        let can_say_null = profile.type_arrays || profile.nullable_keyword || profile.any_of;
         let mut parameters = parameters.clone();
         walk_mut(&mut parameters, 0, &mut |node, depth| {
-            if !(node.get("type") == Some(&json!("object")) || node.contains_key("properties")) {
+            if !is_object_schema(node) {
                 return;
             }
             if profile.additional_properties && node.get("additionalProperties") != Some(&json!(false)) {
@@ -123,8 +122,11 @@ impl SchemaPreparation {
             let names: Vec<&String> =
                 node.get("properties").and_then(Value::as_object).map(|p| p.keys().collect()).unwrap_or_default();
             let required = node.get("required").and_then(Value::as_array);
-            let missing = names.iter().filter(|name| !required.is_some_and(|r| r.iter().any(|v| v == name.as_str())));
-            if can_say_null && let Some(name) = missing.clone().next() {
+            let mut missing =
+                names.iter().filter(|name| !required.is_some_and(|r| r.iter().any(|v| v == name.as_str())));
+            if profile.can_express_null()
+                && let Some(name) = missing.next()
+            {
                 problems.push(format!("property `{name}` at depth {depth} is not required"));
             }
         });
@@ -135,16 +137,14 @@ impl SchemaPreparation {
     /// optional ones nullable.
     fn close(&self, parameters: &mut Value) {
         let profile = self.profile;
-        let can_say_null = profile.type_arrays || profile.nullable_keyword || profile.any_of;
         walk_mut(parameters, 0, &mut |node, _| {
-            let is_object = node.get("type") == Some(&json!("object")) || node.contains_key("properties");
-            if !is_object {
+            if !is_object_schema(node) {
                 return;
             }
             if profile.additional_properties {
                 node.insert("additionalProperties".into(), json!(false));
             }
-            if !can_say_null {
+            if !profile.can_express_null() {
                 return;
             }
             let required: Vec<Value> = node.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -165,4 +165,9 @@ impl SchemaPreparation {
             node.insert("required".into(), Value::Array(all));
         });
     }
+}
+
+/// Whether a schema node describes an object: strict mode closes these.
+fn is_object_schema(node: &serde_json::Map<String, Value>) -> bool {
+    node.get("type") == Some(&json!("object")) || node.contains_key("properties")
 }

@@ -290,6 +290,11 @@ impl ProviderProfile {
         node.retain(|key, _| self.keywords.contains(&key.as_str()));
     }
 
+    /// Whether this profile can say "or null" at all (type arrays, `nullable`, or `anyOf`).
+    pub(crate) fn can_express_null(&self) -> bool {
+        self.type_arrays || self.nullable_keyword || self.any_of
+    }
+
     /// Marks a node as accepting null, in this profile's spelling.
     pub(crate) fn allow_null(&self, node: &mut Map<String, Value>) {
         if self.nullable_keyword {
