@@ -186,8 +186,12 @@ impl ChatModel for DialectModel {
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let native = matches!(self.dialect, Dialect::Native | Dialect::Auto);
-        let sent = if native { request.clone() } else { self.dialect.render_request(request) };
-        let mut response = self.inner.complete(&sent).await?;
+        // A native model is sent the request as it is; only text dialects rewrite it.
+        let mut response = if native {
+            self.inner.complete(request).await?
+        } else {
+            self.inner.complete(&self.dialect.render_request(request)).await?
+        };
         if !native || response.tool_calls.is_empty() {
             let (calls, text) =
                 self.dialect.parse_offered(&response.content, &request.tools, &request.callable_by_name);

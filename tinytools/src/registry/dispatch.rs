@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{ArgumentsRejected, ToolRegistry, Violation};
+use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
 use crate::unwind::CatchUnwind;
 use crate::{ToolContext, ToolError, ToolResult};
 
@@ -85,39 +85,42 @@ impl ToolRegistry {
     /// [`ToolError::UnknownTool`], [`ToolError::MalformedArguments`] or
     /// [`ToolError::InvalidArguments`].
     pub fn admit<'r>(&'r self, name: &str, raw_args: &str) -> Result<Admitted<'r>, ToolError> {
-        if !self.contains(name) {
-            return Err(ToolError::UnknownTool { name: name.to_owned() });
-        }
+        // The name is checked before the JSON: an unknown tool is the answer that matters.
+        let entry = self.entry(name)?;
         let args = if raw_args.trim().is_empty() {
             Value::Object(serde_json::Map::new())
         } else {
             serde_json::from_str(raw_args)
                 .map_err(|err| ToolError::MalformedArguments { tool: name.to_owned(), message: err.to_string() })?
         };
-        self.admit_value(name, args)
+        Self::admit_entry(entry, args)
     }
 
     fn admit_value<'r>(&'r self, name: &str, args: Value) -> Result<Admitted<'r>, ToolError> {
-        let Some(entry) = self.tools.get(name) else {
-            return Err(ToolError::UnknownTool { name: name.to_owned() });
-        };
-        entry.admission.check(name, &args)?;
-        Ok(Admitted { registry: self, name: name.to_owned(), args })
+        Self::admit_entry(self.entry(name)?, args)
+    }
+
+    fn entry(&self, name: &str) -> Result<&RegisteredTool, ToolError> {
+        self.get(name).ok_or_else(|| ToolError::UnknownTool { name: name.to_owned() })
+    }
+
+    fn admit_entry(entry: &RegisteredTool, args: Value) -> Result<Admitted<'_>, ToolError> {
+        entry.admission.check(entry.name(), &args)?;
+        Ok(Admitted { entry, args })
     }
 }
 
 /// A call whose tool exists and whose arguments passed admission; [`run`](Self::run) it.
 #[derive(Debug)]
 pub struct Admitted<'r> {
-    registry: &'r ToolRegistry,
-    name: String,
+    entry: &'r RegisteredTool,
     args: Value,
 }
 
 impl Admitted<'_> {
     /// The tool's name.
     pub fn name(&self) -> &str {
-        &self.name
+        self.entry.name()
     }
 
     /// Runs the tool. A panic is contained ([`ToolError::Panicked`]).
@@ -126,11 +129,8 @@ impl Admitted<'_> {
     /// [`ToolError::Failed`], [`ToolError::Panicked`], or [`ToolError::InvalidArguments`]
     /// when serde rejects what the schema allowed.
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
-        let Some(entry) = self.registry.tools.get(&self.name) else {
-            return Err(ToolError::UnknownTool { name: self.name });
-        };
-        let name = self.name;
-        match CatchUnwind(entry.tool.execute_with(self.args, ctx)).await {
+        let name = self.entry.name().to_owned();
+        match CatchUnwind(self.entry.tool.execute_with(self.args, ctx)).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(match error.downcast::<ArgumentsRejected>() {
                 Ok(rejected) => {
