@@ -194,12 +194,9 @@ impl DiscoveryBridge {
         });
         let limit = self.policy.limit(requested);
         let outcome = self.catalog.rank(&self.policy, query, limit).await;
-        let matches: Vec<ToolSchema> = outcome
-            .matched
-            .iter()
-            .filter_map(|hit| self.catalog.get(&hit.name))
-            .map(|tool| self.project(tool.schema(), tool.compaction()))
-            .collect();
+        // The same declaration the loop promotes the tool with.
+        let matches: Vec<ToolSchema> =
+            outcome.matched.iter().filter_map(|hit| self.prepared_schema(&hit.name)).collect();
         let note = if matches.is_empty() {
             "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name."
         } else {
