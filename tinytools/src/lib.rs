@@ -48,6 +48,8 @@
 pub mod dialect;
 pub mod discovery;
 mod error;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod middleware;
 pub mod model;
 #[cfg(feature = "providers")]

@@ -203,6 +203,26 @@ impl ToolRegistry {
         Ok(self)
     }
 
+    /// Takes a tool out of the registry, returning it. Used to swap a catalogue that changed
+    /// (an MCP server's `list_changed`) between runs.
+    ///
+    /// ```
+    /// use tinytools::{ToolRegistry, tool};
+    ///
+    /// /// Say hello.
+    /// #[tool]
+    /// async fn hello() -> &'static str { "hello" }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(Hello)?;
+    /// assert!(registry.remove("hello").is_some());
+    /// assert!(registry.remove("hello").is_none() && registry.is_empty());
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.remove(name).map(|entry| Arc::clone(&entry.tool))
+    }
+
     /// The registered tool of that name, whatever its exposure.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.tools.get(name).map(Arc::as_ref)

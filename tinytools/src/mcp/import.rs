@@ -1,0 +1,390 @@
+//! Importing a server: [`McpImport`] (how) and [`McpServer`] (the live connection).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::model::Tool as RemoteTool;
+use rmcp::service::{MaybeSendFuture, NotificationContext, RunningService};
+use rmcp::transport::{IntoTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+
+use super::naming::{default_prefix, family_for, namespaced_name};
+use super::{McpError, McpTool};
+use crate::{SchemaCompaction, ToolAnnotations, ToolExposure, ToolRegistry};
+
+/// How one MCP server's tools are imported: under which family and name prefix, with which
+/// exposure and schema budget, and how long to wait for the server.
+///
+/// The defaults are the spec's advice for third-party catalogues: every tool
+/// [`Deferred`](ToolExposure::Deferred), [`SchemaCompaction::THIRD_PARTY`] on the wire, the
+/// family named after the server and names prefixed `{server}__`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tinytools::{SchemaCompaction, ToolExposure};
+/// use tinytools::mcp::McpImport;
+///
+/// let import = McpImport::new("filesystem")
+///     .expose("read_text_file", ToolExposure::Direct)
+///     .expose("move_file", ToolExposure::Hidden)
+///     .call_timeout(Duration::from_secs(10));
+/// assert_eq!(import.family_name(), "filesystem");
+/// assert_eq!(import.prefix_str(), "filesystem__");
+/// assert_eq!(import.exposure_of("read_text_file"), ToolExposure::Direct);
+/// assert_eq!(import.exposure_of("list_directory"), ToolExposure::Deferred);
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpImport {
+    server: Arc<str>,
+    family: String,
+    prefix: String,
+    exposure: ToolExposure,
+    overrides: BTreeMap<String, ToolExposure>,
+    compaction: SchemaCompaction,
+    connect_timeout: Duration,
+    call_timeout: Duration,
+}
+
+impl McpImport {
+    /// Imports under this server name: the family (made valid) and the `{name}__` prefix.
+    pub fn new(server: impl Into<String>) -> Self {
+        let server: String = server.into();
+        Self {
+            family: family_for(&server),
+            prefix: default_prefix(&server),
+            server: server.into(),
+            exposure: ToolExposure::Deferred,
+            overrides: BTreeMap::new(),
+            compaction: SchemaCompaction::THIRD_PARTY,
+            connect_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// Uses another name prefix (`""` keeps the server's names as they are, made safe).
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Uses another family (made valid: other characters become `-`).
+    pub fn family(mut self, family: &str) -> Self {
+        self.family = family_for(family);
+        self
+    }
+
+    /// The exposure of every tool not named in [`expose`](Self::expose). Default: Deferred.
+    pub fn exposure(mut self, exposure: ToolExposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// The exposure of one tool, by the name the server gives it.
+    pub fn expose(mut self, remote_name: impl Into<String>, exposure: ToolExposure) -> Self {
+        self.overrides.insert(remote_name.into(), exposure);
+        self
+    }
+
+    /// The schema budget applied on the wire. Default: [`SchemaCompaction::THIRD_PARTY`].
+    pub fn compaction(mut self, compaction: SchemaCompaction) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
+    /// How long to wait for the server to start and answer `initialize`. Default: 30 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one `tools/call` may take before it fails. Default: 60 s (a run's
+    /// [`tool_timeout`](crate::RunPolicy::tool_timeout) applies too, whichever is shorter).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// The server's name, as given.
+    pub fn server_name(&self) -> &str {
+        &self.server
+    }
+
+    /// The family every imported tool carries.
+    pub fn family_name(&self) -> &str {
+        &self.family
+    }
+
+    /// The prefix of every imported name.
+    pub fn prefix_str(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The exposure a tool of this (server-side) name is imported with.
+    pub fn exposure_of(&self, remote_name: &str) -> ToolExposure {
+        self.overrides.get(remote_name).copied().unwrap_or(self.exposure)
+    }
+}
+
+/// What an import or refresh did, tool by tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The registry names now imported, in the server's order.
+    pub imported: Vec<String>,
+    /// Tools left out, each with the reason.
+    pub skipped: Vec<SkippedTool>,
+    /// Names a refresh took out of the registry (the previous import's).
+    pub removed: Vec<String>,
+}
+
+/// A server tool that was not imported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedTool {
+    /// Its name on the server.
+    pub remote_name: String,
+    /// The name it would have had.
+    pub name: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+/// A live connection to one MCP server, whose tools register as tinytools tools.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use tinytools::ToolRegistry;
+/// use tinytools::mcp::{McpImport, McpServer};
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut command = tokio::process::Command::new("uvx");
+/// command.arg("mcp-server-time");
+/// let time = McpServer::connect_stdio(McpImport::new("time"), command).await?;
+///
+/// let mut registry = ToolRegistry::new();
+/// let report = time.register_into(&mut registry).await?;
+/// assert!(report.skipped.is_empty());
+///
+/// // Between runs: the server said its list changed, so take the new one.
+/// if time.tools_changed() {
+///     time.refresh(&mut registry).await?;
+/// }
+/// # Ok(()) }
+/// ```
+pub struct McpServer {
+    import: McpImport,
+    service: RunningService<RoleClient, ListWatcher>,
+    /// The server's `list_changed` count when the tools were last listed.
+    listed_at: AtomicU64,
+    /// The registry names of the last import.
+    registered: Mutex<Vec<String>>,
+}
+
+impl McpServer {
+    /// Starts the server as a child process speaking MCP over stdio, and initializes it.
+    ///
+    /// The child is killed when the `McpServer` is dropped. Its stderr is inherited.
+    ///
+    /// # Errors
+    /// [`McpError::Spawn`] when the program cannot start; [`McpError::Connect`] or
+    /// [`McpError::ConnectTimedOut`] when it does not complete the MCP handshake.
+    pub async fn connect_stdio(import: McpImport, command: tokio::process::Command) -> Result<Self, McpError> {
+        let program = command.as_std().get_program().to_string_lossy().into_owned();
+        let transport = TokioChildProcess::new(command).map_err(|source| McpError::Spawn {
+            server: import.server.to_string(),
+            program,
+            source,
+        })?;
+        Self::connect(import, transport).await
+    }
+
+    /// Initializes a server over any rmcp transport (an in-process pipe, streamable HTTP).
+    ///
+    /// # Errors
+    /// [`McpError::Connect`] or [`McpError::ConnectTimedOut`].
+    pub async fn connect<T, E, A>(import: McpImport, transport: T) -> Result<Self, McpError>
+    where
+        T: IntoTransport<RoleClient, E, A> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let watcher = ListWatcher::default();
+        let server = import.server.to_string();
+        let service = match tokio::time::timeout(import.connect_timeout, watcher.serve(transport)).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(error)) => return Err(McpError::Connect { server, reason: error.to_string() }),
+            Err(_) => return Err(McpError::ConnectTimedOut { server, after: import.connect_timeout }),
+        };
+        Ok(Self { import, service, listed_at: AtomicU64::new(0), registered: Mutex::new(Vec::new()) })
+    }
+
+    /// The import settings.
+    pub fn import(&self) -> &McpImport {
+        &self.import
+    }
+
+    /// The name and version the server reported in its handshake.
+    pub fn server_info(&self) -> Option<(String, String)> {
+        let info = self.service.peer().peer_info()?;
+        info.server_info.as_ref().map(|server| (server.name.clone(), server.version.clone()))
+    }
+
+    /// Whether the server sent `notifications/tools/list_changed` since the tools were last listed.
+    pub fn tools_changed(&self) -> bool {
+        self.service.service().changes() > self.listed_at.load(Ordering::Acquire)
+    }
+
+    /// Whether the connection is closed (the server exited or the transport broke).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// Lists the server's tools (every page) and builds them, namespaced, with the reasons for
+    /// any left out. Registers nothing.
+    ///
+    /// # Errors
+    /// [`McpError::List`] when the server cannot answer `tools/list`.
+    pub async fn tools(&self) -> Result<(Vec<McpTool>, Vec<SkippedTool>), McpError> {
+        let changes = self.service.service().changes();
+        let listed = tokio::time::timeout(self.import.call_timeout, self.service.peer().list_all_tools())
+            .await
+            .map_err(|_| McpError::CallTimedOut {
+                server: self.import.server.to_string(),
+                after: self.import.call_timeout,
+            })?
+            .map_err(|source| McpError::List { server: self.import.server.to_string(), source })?;
+        self.listed_at.store(changes, Ordering::Release);
+
+        let mut tools = Vec::with_capacity(listed.len());
+        let mut skipped = Vec::new();
+        let mut taken: BTreeMap<String, String> = BTreeMap::new();
+        for remote in listed {
+            let name = namespaced_name(&self.import.prefix, &remote.name);
+            if let Some(first) = taken.get(&name) {
+                skipped.push(SkippedTool {
+                    reason: format!(
+                        "`{}` and `{first}` both become `{name}`; give this server another prefix or expose only one",
+                        remote.name
+                    ),
+                    remote_name: remote.name.to_string(),
+                    name,
+                });
+                continue;
+            }
+            taken.insert(name.clone(), remote.name.to_string());
+            tools.push(self.build(name, remote));
+        }
+        Ok((tools, skipped))
+    }
+
+    /// Lists the server's tools and registers them. A tool whose name is already taken in the
+    /// registry, or whose schema does not compile, is skipped and reported, never replaced.
+    ///
+    /// # Errors
+    /// [`McpError::List`] when the server cannot answer `tools/list`; the registry is unchanged.
+    pub async fn register_into(&self, registry: &mut ToolRegistry) -> Result<ImportReport, McpError> {
+        let (tools, skipped) = self.tools().await?;
+        let mut report = ImportReport { skipped, ..ImportReport::default() };
+        for tool in tools {
+            let (name, remote_name) = (tool.name.clone(), tool.remote_name.clone());
+            let exposure = tool.exposure;
+            match registry.register_as(Arc::new(tool), exposure) {
+                Ok(_) => report.imported.push(name),
+                Err(error) => report.skipped.push(SkippedTool { remote_name, name, reason: error.to_string() }),
+            }
+        }
+        for skip in &report.skipped {
+            tracing::warn!(server = %self.import.server, tool = %skip.remote_name, reason = %skip.reason, "MCP tool not imported");
+        }
+        *self.registered.lock().unwrap_or_else(PoisonError::into_inner) = report.imported.clone();
+        Ok(report)
+    }
+
+    /// Replaces the tools this server registered with its current list: the host's answer to
+    /// `notifications/tools/list_changed`, between runs (a run's catalogue is fixed when it starts).
+    ///
+    /// # Errors
+    /// [`McpError::List`] when the server cannot answer; the registry is then unchanged.
+    pub async fn refresh(&self, registry: &mut ToolRegistry) -> Result<ImportReport, McpError> {
+        let (tools, skipped) = self.tools().await?;
+        let previous = std::mem::take(&mut *self.registered.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut removed = Vec::new();
+        for name in previous {
+            if registry.remove(&name).is_some() {
+                removed.push(name);
+            }
+        }
+        let mut report = ImportReport { skipped, removed, ..ImportReport::default() };
+        for tool in tools {
+            let (name, remote_name, exposure) = (tool.name.clone(), tool.remote_name.clone(), tool.exposure);
+            match registry.register_as(Arc::new(tool), exposure) {
+                Ok(_) => report.imported.push(name),
+                Err(error) => report.skipped.push(SkippedTool { remote_name, name, reason: error.to_string() }),
+            }
+        }
+        *self.registered.lock().unwrap_or_else(PoisonError::into_inner) = report.imported.clone();
+        Ok(report)
+    }
+
+    /// Ends the session and stops the server.
+    pub async fn close(mut self) {
+        let _ = self.service.close().await;
+    }
+
+    fn build(&self, name: String, remote: RemoteTool) -> McpTool {
+        let description = match (&remote.description, &remote.title) {
+            (Some(description), _) if !description.trim().is_empty() => description.to_string(),
+            (_, Some(title)) if !title.trim().is_empty() => title.clone(),
+            _ => format!("`{}` from the {} MCP server.", remote.name, self.import.server),
+        };
+        let hints = remote.annotations.as_ref();
+        let read_only = hints.and_then(|a| a.read_only_hint).unwrap_or(false);
+        let annotations = ToolAnnotations {
+            read_only,
+            destructive: hints.and_then(|a| a.destructive_hint).unwrap_or(!read_only),
+            idempotent: hints.and_then(|a| a.idempotent_hint).unwrap_or(false),
+            open_world: hints.and_then(|a| a.open_world_hint).unwrap_or(true),
+        };
+        McpTool {
+            exposure: self.import.exposure_of(&remote.name),
+            remote_name: remote.name.to_string(),
+            name,
+            description,
+            parameters: Value::Object(remote.input_schema.as_ref().clone()),
+            family: self.import.family.clone(),
+            annotations,
+            compaction: self.import.compaction,
+            server: Arc::clone(&self.import.server),
+            peer: self.service.peer().clone(),
+            call_timeout: self.import.call_timeout,
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer").field("server", &self.import.server).finish_non_exhaustive()
+    }
+}
+
+/// The client side of the session: counts `tools/list_changed` notifications.
+#[derive(Clone, Default)]
+pub(crate) struct ListWatcher {
+    changes: Arc<AtomicU64>,
+}
+
+impl ListWatcher {
+    fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+}
+
+impl ClientHandler for ListWatcher {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+        std::future::ready(())
+    }
+}
