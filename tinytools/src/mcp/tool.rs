@@ -125,10 +125,10 @@ impl std::fmt::Debug for McpTool {
 /// and `isError` as the refusal flag.
 pub(crate) fn tool_result(result: CallToolResult) -> ToolResult {
     let mut content: Vec<ToolContent> = result.content.into_iter().map(content_part).collect();
-    if content.is_empty() {
-        if let Some(structured) = result.structured_content {
-            content.push(ToolContent::Json(structured));
-        }
+    if content.is_empty()
+        && let Some(structured) = result.structured_content
+    {
+        content.push(ToolContent::Json(structured));
     }
     ToolResult { content, is_error: result.is_error.unwrap_or(false) }
 }

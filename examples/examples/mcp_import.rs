@@ -1,0 +1,176 @@
+//! Import real MCP servers as Deferred families and find their tools through `tool_search`.
+//!
+//! Starts every reference server `.ci/mcp-peers` installed (npm `server-everything`,
+//! `server-filesystem` on a temp dir, PyPI `mcp-server-time`), imports each with one line, and
+//! reports per server the tools and schema bytes before and after `SchemaCompaction::THIRD_PARTY`,
+//! then what the first request costs with every imported tool Direct versus Deferred. Last, a
+//! scripted run asks for the time in Tokyo: the model searches, the bridge promotes the time
+//! server's tool, the call goes to the real server.
+//!
+//! ```text
+//! .ci/mcp-peers                                                     # once: install the servers
+//! cargo run -p tinytools-examples --example mcp_import              # a report
+//! cargo run -p tinytools-examples --example mcp_import -- --json    # the figures as JSON
+//! ```
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::mcp::{McpImport, McpServer};
+use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, RunPolicy};
+use tinytools::schema::{EstimatedTokens, ProviderProfile, count_tool_schema_tokens};
+use tinytools::testkit::ScriptedModel;
+use tinytools::{SchemaPreparation, ToolExposure, ToolRegistry, ToolSchema};
+use tinytools_examples::mcp_peers::Peer;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let json_output = std::env::args().any(|arg| arg == "--json");
+    let dir = std::env::temp_dir().join(format!("tinytools-mcp-example-{}", std::process::id()));
+    if let Err(err) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("todo.txt"), "ship MCP\n")) {
+        eprintln!("mcp_import: cannot prepare {}: {err}", dir.display());
+        std::process::exit(1);
+    }
+    let preparation = SchemaPreparation::new(ProviderProfile::OPENAI);
+
+    let mut registry = ToolRegistry::new();
+    let mut servers = Vec::new();
+    let mut per_server = Vec::new();
+    for peer in Peer::ALL {
+        let command = match peer.command(&dir) {
+            Ok(command) => command,
+            Err(why) => {
+                eprintln!("mcp_import: {why}");
+                continue;
+            }
+        };
+        // The one line of host code: connect, list, register (Deferred, THIRD_PARTY, namespaced).
+        let imported = match McpServer::connect_stdio(McpImport::new(peer.name()), command).await {
+            Ok(server) => server.register_into(&mut registry).await.map(|report| (server, report)),
+            Err(err) => Err(err),
+        };
+        match imported {
+            Ok((server, report)) => {
+                per_server.push(server_figures(peer.name(), &registry, &report.imported, &preparation));
+                servers.push(server);
+            }
+            Err(err) => eprintln!("mcp_import: {err}"),
+        }
+    }
+    if servers.is_empty() {
+        eprintln!("mcp_import: no reference server is installed; run `.ci/mcp-peers` first");
+        std::process::exit(1);
+    }
+
+    let mut all_direct = ToolRegistry::new();
+    for tool in registry.iter() {
+        let _ = all_direct.register_as(Arc::clone(tool.tool()), ToolExposure::Direct);
+    }
+    let direct = first_request(&all_direct, &preparation);
+    let deferred = first_request(&registry, &preparation);
+    let run = scripted_run(registry.clone(), preparation).await;
+
+    let report = json!({
+        "servers": per_server,
+        "first_request": {"all_direct": direct, "deferred": deferred},
+        "run": run,
+    });
+    if json_output {
+        println!("{report}");
+    } else {
+        println!("Imported MCP servers (declaration bytes: as listed -> OpenAI profile -> + THIRD_PARTY)");
+        for server in &per_server {
+            println!(
+                "  {:<11} {:>3} tools  {:>6} B -> {:>6} B -> {:>6} B",
+                server["server"].as_str().unwrap_or_default(),
+                server["tools"],
+                server["schema_bytes"],
+                server["profile_only_bytes"],
+                server["wire_schema_bytes"]
+            );
+        }
+        println!("First request, every imported tool Direct: {} tools, {} B", direct["tools"], direct["schema_bytes"]);
+        println!(
+            "First request, imported tools Deferred:   {} tools, {} B",
+            deferred["tools"], deferred["schema_bytes"]
+        );
+        println!("Scripted run: {}", serde_json::to_string_pretty(&run).unwrap_or_default());
+    }
+    for server in servers {
+        server.close().await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server's tools and schema bytes as listed, and as the wire carries them.
+fn server_figures(name: &str, registry: &ToolRegistry, imported: &[String], preparation: &SchemaPreparation) -> Value {
+    let tools: Vec<_> = imported.iter().filter_map(|n| registry.get(n)).collect();
+    let listed: usize = tools.iter().map(|t| t.schema().byte_len()).sum();
+    let profile_only: usize = tools.iter().map(|t| preparation.prepare(t.schema(), None).schema.byte_len()).sum();
+    let wire: usize = tools.iter().map(|t| preparation.prepare(t.schema(), t.compaction()).schema.byte_len()).sum();
+    json!({
+        "server": name,
+        "tools": tools.len(),
+        "schema_bytes": listed,
+        "profile_only_bytes": profile_only,
+        "wire_schema_bytes": wire,
+        "largest_parameters_bytes": tools.iter().map(|t| t.schema().parameters.to_string().len()).max(),
+        "largest_description_bytes": tools.iter().map(|t| t.schema().description.len()).max(),
+    })
+}
+
+/// The tools array of a run's first request, as the run prepares it.
+fn first_request(registry: &ToolRegistry, preparation: &SchemaPreparation) -> Value {
+    let bridge =
+        DiscoveryBridge::new(registry, ToolDiscoveryPolicy::default(), |_| true).with_preparation(Some(*preparation));
+    let tools: Vec<ToolSchema> = bridge.advertised(registry, |_| true, &EstimatedTokens);
+    let bytes = serde_json::to_string(&tools).map_or(0, |text| text.len());
+    json!({"tools": tools.len(), "schema_bytes": bytes, "tokens": count_tool_schema_tokens(&tools, &EstimatedTokens)})
+}
+
+/// "What time is it in Tokyo?": search, call the best match, answer from its result.
+async fn scripted_run(registry: ToolRegistry, preparation: SchemaPreparation) -> Value {
+    if !registry.contains("time__get_current_time") {
+        return json!({"skipped": "the time server is not installed"});
+    }
+    let first_match = |request: &ModelRequest| -> String {
+        request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Tool { content, .. } => serde_json::from_str::<Value>(content).ok(),
+                _ => None,
+            })
+            .and_then(|answer| answer["matches"][0]["name"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let model = ScriptedModel::dynamic(vec![
+        Box::new(|_: &ModelRequest| {
+            ModelResponse::calls([("c1", "tool_search", json!({"query": "current time in a timezone"}))])
+        }),
+        Box::new(move |request: &ModelRequest| {
+            ModelResponse::calls([("c2", first_match(request).as_str(), json!({"timezone": "Asia/Tokyo"}))])
+        }),
+        Box::new(|request: &ModelRequest| {
+            let answer = request.messages.last().and_then(|m| match m {
+                Message::Tool { content, .. } => serde_json::from_str::<Value>(content).ok(),
+                _ => None,
+            });
+            let time = answer.as_ref().and_then(|a| a["datetime"].as_str()).unwrap_or("unknown");
+            ModelResponse::text(format!("In Tokyo it is {time}."))
+        }),
+    ]);
+    let policy = RunPolicy { tool_schemas: Some(preparation), ..RunPolicy::default() };
+    let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy);
+    match agent.run(vec![Message::user("What time is it in Tokyo?")]).await {
+        Ok(outcome) => json!({
+            "promoted": outcome.transcript.promoted().collect::<Vec<_>>(),
+            "answer": outcome.answer,
+            "turns": outcome.turns,
+        }),
+        Err(err) => json!({"error": err.to_string()}),
+    }
+}
