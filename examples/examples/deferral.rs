@@ -15,14 +15,14 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, Manifest, ToolDiscoveryPolicy};
-use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::model::Message;
 use tinytools::providers::OpenAiCompatible;
 use tinytools::run::{Agent, RunEvent, RunPolicy};
 use tinytools::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
-use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, ToolSchema};
 use tinytools_examples::catalogue;
 use tinytools_examples::live::{self, MANIFEST_TOKEN_BUDGET, TASK};
+use tinytools_examples::scripted;
 
 fn main() {
     let json_output = std::env::args().any(|arg| arg == "--json");
@@ -139,37 +139,10 @@ async fn live_ab() -> Result<(String, live::Arm, live::Arm), String> {
 
 /// The task with a scripted model: search, call what the search found first, answer.
 async fn scripted_run(registry: ToolRegistry) {
-    let first_match = |request: &ModelRequest| -> String {
-        request
-            .messages
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                Message::Tool { name, content, .. } if name == "tool_search" => {
-                    serde_json::from_str::<Value>(content).ok()
-                }
-                _ => None,
-            })
-            .and_then(|answer| answer["matches"][0]["name"].as_str().map(str::to_owned))
-            .unwrap_or_default()
-    };
-    let model = ScriptedModel::dynamic(vec![
-        Box::new(|_: &ModelRequest| {
-            ModelResponse::calls([("call_1", "tool_search", json!({"query": "stock price for a ticker"}))])
-        }),
-        Box::new(move |request: &ModelRequest| {
-            let name = first_match(request);
-            ModelResponse::calls([("call_2", name.as_str(), json!({"symbol": "ACME"}))])
-        }),
-        Box::new(|request: &ModelRequest| {
-            let quote = request.messages.last().and_then(|m| match m {
-                Message::Tool { content, .. } => serde_json::from_str::<Value>(content).ok(),
-                _ => None,
-            });
-            let price = quote.as_ref().and_then(|q| q["price"].as_f64()).unwrap_or_default();
-            ModelResponse::text(format!("ACME is trading at ${price:.2}."))
-        }),
-    ]);
+    let model = scripted::search_call_answer("stock price for a ticker", json!({"symbol": "ACME"}), |quote| {
+        let price = quote.and_then(|q| q["price"].as_f64()).unwrap_or_default();
+        format!("ACME is trading at ${price:.2}.")
+    });
     let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
     let log = events.clone();
     let policy = RunPolicy {

@@ -18,12 +18,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
 use tinytools::mcp::{McpImport, McpServer};
-use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::model::Message;
 use tinytools::run::{Agent, RunPolicy};
 use tinytools::schema::{EstimatedTokens, ProviderProfile, count_tool_schema_tokens};
-use tinytools::testkit::ScriptedModel;
 use tinytools::{SchemaPreparation, ToolExposure, ToolRegistry, ToolSchema};
 use tinytools_examples::mcp_peers::Peer;
+use tinytools_examples::scripted;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -135,34 +135,9 @@ async fn scripted_run(registry: ToolRegistry, preparation: SchemaPreparation) ->
     if !registry.contains("time__get_current_time") {
         return json!({"skipped": "the time server is not installed"});
     }
-    let first_match = |request: &ModelRequest| -> String {
-        request
-            .messages
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                Message::Tool { content, .. } => serde_json::from_str::<Value>(content).ok(),
-                _ => None,
-            })
-            .and_then(|answer| answer["matches"][0]["name"].as_str().map(str::to_owned))
-            .unwrap_or_default()
-    };
-    let model = ScriptedModel::dynamic(vec![
-        Box::new(|_: &ModelRequest| {
-            ModelResponse::calls([("c1", "tool_search", json!({"query": "current time in a timezone"}))])
-        }),
-        Box::new(move |request: &ModelRequest| {
-            ModelResponse::calls([("c2", first_match(request).as_str(), json!({"timezone": "Asia/Tokyo"}))])
-        }),
-        Box::new(|request: &ModelRequest| {
-            let answer = request.messages.last().and_then(|m| match m {
-                Message::Tool { content, .. } => serde_json::from_str::<Value>(content).ok(),
-                _ => None,
-            });
-            let time = answer.as_ref().and_then(|a| a["datetime"].as_str()).unwrap_or("unknown");
-            ModelResponse::text(format!("In Tokyo it is {time}."))
-        }),
-    ]);
+    let model = scripted::search_call_answer("current time in a timezone", json!({"timezone": "Asia/Tokyo"}), |time| {
+        format!("In Tokyo it is {}.", time.and_then(|t| t["datetime"].as_str()).unwrap_or("unknown"))
+    });
     let policy = RunPolicy { tool_schemas: Some(preparation), ..RunPolicy::default() };
     let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy);
     match agent.run(vec![Message::user("What time is it in Tokyo?")]).await {

@@ -8,3 +8,4 @@ pub mod catalogue;
 pub mod eval;
 pub mod live;
 pub mod mcp_peers;
+pub mod scripted;

@@ -366,3 +366,67 @@ async fn a_program_that_cannot_start_or_does_not_speak_mcp_is_a_clear_host_error
     let err = McpServer::connect_stdio(import, talks_nonsense).await.expect_err("no handshake");
     assert!(matches!(err, McpError::Connect { .. } | McpError::ConnectTimedOut { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_host_cancellation_stops_a_call_that_is_waiting_on_the_server() {
+    let (client, _server) = connect(Awkward::default(), McpImport::new("awk")).await;
+    let mut registry = ToolRegistry::new();
+    client.register_into(&mut registry).await.expect("imports");
+    let ctx = tinytools::ToolContext::new("c1");
+    let token = ctx.cancellation().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        token.cancel();
+    });
+    let started = std::time::Instant::now();
+    let err = registry.dispatch_with("awk__hang", json!({}), &ctx).await.expect_err("cancelled");
+    assert!(format!("{err}").contains("was cancelled"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30), "the default 60 s call timeout was not what ended it");
+}
+
+/// A tool that cannot run, and one that panics, behind the exported server.
+mod broken {
+    use tinytools::tool;
+
+    /// Could not run: its `execute` returns `Err` (a `#[tool]` fn's `Err` is a refusal instead).
+    pub struct LookupSecret;
+
+    #[async_trait::async_trait]
+    impl tinytools::Tool for LookupSecret {
+        fn name(&self) -> &str {
+            "lookup_secret"
+        }
+        fn description(&self) -> &str {
+            "Look up a secret record."
+        }
+        fn parameters_schema(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object", "properties": {}})
+        }
+        async fn execute(&self, _args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
+            Err(anyhow::anyhow!("database password s3cr3t rejected"))
+        }
+    }
+
+    /// Divide by zero.
+    #[tool(read_only)]
+    pub async fn divide_by_zero() -> i64 {
+        panic!("the internal state at 0xdeadbeef")
+    }
+}
+
+#[tokio::test]
+async fn an_exported_tool_that_fails_or_panics_answers_with_an_error_and_keeps_the_cause() {
+    let mut registry = ToolRegistry::new();
+    registry.register(broken::LookupSecret).unwrap().register(broken::DivideByZero).unwrap();
+    let (client, _server) = connect(McpToolServer::new(Arc::new(registry)), McpImport::new("b").prefix("")).await;
+    let mut imported = ToolRegistry::new();
+    client.register_into(&mut imported).await.expect("imports");
+    for name in ["lookup_secret", "divide_by_zero"] {
+        let answer = imported.dispatch(name, json!({})).await.expect("answered, not a dead server");
+        let text = answer.to_model_text();
+        assert!(answer.is_error, "{name}: {text}");
+        assert!(!text.contains("s3cr3t") && !text.contains("deadbeef"), "{name} leaked its cause: {text}");
+    }
+    // The server is still serving.
+    assert_eq!(client.tools().await.expect("lists").0.len(), 2);
+}

@@ -284,20 +284,7 @@ impl McpServer {
     /// [`McpError::List`] when the server cannot answer `tools/list`; the registry is unchanged.
     pub async fn register_into(&self, registry: &mut ToolRegistry) -> Result<ImportReport, McpError> {
         let (tools, skipped) = self.tools().await?;
-        let mut report = ImportReport { skipped, ..ImportReport::default() };
-        for tool in tools {
-            let (name, remote_name) = (tool.name.clone(), tool.remote_name.clone());
-            let exposure = tool.exposure;
-            match registry.register_as(Arc::new(tool), exposure) {
-                Ok(_) => report.imported.push(name),
-                Err(error) => report.skipped.push(SkippedTool { remote_name, name, reason: error.to_string() }),
-            }
-        }
-        for skip in &report.skipped {
-            tracing::warn!(server = %self.import.server, tool = %skip.remote_name, reason = %skip.reason, "MCP tool not imported");
-        }
-        *self.registered.lock().unwrap_or_else(PoisonError::into_inner) = report.imported.clone();
-        Ok(report)
+        Ok(self.register(tools, registry, ImportReport { skipped, ..ImportReport::default() }))
     }
 
     /// Replaces the tools this server registered with its current list: the host's answer to
@@ -314,7 +301,11 @@ impl McpServer {
                 removed.push(name);
             }
         }
-        let mut report = ImportReport { skipped, removed, ..ImportReport::default() };
+        Ok(self.register(tools, registry, ImportReport { skipped, removed, ..ImportReport::default() }))
+    }
+
+    /// Registers what was listed, records each refusal, and remembers the names for a refresh.
+    fn register(&self, tools: Vec<McpTool>, registry: &mut ToolRegistry, mut report: ImportReport) -> ImportReport {
         for tool in tools {
             let (name, remote_name, exposure) = (tool.name.clone(), tool.remote_name.clone(), tool.exposure);
             match registry.register_as(Arc::new(tool), exposure) {
@@ -322,8 +313,11 @@ impl McpServer {
                 Err(error) => report.skipped.push(SkippedTool { remote_name, name, reason: error.to_string() }),
             }
         }
+        for skip in &report.skipped {
+            tracing::warn!(server = %self.import.server, tool = %skip.remote_name, reason = %skip.reason, "MCP tool not imported");
+        }
         *self.registered.lock().unwrap_or_else(PoisonError::into_inner) = report.imported.clone();
-        Ok(report)
+        report
     }
 
     /// Ends the session and stops the server.

@@ -37,6 +37,10 @@ pub use import::{ImportReport, McpImport, McpServer, SkippedTool};
 pub use naming::namespaced_name;
 pub use tool::McpTool;
 
+/// The `rmcp` SDK this module is built on, for transports beyond stdio (pass one to
+/// [`McpServer::connect`]; streamable HTTP needs rmcp's own transport features).
+pub use rmcp;
+
 /// What went wrong talking to an MCP server.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
