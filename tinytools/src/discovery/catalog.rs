@@ -122,11 +122,10 @@ impl DeferredCatalog {
         // Stable: of two tools with one name, the first given stays.
         list.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
         list.dedup_by(|later, kept| later.schema.name == kept.schema.name);
-        let documents: Vec<ToolDocument<'_>> =
-            list.iter().map(|tool| ToolDocument::new(&tool.schema, tool.family.as_deref())).collect();
-        let fields: Vec<Vec<(f32, &str)>> =
-            documents.iter().map(|document| document.fields(*weights).collect()).collect();
-        let index = Bm25Index::build_parallel(&fields, Tokenizer::default(), Bm25Params::default());
+        let weights = *weights;
+        // Each document's fields are read on the thread that tokenizes it.
+        let document = |i: usize| ToolDocument::new(&list[i].schema, list[i].family.as_deref()).fields(weights);
+        let index = Bm25Index::build_split(list.len(), document, Tokenizer::default(), Bm25Params::default());
         Self { tools: list, index }
     }
 

@@ -98,42 +98,44 @@ impl Bm25Index {
     /// apart, then the second half's term ids are mapped onto the first's. The index is the
     /// same as the one-thread build's.
     pub fn build_parallel(documents: &[Vec<(f32, &str)>], tokenizer: Tokenizer, params: Bm25Params) -> Self {
+        Self::build_split(documents.len(), |doc| documents[doc].iter().copied(), tokenizer, params)
+    }
+
+    /// [`build_parallel`](Self::build_parallel) over documents made on demand: `document(i)`
+    /// runs on the thread that tokenizes document `i`, so reading the fields out of a
+    /// declaration is split across the threads too.
+    pub(crate) fn build_split<'a, F, D>(count: usize, document: D, tokenizer: Tokenizer, params: Bm25Params) -> Self
+    where
+        F: IntoIterator<Item = (f32, &'a str)>,
+        D: Fn(usize) -> F + Sync,
+    {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        if documents.len() < PARALLEL_MIN_DOCUMENTS || cores < 2 {
-            return Self::build(documents.iter().map(|fields| fields.iter().copied()), tokenizer, params);
+        if count < PARALLEL_MIN_DOCUMENTS || cores < 2 {
+            return Self::build((0..count).map(&document), tokenizer, params);
         }
-        let (left, right) = documents.split_at(documents.len() / 2);
+        let middle = count / 2;
         let halves = std::thread::scope(|scope| {
-            let right = scope.spawn(|| tokenize_all(right.iter().map(|fields| fields.iter().copied()), &tokenizer));
-            let left = tokenize_all(left.iter().map(|fields| fields.iter().copied()), &tokenizer);
+            let right = scope.spawn(|| tokenize_all((middle..count).map(&document), &tokenizer));
+            let left = tokenize_all((0..middle).map(&document), &tokenizer);
             right.join().map(|right| (left, right))
         });
         match halves {
             Ok((left, right)) => Self::finish(left.merge(right), tokenizer, params),
-            Err(_) => Self::build(documents.iter().map(|fields| fields.iter().copied()), tokenizer, params),
+            Err(_) => Self::build((0..count).map(&document), tokenizer, params),
         }
     }
 
     fn finish(partial: Partial, tokenizer: Tokenizer, params: Bm25Params) -> Self {
-        let Partial { terms, words, triples, lengths } = partial;
-        // Counting sort by term (stable, so each term's postings stay in document order).
-        let mut offsets = vec![0_u32; terms.len() + 1];
-        for &(term, _, _) in &triples {
-            offsets[term as usize + 1] += 1;
-        }
-        for t in 1..offsets.len() {
-            offsets[t] += offsets[t - 1];
-        }
+        let Partial { terms, words, mut postings, offsets, lengths } = partial;
         let n = lengths.len() as f32;
         let avgdl = if lengths.is_empty() { 1.0 } else { (lengths.iter().sum::<f32>() / n).max(f32::EPSILON) };
         let k1_plus_1 = params.k1 + 1.0;
-        let mut cursor = offsets.clone();
-        let mut postings = vec![(0_u32, 0.0_f32); triples.len()];
-        for (term, doc, tf) in triples {
-            let norm = params.k1 * (1.0 - params.b + params.b * lengths[doc as usize] / avgdl);
-            let at = &mut cursor[term as usize];
-            postings[*at as usize] = (doc, tf * k1_plus_1 / (tf + norm));
-            *at += 1;
+        // Each document's length normalisation, once; then every (doc, tf) becomes (doc, impact).
+        let norms: Vec<f32> =
+            lengths.iter().map(|&length| params.k1 * (1.0 - params.b + params.b * length / avgdl)).collect();
+        for (doc, value) in &mut postings {
+            let tf = *value;
+            *value = tf * k1_plus_1 / (tf + norms[*doc as usize]);
         }
         let idf: Vec<f32> = offsets
             .windows(2)
@@ -267,17 +269,21 @@ impl Bm25Index {
 /// Below this many documents a parallel build is not worth a thread.
 const PARALLEL_MIN_DOCUMENTS: usize = 2_000;
 
-/// The tokenized documents of one build (or one half of one).
+/// The tokenized documents of one build (or one half of one), already grouped by term.
 struct Partial {
     terms: FxHashMap<Box<str>, u32>,
     words: FxHashMap<Box<str>, Box<[u32]>>,
-    /// (term, document, weighted frequency), in document order.
-    triples: Vec<(u32, u32, f32)>,
+    /// Every term's (document, weighted frequency) pairs, term after term, each in document order.
+    postings: Vec<(u32, f32)>,
+    /// Term `t`'s pairs are `postings[offsets[t]..offsets[t + 1]]`.
+    offsets: Vec<u32>,
     lengths: Vec<f32>,
 }
 
 impl Partial {
-    /// Appends another half's documents, mapping its term ids onto this one's.
+    /// Appends another half's documents, mapping its term ids onto this one's: each term's
+    /// postings are this half's, then the other's (documents shifted past this half's), so they
+    /// stay in document order, exactly as a one-thread build would have them.
     fn merge(mut self, other: Partial) -> Partial {
         let mut remap = vec![0_u32; other.terms.len()];
         for (term, id) in other.terms {
@@ -287,10 +293,29 @@ impl Partial {
         for (word, ids) in other.words {
             self.words.entry(word).or_insert_with(|| ids.iter().map(|&id| remap[id as usize]).collect());
         }
-        let offset = u32::try_from(self.lengths.len()).unwrap_or(u32::MAX);
-        self.triples.extend(other.triples.into_iter().map(|(term, doc, tf)| (remap[term as usize], doc + offset, tf)));
+        // For every merged term, the other half's local id (if it has the term).
+        let mut from_other = vec![u32::MAX; self.terms.len()];
+        for (local, &global) in remap.iter().enumerate() {
+            from_other[global as usize] = u32::try_from(local).unwrap_or(u32::MAX);
+        }
+        let shift = u32::try_from(self.lengths.len()).unwrap_or(u32::MAX);
+        let mut postings = Vec::with_capacity(self.postings.len() + other.postings.len());
+        let mut offsets = Vec::with_capacity(self.terms.len() + 1);
+        offsets.push(0);
+        let own_terms = self.offsets.len() - 1;
+        for (term, &local) in from_other.iter().enumerate() {
+            if term < own_terms {
+                postings
+                    .extend_from_slice(&self.postings[self.offsets[term] as usize..self.offsets[term + 1] as usize]);
+            }
+            if local != u32::MAX {
+                let range = other.offsets[local as usize] as usize..other.offsets[local as usize + 1] as usize;
+                postings.extend(other.postings[range].iter().map(|&(doc, tf)| (doc + shift, tf)));
+            }
+            offsets.push(u32::try_from(postings.len()).unwrap_or(u32::MAX));
+        }
         self.lengths.extend(other.lengths);
-        self
+        Partial { terms: self.terms, words: self.words, postings, offsets, lengths: self.lengths }
     }
 }
 
@@ -342,7 +367,22 @@ where
         lengths.push(length);
     }
 
-    Partial { terms, words, triples, lengths }
+    // Counting sort by term (stable, so each term's pairs stay in document order).
+    let mut offsets = vec![0_u32; terms.len() + 1];
+    for &(term, _, _) in &triples {
+        offsets[term as usize + 1] += 1;
+    }
+    for t in 1..offsets.len() {
+        offsets[t] += offsets[t - 1];
+    }
+    let mut cursor = offsets.clone();
+    let mut postings = vec![(0_u32, 0.0_f32); triples.len()];
+    for (term, doc, tf) in triples {
+        let at = &mut cursor[term as usize];
+        postings[*at as usize] = (doc, tf);
+        *at += 1;
+    }
+    Partial { terms, words, postings, offsets, lengths }
 }
 
 /// Computes and remembers the term ids of a corpus word seen for the first time.
@@ -430,7 +470,9 @@ mod tests {
                     .map(|j| words[(i * 5 + j * 7 + i / 11) % words.len()])
                     .collect::<Vec<_>>()
                     .join(" ");
-                vec![(2.0, format!("tool_{}", i % 97)), (1.0, text)]
+                // Some words only the second half has, and some only the first.
+                let own = if i >= 2_250 { format!("late{}", i % 13) } else { format!("early{}", i % 7) };
+                vec![(2.0, format!("tool_{}", i % 97)), (1.0, text), (0.5, own)]
             })
             .collect();
         let borrowed: Vec<Vec<(f32, &str)>> =
@@ -439,6 +481,14 @@ mod tests {
             Bm25Index::build(borrowed.iter().map(|d| d.iter().copied()), Tokenizer::default(), Bm25Params::default());
         let two = Bm25Index::build_parallel(&borrowed, Tokenizer::default(), Bm25Params::default());
         assert_eq!(one.len(), two.len());
+        // The same terms with the same postings, bit for bit (ids may differ).
+        assert_eq!(one.terms.len(), two.terms.len());
+        for (term, &a) in &one.terms {
+            let b = two.terms[term];
+            assert_eq!(one.postings_of(a), two.postings_of(b), "{term}");
+            assert_eq!(one.idf[a as usize].to_bits(), two.idf[b as usize].to_bits(), "{term}");
+        }
+        assert!(two.terms.contains_key("late") && two.terms.keys().any(|t| t.starts_with("earl")));
         for query in ["stock price", "weather in the city", "send email list", "tool 42 data", "café", "nothing here"]
         {
             let (a, b) = (one.search(query, 10), two.search(query, 10));

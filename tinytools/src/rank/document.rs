@@ -1,6 +1,6 @@
 //! [`ToolDocument`]: what of a tool the index reads, and how much each part weighs.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::ToolSchema;
 
@@ -43,38 +43,32 @@ impl Default for FieldWeights {
 /// let index = Bm25Index::with_fields([document.fields(FieldWeights::default())]);
 /// assert_eq!(index.search("finance symbol", 1)[0].doc, 0);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ToolDocument<'a> {
     name: &'a str,
     description: &'a str,
-    /// Each top-level parameter's name and description.
-    parameters: Vec<(&'a str, &'a str)>,
+    /// The top-level `properties` object, read lazily: no copy, no allocation.
+    properties: Option<&'a Map<String, Value>>,
     family: &'a str,
 }
 
 impl<'a> ToolDocument<'a> {
     /// Reads a tool's declaration and family.
     pub fn new(schema: &'a ToolSchema, family: Option<&'a str>) -> Self {
-        let parameters = schema
-            .parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| {
-                properties
-                    .iter()
-                    .map(|(name, property)| {
-                        (name.as_str(), property.get("description").and_then(Value::as_str).unwrap_or_default())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self { name: &schema.name, description: &schema.description, parameters, family: family.unwrap_or_default() }
+        Self {
+            name: &schema.name,
+            description: &schema.description,
+            properties: schema.parameters.get("properties").and_then(Value::as_object),
+            family: family.unwrap_or_default(),
+        }
     }
 
-    /// The weighted fields, ready for [`Bm25Index::with_fields`](super::Bm25Index::with_fields).
-    pub fn fields(&self, weights: FieldWeights) -> impl Iterator<Item = (f32, &'a str)> + '_ {
-        let parameters = self.parameters.iter().flat_map(move |&(name, description)| {
-            [(weights.parameter_names, name), (weights.parameter_descriptions, description)]
+    /// The weighted fields, ready for [`Bm25Index::with_fields`](super::Bm25Index::with_fields):
+    /// name, description, family, then each top-level parameter's name and description.
+    pub fn fields(self, weights: FieldWeights) -> impl Iterator<Item = (f32, &'a str)> {
+        let parameters = self.properties.into_iter().flatten().flat_map(move |(name, property)| {
+            let description = property.get("description").and_then(Value::as_str).unwrap_or_default();
+            [(weights.parameter_names, name.as_str()), (weights.parameter_descriptions, description)]
         });
         [(weights.name, self.name), (weights.description, self.description), (weights.family, self.family)]
             .into_iter()
