@@ -330,6 +330,7 @@ async fn list_changed_is_noticed_and_a_refresh_swaps_the_catalogue_between_runs(
     let first = client.register_into(&mut registry).await.expect("imports");
     assert!(!client.tools_changed());
     assert!(!registry.contains("awk__sprouted"));
+    assert_eq!(client.refresh_if_changed(&mut registry).await.expect("no-op"), None, "nothing changed yet");
 
     registry.dispatch("awk__grow", json!({})).await.expect("runs");
     let mut waited = 0;
@@ -339,7 +340,7 @@ async fn list_changed_is_noticed_and_a_refresh_swaps_the_catalogue_between_runs(
     }
     assert!(client.tools_changed(), "the notification was seen");
 
-    let refreshed = client.refresh(&mut registry).await.expect("re-lists");
+    let refreshed = client.refresh_if_changed(&mut registry).await.expect("re-lists").expect("it changed");
     assert!(!client.tools_changed());
     assert_eq!(refreshed.removed, first.imported, "the previous import is taken out, all of it");
     assert!(refreshed.imported.contains(&"awk__sprouted".to_owned()));

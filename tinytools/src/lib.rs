@@ -44,6 +44,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
+//!
+//! # Cargo features
+//!
+//! The default build is the runtime alone: no HTTP client, no MCP SDK.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `providers` | `providers`: OpenAI-compatible and Anthropic models over reqwest (rustls) |
+//! | `mcp` | `mcp`: import an MCP server's tools as a Deferred family, serve a registry (rmcp) |
+//! | `tiktoken` | `schema::TiktokenCounter`: real BPE token counts (o200k, cl100k; offline) |
+//! | `testkit` | `testkit::ScriptedModel`: a model that replays a script, for tests |
 
 pub mod dialect;
 pub mod discovery;

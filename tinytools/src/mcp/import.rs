@@ -166,10 +166,8 @@ pub struct SkippedTool {
 /// let report = time.register_into(&mut registry).await?;
 /// assert!(report.skipped.is_empty());
 ///
-/// // Between runs: the server said its list changed, so take the new one.
-/// if time.tools_changed() {
-///     time.refresh(&mut registry).await?;
-/// }
+/// // Between runs: if the server said its list changed, take the new one.
+/// time.refresh_if_changed(&mut registry).await?;
 /// # Ok(()) }
 /// ```
 pub struct McpServer {
@@ -318,6 +316,18 @@ impl McpServer {
         }
         *self.registered.lock().unwrap_or_else(PoisonError::into_inner) = report.imported.clone();
         report
+    }
+
+    /// [`refresh`](Self::refresh) only when the server announced a change since the last
+    /// listing: the one call a host makes between runs. `None` when nothing changed.
+    ///
+    /// # Errors
+    /// As [`refresh`](Self::refresh).
+    pub async fn refresh_if_changed(&self, registry: &mut ToolRegistry) -> Result<Option<ImportReport>, McpError> {
+        if !self.tools_changed() {
+            return Ok(None);
+        }
+        self.refresh(registry).await.map(Some)
     }
 
     /// Ends the session and stops the server.
