@@ -3,8 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use tinytools::dialect::Dialect;
 use tinytools::discovery::ToolDiscoveryPolicy;
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::providers::OpenAiCompatible;
 use tinytools::run::{Agent, RunError, RunPolicy};
 use tinytools::{ToolRegistry, ToolSchema};
 
@@ -23,7 +25,7 @@ it returns by its own name. Reply in one short sentence once you have the result
 /// 2,500 bytes (the manifest degrades from summaries to names).
 pub const MANIFEST_TOKEN_BUDGET: usize = 400;
 
-/// How the model reached `stock_quote`.
+/// How the model reached the task's tool (`stock_quote` in the spec's task).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
     /// It was in the tools array (all-Direct arm).
@@ -32,7 +34,7 @@ pub enum Route {
     Search,
     /// Straight off the manifest, by name, without searching.
     Manifest,
-    /// It never called `stock_quote`.
+    /// It never called the task's tool.
     Missed,
 }
 
@@ -41,7 +43,7 @@ pub enum Route {
 pub struct Arm {
     /// "all Direct" or "deferred".
     pub label: &'static str,
-    /// The route to `stock_quote`.
+    /// The route to the task's tool.
     pub route: Route,
     /// Prompt tokens of the first model call (provider-reported).
     pub first_call_prompt_tokens: Option<u64>,
@@ -51,12 +53,44 @@ pub struct Arm {
     pub schema_bytes: usize,
     /// Tools in the first request.
     pub first_request_tools: usize,
-    /// After a search, a later request carried `stock_quote`'s typed declaration.
+    /// After a search, a later request carried the task's tool's typed declaration.
     pub typed_declaration: bool,
     /// The model called `tool_search` at least once.
     pub searched: bool,
     /// The model's answer.
     pub answer: String,
+}
+
+/// The live model the environment names: OpenRouter when `OPENROUTER_API_KEY` is set (model
+/// `TOOL_DEFERRAL_MODEL`, default `openai/gpt-4.1-mini`), else the OpenAI-compatible server at
+/// `TOOL_DEFERRAL_BASE_URL` (model `TOOL_DEFERRAL_MODEL`, default `local`). Returns the model
+/// and its name.
+///
+/// # Errors
+/// When neither is set, or the client cannot be built.
+pub fn model_from_env() -> Result<(Arc<dyn ChatModel>, String), String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(key) = var("OPENROUTER_API_KEY") {
+        let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "openai/gpt-4.1-mini".into());
+        let client = OpenAiCompatible::openrouter(key, name.clone()).map_err(|e| e.to_string())?;
+        return Ok((Arc::new(client), name));
+    }
+    let Some(base_url) = var("TOOL_DEFERRAL_BASE_URL") else {
+        return Err("a live run needs OPENROUTER_API_KEY or TOOL_DEFERRAL_BASE_URL (with TOOL_DEFERRAL_MODEL)".into());
+    };
+    let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "local".into());
+    Ok((Arc::new(OpenAiCompatible::local(base_url, name.clone()).map_err(|e| e.to_string())?), name))
+}
+
+/// The prompt dialect `TOOL_DEFERRAL_DIALECT` names (`json`, `pformat`, `native`; anything
+/// else is [`Dialect::Auto`], which also reads tool calls a model wrote as JSON in its text).
+pub fn dialect_from_env() -> Dialect {
+    match std::env::var("TOOL_DEFERRAL_DIALECT").as_deref() {
+        Ok("json") => Dialect::JsonInTag,
+        Ok("pformat") => Dialect::PFormat,
+        Ok("native") => Dialect::Native,
+        _ => Dialect::Auto,
+    }
 }
 
 /// Records every request and response a model sees.
@@ -95,6 +129,30 @@ pub async fn run_arm_with(
     manifest_token_budget: usize,
 ) -> Result<Arm, RunError> {
     let registry: ToolRegistry = if deferred { catalogue::registry() } else { catalogue::all_direct_registry() };
+    let task = LiveTask { prompt: TASK, target: "stock_quote", deferred, manifest_token_budget };
+    run_task(model, registry, task).await
+}
+
+/// One task for a live arm: the user's words, the tool that answers them, and how the
+/// registry is exposed.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveTask<'a> {
+    /// What the user asks.
+    pub prompt: &'a str,
+    /// The tool a correct run calls.
+    pub target: &'a str,
+    /// Whether the registry defers its long tail (labels the arm and its route).
+    pub deferred: bool,
+    /// The bridge's manifest budget.
+    pub manifest_token_budget: usize,
+}
+
+/// Runs `task` over `registry` against `model` and reports the arm.
+///
+/// # Errors
+/// [`RunError`] when a model call fails.
+pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: LiveTask<'_>) -> Result<Arm, RunError> {
+    let LiveTask { prompt, target, deferred, manifest_token_budget } = task;
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
     let policy = RunPolicy {
         discovery: ToolDiscoveryPolicy { manifest_token_budget, ..Default::default() },
@@ -102,7 +160,7 @@ pub async fn run_arm_with(
         ..RunPolicy::default()
     };
     let agent = Agent::new(Arc::new(registry), recording.clone()).with_policy(policy);
-    let outcome = agent.run(vec![Message::system(SYSTEM_PROMPT), Message::user(TASK)]).await?;
+    let outcome = agent.run(vec![Message::system(SYSTEM_PROMPT), Message::user(prompt)]).await?;
     let log = recording.log.lock().map(|log| log.clone()).unwrap_or_default();
     let calls: Vec<&str> = outcome
         .transcript
@@ -113,7 +171,7 @@ pub async fn run_arm_with(
             _ => Vec::new(),
         })
         .collect();
-    let quote_at = calls.iter().position(|name| *name == "stock_quote");
+    let quote_at = calls.iter().position(|name| *name == target);
     let searched = calls.iter().position(|name| *name == "tool_search");
     let route = match (quote_at, searched) {
         (None, _) => Route::Missed,
@@ -122,8 +180,7 @@ pub async fn run_arm_with(
         (Some(_), _) => Route::Manifest,
     };
     let first: Vec<ToolSchema> = log.first().map(|(request, _)| request.tools.clone()).unwrap_or_default();
-    let typed_declaration =
-        log.iter().skip(1).any(|(request, _)| request.tools.iter().any(|t| t.name == "stock_quote"));
+    let typed_declaration = log.iter().skip(1).any(|(request, _)| request.tools.iter().any(|t| t.name == target));
     Ok(Arm {
         label: if deferred { "deferred" } else { "all Direct" },
         route,

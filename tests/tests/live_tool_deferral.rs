@@ -17,26 +17,7 @@
 //! deferred run's first call; and, when the model searched, give the searched `stock_quote` a
 //! typed declaration.
 
-use std::sync::Arc;
-
-use tinytools::dialect::Dialect;
-use tinytools::model::ChatModel;
-use tinytools::providers::OpenAiCompatible;
 use tinytools_examples::live::{self, Route};
-
-fn model() -> (Arc<dyn ChatModel>, String) {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    if let Some(key) = var("OPENROUTER_API_KEY") {
-        let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "openai/gpt-4.1-mini".into());
-        let client = OpenAiCompatible::openrouter(key, name.clone()).expect("client");
-        return (Arc::new(client), name);
-    }
-    let Some(base_url) = var("TOOL_DEFERRAL_BASE_URL") else {
-        panic!("TOOL_DEFERRAL_LIVE=1 needs OPENROUTER_API_KEY or TOOL_DEFERRAL_BASE_URL (with TOOL_DEFERRAL_MODEL)");
-    };
-    let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "local".into());
-    (Arc::new(OpenAiCompatible::local(base_url, name.clone()).expect("client")), name)
-}
 
 #[tokio::test]
 async fn live_tool_deferral() {
@@ -44,13 +25,8 @@ async fn live_tool_deferral() {
         eprintln!("live_tool_deferral: skipped (set TOOL_DEFERRAL_LIVE=1 and a model; see the file's header)");
         return;
     }
-    let (model, name) = model();
-    let dialect = match std::env::var("TOOL_DEFERRAL_DIALECT").as_deref() {
-        Ok("json") => Dialect::JsonInTag,
-        Ok("pformat") => Dialect::PFormat,
-        Ok("native") => Dialect::Native,
-        _ => Dialect::Auto,
-    };
+    let (model, name) = live::model_from_env().expect("a live model");
+    let dialect = live::dialect_from_env();
     let model = dialect.wrap(model);
     println!("model {name}, dialect {dialect:?}");
     let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
