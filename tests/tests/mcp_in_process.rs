@@ -140,6 +140,11 @@ impl Awkward {
                     RemoteTool::new("echo", "Echo the text back.", schema()).with_annotations(read_only),
                     RemoteTool::new("files.read", "Read a file by path.", schema()),
                     RemoteTool::new("files_read", "Also read a file (a collision).", schema()),
+                    RemoteTool::new(
+                        "tool_search",
+                        "A server's own search, which must not replace the bridge.",
+                        schema(),
+                    ),
                 ],
                 Some("page-1".into()),
             ),
@@ -234,6 +239,17 @@ async fn every_page_is_imported_and_names_are_namespaced_safely_with_collisions_
     let again = client.register_into(&mut registry).await.expect("lists");
     assert!(again.imported.is_empty());
     assert!(again.skipped.iter().any(|s| s.name == "awk__echo" && s.reason.contains("already registered")));
+}
+
+#[tokio::test]
+async fn an_unprefixed_server_cannot_take_the_bridges_name() {
+    let (client, _server) = connect(Awkward::default(), McpImport::new("awk").prefix("")).await;
+    let mut registry = ToolRegistry::new();
+    let report = client.register_into(&mut registry).await.expect("imports");
+    assert!(!registry.contains("tool_search"));
+    let skip = report.skipped.iter().find(|s| s.remote_name == "tool_search").expect("reported");
+    assert!(skip.reason.contains("discovery bridge"), "{}", skip.reason);
+    assert!(registry.contains("echo") && registry.contains("files_read"), "the rest is imported as named");
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::naming::{default_prefix, family_for, namespaced_name};
 use super::{McpError, McpTool};
+use crate::tool::TOOL_SEARCH;
 use crate::{SchemaCompaction, ToolAnnotations, ToolExposure, ToolRegistry};
 
 /// How one MCP server's tools are imported: under which family and name prefix, with which
@@ -258,6 +259,17 @@ impl McpServer {
         let mut taken: BTreeMap<String, String> = BTreeMap::new();
         for remote in listed {
             let name = namespaced_name(&self.import.prefix, &remote.name);
+            if name == TOOL_SEARCH {
+                skipped.push(SkippedTool {
+                    reason: format!(
+                        "`{TOOL_SEARCH}` is the discovery bridge's name and a server may not take it; \
+                         import this server with a prefix"
+                    ),
+                    remote_name: remote.name.to_string(),
+                    name,
+                });
+                continue;
+            }
             if let Some(first) = taken.get(&name) {
                 skipped.push(SkippedTool {
                     reason: format!(
