@@ -55,8 +55,9 @@ fn catalogue_with_a_hidden_tool() -> ToolRegistry {
 #[tokio::test]
 async fn an_exported_registry_lists_every_visible_tool_with_its_derived_schema_and_classification() {
     let registry = Arc::new(catalogue_with_a_hidden_tool());
-    let server = McpToolServer::new(Arc::clone(&registry));
+    let server = McpToolServer::new(Arc::clone(&registry)).with_instructions("Made-up data only.");
     let (client, _server) = connect(server, McpImport::new("catalogue").prefix("")).await;
+    assert_eq!(client.instructions().as_deref(), Some("Made-up data only."));
     let (tools, skipped) = client.tools().await.expect("lists");
     assert!(skipped.is_empty(), "{skipped:?}");
     assert_eq!(tools.len(), 40, "41 tools, one Hidden");

@@ -71,6 +71,7 @@ async fn everything_server_is_imported_deferred_searched_and_called() {
     assert!(registry.iter().all(|t| t.exposure() == ToolExposure::Deferred && t.family() == Some("everything")));
     let (name, _) = server.server_info().expect("handshake info");
     assert!(name.contains("everything"), "{name}");
+    assert!(server.instructions().is_some_and(|text| text.contains("get-roots-list")), "its handshake instructions");
 
     let found = search(&registry, "echo back a message").await;
     assert_eq!(found.first().map(String::as_str), Some("everything__echo"), "{found:?}");

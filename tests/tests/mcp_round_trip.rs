@@ -17,6 +17,7 @@ async fn rmcp_client_lists_and_calls_the_exported_catalogue_over_stdio() {
         .await
         .expect("handshake");
     assert_eq!(server.server_info().map(|(name, _)| name).as_deref(), Some("tinytools-catalogue"));
+    assert_eq!(server.instructions(), None, "the fixture sends none");
     let mut registry = ToolRegistry::new();
     let report = server.register_into(&mut registry).await.expect("imports");
     assert_eq!(report.imported.len(), 40, "41 tools, one Hidden");

@@ -228,6 +228,12 @@ impl McpServer {
         info.server_info.as_ref().map(|server| (server.name.clone(), server.version.clone()))
     }
 
+    /// The instructions the server sent in its handshake, if any: third-party text for the
+    /// host to show its model (or not).
+    pub fn instructions(&self) -> Option<String> {
+        self.service.peer().peer_info()?.instructions.clone()
+    }
+
     /// Whether the server sent `notifications/tools/list_changed` since the tools were last listed.
     pub fn tools_changed(&self) -> bool {
         self.service.service().changes() > self.listed_at.load(Ordering::Acquire)
