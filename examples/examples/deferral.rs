@@ -14,15 +14,16 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tinytools::ToolRegistry;
 use tinytools::discovery::{DiscoveryBridge, Manifest, ToolDiscoveryPolicy};
 use tinytools::model::Message;
 use tinytools::providers::OpenAiCompatible;
 use tinytools::run::{Agent, RunEvent, RunPolicy};
-use tinytools::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
-use tinytools::{ToolRegistry, ToolSchema};
+use tinytools::schema::{EstimatedTokens, TokenCounter};
 use tinytools_examples::catalogue;
 use tinytools_examples::live::{self, MANIFEST_TOKEN_BUDGET, TASK};
 use tinytools_examples::scripted;
+use tinytools_examples::surface::Surface;
 
 fn main() {
     let json_output = std::env::args().any(|arg| arg == "--json");
@@ -164,32 +165,5 @@ async fn scripted_run(registry: ToolRegistry) {
             println!("  answer ({} model calls): {}", outcome.turns, outcome.answer);
         }
         Err(err) => println!("  the scripted run failed: {err}"),
-    }
-}
-
-/// What a run puts in its first request's tools array.
-struct Surface {
-    tools: Vec<ToolSchema>,
-    bytes: usize,
-    tokens: usize,
-}
-
-impl Surface {
-    fn of(registry: &ToolRegistry, bridge: &DiscoveryBridge, counter: &dyn TokenCounter) -> Self {
-        let tools = bridge.advertised(registry, |_| true, counter);
-        let bytes = serde_json::to_string(&tools).map_or(0, |text| text.len());
-        let tokens = count_tool_schema_tokens(&tools, counter);
-        Self { tools, bytes, tokens }
-    }
-
-    fn names(&self) -> String {
-        match self.tools.len() {
-            0..=3 => self.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
-            n => format!("{}, … ({n})", self.tools[0].name),
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        json!({"tools": self.tools.len(), "schema_bytes": self.bytes, "tokens": self.tokens})
     }
 }

@@ -20,10 +20,11 @@ use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
 use tinytools::mcp::{McpImport, McpServer};
 use tinytools::model::Message;
 use tinytools::run::{Agent, RunPolicy};
-use tinytools::schema::{EstimatedTokens, ProviderProfile, count_tool_schema_tokens};
-use tinytools::{SchemaPreparation, ToolExposure, ToolRegistry, ToolSchema};
+use tinytools::schema::{EstimatedTokens, ProviderProfile};
+use tinytools::{SchemaPreparation, ToolRegistry};
 use tinytools_examples::mcp_peers::Peer;
 use tinytools_examples::scripted;
+use tinytools_examples::surface::{self, Surface};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -64,11 +65,7 @@ async fn main() {
         std::process::exit(1);
     }
 
-    let mut all_direct = ToolRegistry::new();
-    for tool in registry.iter() {
-        let _ = all_direct.register_as(Arc::clone(tool.tool()), ToolExposure::Direct);
-    }
-    let direct = first_request(&all_direct, &preparation);
+    let direct = first_request(&surface::all_direct(&registry), &preparation);
     let deferred = first_request(&registry, &preparation);
     let run = scripted_run(registry.clone(), preparation).await;
 
@@ -125,9 +122,7 @@ fn server_figures(name: &str, registry: &ToolRegistry, imported: &[String], prep
 fn first_request(registry: &ToolRegistry, preparation: &SchemaPreparation) -> Value {
     let bridge =
         DiscoveryBridge::new(registry, ToolDiscoveryPolicy::default(), |_| true).with_preparation(Some(*preparation));
-    let tools: Vec<ToolSchema> = bridge.advertised(registry, |_| true, &EstimatedTokens);
-    let bytes = serde_json::to_string(&tools).map_or(0, |text| text.len());
-    json!({"tools": tools.len(), "schema_bytes": bytes, "tokens": count_tool_schema_tokens(&tools, &EstimatedTokens)})
+    Surface::of(registry, &bridge, &EstimatedTokens).to_json()
 }
 
 /// "What time is it in Tokyo?": search, call the best match, answer from its result.

@@ -9,3 +9,4 @@ pub mod eval;
 pub mod live;
 pub mod mcp_peers;
 pub mod scripted;
+pub mod surface;

@@ -13,12 +13,11 @@
 //! the deferred run's first call must cost fewer prompt tokens. `TOOL_DEFERRAL_RUNS=N` repeats
 //! it and reports how often each arm got there; `TOOL_DEFERRAL_DIALECT` as in the other live test.
 
-use std::sync::Arc;
-
+use tinytools::ToolRegistry;
 use tinytools::mcp::{McpImport, McpServer};
-use tinytools::{ToolExposure, ToolRegistry};
 use tinytools_examples::live::{self, LiveTask, Route};
 use tinytools_examples::mcp_peers::Peer;
+use tinytools_examples::surface;
 
 const QUESTION: &str = "What time is it in Tokyo right now?";
 const TARGET: &str = "time__get_current_time";
@@ -42,10 +41,7 @@ async fn live_mcp_deferral() {
         server.register_into(&mut deferred).await.expect("imports");
         servers.push(server);
     }
-    let mut direct = ToolRegistry::new();
-    for tool in deferred.iter() {
-        direct.register_as(Arc::clone(tool.tool()), ToolExposure::Direct).expect("re-registers");
-    }
+    let direct = surface::all_direct(&deferred);
     println!("model {name}, dialect {dialect:?}: {} imported MCP tools", deferred.len());
 
     let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);

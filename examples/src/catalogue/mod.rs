@@ -16,7 +16,7 @@ pub mod travel;
 
 use std::sync::Arc;
 
-use tinytools::{Tool, ToolExposure, ToolRegistry};
+use tinytools::{Tool, ToolRegistry};
 
 /// Every tool of the catalogue, in a fixed order.
 pub fn tools() -> Vec<Arc<dyn Tool>> {
@@ -36,13 +36,7 @@ pub fn registry() -> ToolRegistry {
 
 /// The same 41 tools with every one Direct: the baseline the deferral is measured against.
 pub fn all_direct_registry() -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    for tool in tools() {
-        if let Err(err) = registry.register_as(tool, ToolExposure::Direct) {
-            unreachable!("the example catalogue is valid: {err}");
-        }
-    }
-    registry
+    crate::surface::all_direct(&registry())
 }
 
 fn registry_from(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
