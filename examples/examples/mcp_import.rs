@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
-use tinytools::mcp::{McpImport, McpServer};
 use tinytools::model::Message;
 use tinytools::run::{Agent, RunPolicy};
 use tinytools::schema::{EstimatedTokens, ProviderProfile};
@@ -40,17 +39,13 @@ async fn main() {
     let mut servers = Vec::new();
     let mut per_server = Vec::new();
     for peer in Peer::ALL {
-        let command = match peer.command(&dir) {
-            Ok(command) => command,
-            Err(why) => {
-                eprintln!("mcp_import: {why}");
-                continue;
+        // Connect, list, register (Deferred, THIRD_PARTY, namespaced): `McpServer::connect_stdio`
+        // and `register_into`, one line each.
+        let imported = match peer.connect(&dir).await {
+            Ok(server) => {
+                server.register_into(&mut registry).await.map(|report| (server, report)).map_err(|e| e.to_string())
             }
-        };
-        // The one line of host code: connect, list, register (Deferred, THIRD_PARTY, namespaced).
-        let imported = match McpServer::connect_stdio(McpImport::new(peer.name()), command).await {
-            Ok(server) => server.register_into(&mut registry).await.map(|report| (server, report)),
-            Err(err) => Err(err),
+            Err(why) => Err(why),
         };
         match imported {
             Ok((server, report)) => {

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tinytools::mcp::{McpImport, McpServer};
+
 /// The reference servers this workspace tests against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Peer {
@@ -38,20 +40,35 @@ impl Peer {
         }
     }
 
-    /// The command that starts it on stdio, or why it cannot be started here. `dir` is the
-    /// directory the filesystem server may touch (ignored by the others).
-    pub fn command(self, dir: &Path) -> Result<tokio::process::Command, String> {
-        let root = peers_root();
-        let program = self.program(&root);
-        if !program.exists() {
-            return Err(format!(
+    /// Why it cannot be started here, or `None` when it is installed.
+    pub fn missing(self) -> Option<String> {
+        let program = self.program(&peers_root());
+        (!program.exists()).then(|| {
+            format!(
                 "{} is not installed at {} (run `.ci/mcp-peers` to install the reference MCP servers, \
                  or set TINYTOOLS_MCP_PEERS)",
                 self.name(),
                 program.display()
-            ));
+            )
+        })
+    }
+
+    /// Starts it and completes the MCP handshake, imported under its own name with the
+    /// defaults. `dir` is the directory the filesystem server may touch (ignored by the others).
+    ///
+    /// # Errors
+    /// Why it is not installed, or why it did not start or answer.
+    pub async fn connect(self, dir: &Path) -> Result<McpServer, String> {
+        let command = self.command(dir)?;
+        McpServer::connect_stdio(McpImport::new(self.name()), command).await.map_err(|err| err.to_string())
+    }
+
+    /// The command that starts it on stdio, or why it cannot be started here.
+    fn command(self, dir: &Path) -> Result<tokio::process::Command, String> {
+        if let Some(why) = self.missing() {
+            return Err(why);
         }
-        let mut command = tokio::process::Command::new(program);
+        let mut command = tokio::process::Command::new(self.program(&peers_root()));
         match self {
             Peer::Everything => {
                 command.arg("stdio");

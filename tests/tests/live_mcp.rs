@@ -14,7 +14,6 @@
 //! it and reports how often each arm got there; `TOOL_DEFERRAL_DIALECT` as in the other live test.
 
 use tinytools::ToolRegistry;
-use tinytools::mcp::{McpImport, McpServer};
 use tinytools_examples::live::{self, LiveTask, Route};
 use tinytools_examples::mcp_peers::Peer;
 use tinytools_examples::surface;
@@ -36,8 +35,7 @@ async fn live_mcp_deferral() {
     let mut deferred = ToolRegistry::new();
     let mut servers = Vec::new();
     for peer in Peer::ALL {
-        let command = peer.command(&dir).expect("the reference servers are installed (.ci/mcp-peers)");
-        let server = McpServer::connect_stdio(McpImport::new(peer.name()), command).await.expect("handshake");
+        let server = peer.connect(&dir).await.expect("the reference servers are installed (.ci/mcp-peers) and answer");
         server.register_into(&mut deferred).await.expect("imports");
         servers.push(server);
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::DiscoveryBridge;
-use tinytools::mcp::{McpImport, McpServer};
+use tinytools::mcp::McpServer;
 use tinytools::model::{Message, ModelResponse};
 use tinytools::run::{Agent, RunPolicy};
 use tinytools::schema::ProviderProfile;
@@ -20,15 +20,12 @@ use tinytools_examples::mcp_peers::{Peer, peers_required};
 
 /// Starts and imports a peer, or explains why it is skipped.
 async fn import(peer: Peer, dir: &Path) -> Option<(McpServer, ToolRegistry)> {
-    let command = match peer.command(dir) {
-        Ok(command) => command,
-        Err(why) if peers_required() => panic!("TINYTOOLS_MCP_PEERS_REQUIRED=1 but {why}"),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return None;
-        }
-    };
-    let server = McpServer::connect_stdio(McpImport::new(peer.name()), command).await.expect("handshake");
+    if let Some(why) = peer.missing() {
+        assert!(!peers_required(), "TINYTOOLS_MCP_PEERS_REQUIRED=1 but {why}");
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let server = peer.connect(dir).await.expect("handshake");
     let mut registry = ToolRegistry::new();
     let report = server.register_into(&mut registry).await.expect("imports");
     assert!(report.skipped.is_empty(), "{report:?}");
