@@ -23,22 +23,28 @@ use tinytools::testkit::ScriptedModel;
 use tinytools::{SchemaCompaction, SchemaPreparation, ToolError, ToolExposure, ToolRegistry};
 use tinytools_examples::catalogue;
 
-/// Connects an import to a server running on the other end of an in-process pipe.
-async fn connect<S: ServerHandler>(server: S, import: McpImport) -> (McpServer, tokio::task::JoinHandle<()>) {
+/// Runs a server on one end of an in-process pipe; returns the client's end.
+fn serve_in_process<S: ServerHandler>(server: S) -> (tokio::io::DuplexStream, tokio::task::JoinHandle<()>) {
     let (server_end, client_end) = tokio::io::duplex(1 << 16);
     let handle = tokio::spawn(async move {
         if let Ok(running) = server.serve(server_end).await {
             let _ = running.waiting().await;
         }
     });
+    (client_end, handle)
+}
+
+/// Connects an import to a server running on the other end of an in-process pipe.
+async fn connect<S: ServerHandler>(server: S, import: McpImport) -> (McpServer, tokio::task::JoinHandle<()>) {
+    let (client_end, handle) = serve_in_process(server);
     let client = McpServer::connect(import, client_end).await.expect("handshake");
     (client, handle)
 }
 
-fn object(value: Value) -> Arc<serde_json::Map<String, Value>> {
+fn object(value: Value) -> serde_json::Map<String, Value> {
     match value {
-        Value::Object(map) => Arc::new(map),
-        _ => unreachable!("schemas here are objects"),
+        Value::Object(map) => map,
+        _ => unreachable!("schemas and arguments here are objects"),
     }
 }
 
@@ -94,16 +100,10 @@ async fn an_exported_tool_called_through_mcp_answers_as_it_does_directly() {
 #[tokio::test]
 async fn a_hidden_tool_gets_exactly_the_unknown_tool_answer_from_the_exported_server() {
     let registry = Arc::new(catalogue_with_a_hidden_tool());
-    let server = McpToolServer::new(registry);
-    let (server_end, client_end) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let (client_end, _server) = serve_in_process(McpToolServer::new(registry));
     let client = ().serve(client_end).await.expect("handshake");
     let call = |name: &'static str| {
-        let request = CallToolRequestParams::new(name).with_arguments(object(json!({"title": "x"})).as_ref().clone());
+        let request = CallToolRequestParams::new(name).with_arguments(object(json!({"title": "x"})));
         client.peer().call_tool(request)
     };
     let hidden = call("calendar_cancel_event").await.expect_err("refused").to_string();
@@ -113,7 +113,7 @@ async fn a_hidden_tool_gets_exactly_the_unknown_tool_answer_from_the_exported_se
     // A bad call is a tool error listing what is wrong, which the client's model can fix.
     let bad = client
         .peer()
-        .call_tool(CallToolRequestParams::new("stock_quote").with_arguments(object(json!({})).as_ref().clone()))
+        .call_tool(CallToolRequestParams::new("stock_quote").with_arguments(object(json!({}))))
         .await
         .expect("answered");
     assert_eq!(bad.is_error, Some(true));
