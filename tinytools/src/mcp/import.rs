@@ -265,26 +265,21 @@ impl McpServer {
         let mut taken: BTreeMap<String, String> = BTreeMap::new();
         for remote in listed {
             let name = namespaced_name(&self.import.prefix, &remote.name);
-            if name == TOOL_SEARCH {
-                skipped.push(SkippedTool {
-                    reason: format!(
-                        "`{TOOL_SEARCH}` is the discovery bridge's name and a server may not take it; \
-                         import this server with a prefix"
-                    ),
-                    remote_name: remote.name.to_string(),
-                    name,
-                });
-                continue;
-            }
-            if let Some(first) = taken.get(&name) {
-                skipped.push(SkippedTool {
-                    reason: format!(
+            let refusal = if name == TOOL_SEARCH {
+                Some(format!(
+                    "`{TOOL_SEARCH}` is the discovery bridge's name and a server may not take it; \
+                     import this server with a prefix"
+                ))
+            } else {
+                taken.get(&name).map(|first| {
+                    format!(
                         "`{}` and `{first}` both become `{name}`; give this server another prefix or expose only one",
                         remote.name
-                    ),
-                    remote_name: remote.name.to_string(),
-                    name,
-                });
+                    )
+                })
+            };
+            if let Some(reason) = refusal {
+                skipped.push(SkippedTool { reason, remote_name: remote.name.to_string(), name });
                 continue;
             }
             taken.insert(name.clone(), remote.name.to_string());
@@ -323,8 +318,8 @@ impl McpServer {
     /// Registers what was listed, records each refusal, and remembers the names for a refresh.
     fn register(&self, tools: Vec<McpTool>, registry: &mut ToolRegistry, mut report: ImportReport) -> ImportReport {
         for tool in tools {
-            let (name, remote_name, exposure) = (tool.name.clone(), tool.remote_name.clone(), tool.exposure);
-            match registry.register_as(Arc::new(tool), exposure) {
+            let (name, remote_name) = (tool.name.clone(), tool.remote_name.clone());
+            match registry.register_arc(Arc::new(tool)) {
                 Ok(_) => report.imported.push(name),
                 Err(error) => report.skipped.push(SkippedTool { remote_name, name, reason: error.to_string() }),
             }
