@@ -70,7 +70,7 @@ impl McpToolServer {
 
     /// The tools `tools/list` answers with.
     pub fn listed_tools(&self) -> Vec<RemoteTool> {
-        self.registry.iter().filter(|tool| tool.exposure() != ToolExposure::Hidden).map(listed).collect()
+        self.registry.iter().filter(|tool| exported(tool)).map(listed).collect()
     }
 
     /// Serves on this process's stdin and stdout until the client disconnects.
@@ -88,8 +88,7 @@ impl McpToolServer {
 
     /// Runs one call: the registry's admission and dispatch, never reaching a Hidden tool.
     async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> Result<ToolResult, ErrorData> {
-        let visible = self.registry.get(name).is_some_and(|tool| tool.exposure() != ToolExposure::Hidden);
-        if !visible {
+        if !self.registry.get(name).is_some_and(exported) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`; call tools/list for the names"),
                 None,
@@ -140,6 +139,11 @@ impl ServerHandler for McpToolServer {
         let result = self.call(&request.name, args, &ctx).await?;
         Ok(call_result(result).into())
     }
+}
+
+/// Whether a tool is served at all: listed and callable. Hidden tools never are.
+fn exported(tool: &RegisteredTool) -> bool {
+    tool.exposure() != ToolExposure::Hidden
 }
 
 fn listed(tool: &RegisteredTool) -> RemoteTool {
