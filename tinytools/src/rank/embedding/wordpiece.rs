@@ -1,0 +1,195 @@
+//! BERT's uncased WordPiece tokenizer: text → vocabulary ids, as `tokenizer.json` describes it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::EmbeddingError;
+
+/// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
+const MAX_WORD_CHARS: usize = 100;
+
+/// An uncased BERT tokenizer: clean, lower-case, strip accents, split on whitespace and
+/// punctuation (CJK characters stand alone), then greedy longest-match WordPiece.
+#[derive(Clone, Debug)]
+pub(crate) struct WordPiece {
+    vocab: HashMap<String, u32>,
+    unk: u32,
+    pub(crate) cls: u32,
+    pub(crate) sep: u32,
+}
+
+impl WordPiece {
+    /// Reads the vocabulary of a Hugging Face `tokenizer.json` (a WordPiece model).
+    pub(crate) fn from_tokenizer_json(path: &Path) -> Result<Self, EmbeddingError> {
+        let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, format!("not JSON: {e}")))?;
+        let model = &json["model"];
+        if model["type"] != "WordPiece" {
+            return Err(EmbeddingError::format(path, "the tokenizer is not WordPiece (only BERT-style models load)"));
+        }
+        let vocab: HashMap<String, u32> = model["vocab"]
+            .as_object()
+            .ok_or_else(|| EmbeddingError::format(path, "`model.vocab` is missing"))?
+            .iter()
+            .filter_map(|(token, id)| Some((token.clone(), u32::try_from(id.as_u64()?).ok()?)))
+            .collect();
+        Self::new(vocab).map_err(|missing| EmbeddingError::format(path, format!("the vocabulary has no `{missing}`")))
+    }
+
+    /// A tokenizer over `vocab`; `Err` names a special token it lacks.
+    pub(crate) fn new(vocab: HashMap<String, u32>) -> Result<Self, &'static str> {
+        let special = |token: &'static str| vocab.get(token).copied().ok_or(token);
+        Ok(Self { unk: special("[UNK]")?, cls: special("[CLS]")?, sep: special("[SEP]")?, vocab })
+    }
+
+    /// The largest id the vocabulary holds.
+    pub(crate) fn max_id(&self) -> u32 {
+        self.vocab.values().copied().max().unwrap_or(0)
+    }
+
+    /// The ids of `text`'s word pieces, at most `max` of them (no `[CLS]`/`[SEP]`).
+    pub(crate) fn encode(&self, text: &str, max: usize) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for word in words(text) {
+            if ids.len() >= max {
+                break;
+            }
+            self.pieces(&word, &mut ids);
+        }
+        ids.truncate(max);
+        ids
+    }
+
+    /// Greedy longest-match-first WordPiece of one word; `[UNK]` when any part is unknown.
+    fn pieces(&self, word: &str, ids: &mut Vec<u32>) {
+        if word.chars().count() > MAX_WORD_CHARS {
+            ids.push(self.unk);
+            return;
+        }
+        let start_len = ids.len();
+        let mut start = 0;
+        let mut candidate = String::new();
+        while start < word.len() {
+            let mut end = word.len();
+            let found = loop {
+                candidate.clear();
+                if start > 0 {
+                    candidate.push_str("##");
+                }
+                candidate.push_str(&word[start..end]);
+                if let Some(&id) = self.vocab.get(&candidate) {
+                    break Some((id, end));
+                }
+                // Step back one character.
+                match word[start..end].char_indices().next_back() {
+                    Some((at, _)) if at > 0 => end = start + at,
+                    _ => break None,
+                }
+            };
+            match found {
+                Some((id, end)) => {
+                    ids.push(id);
+                    start = end;
+                }
+                None => {
+                    ids.truncate(start_len);
+                    ids.push(self.unk);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// BERT's basic tokenization: cleaned, lower-cased, accent-stripped words and single
+/// punctuation marks.
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, words: &mut Vec<String>| {
+        if !word.is_empty() {
+            words.push(std::mem::take(word));
+        }
+    };
+    for c in text.chars() {
+        if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
+            continue;
+        }
+        if c.is_whitespace() {
+            flush(&mut word, &mut words);
+        } else if is_punctuation(c) || is_cjk(c) {
+            flush(&mut word, &mut words);
+            words.push(c.to_string());
+        } else {
+            // Lower-case, then drop combining marks after canonical decomposition ("é" → "e").
+            for lower in c.to_lowercase() {
+                word.extend(lower.nfd().filter(|m| !is_combining_mark(*m)));
+            }
+        }
+    }
+    flush(&mut word, &mut words);
+    words
+}
+
+/// ASCII punctuation and symbols, plus any other character that is neither a letter, a digit,
+/// whitespace nor a combining mark (BERT asks Unicode's `P*` categories, which the standard
+/// library does not expose; the two differ only on rare symbols, which WordPiece maps to
+/// `[UNK]` either way).
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() || (!c.is_ascii() && !c.is_alphanumeric() && !c.is_whitespace() && !is_combining_mark(c))
+}
+
+/// Combining diacritical marks (the blocks NFD produces for Latin, Greek and Cyrillic accents).
+fn is_combining_mark(c: char) -> bool {
+    matches!(c, '\u{0300}'..='\u{036f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
+}
+
+/// The CJK ideograph blocks BERT surrounds with spaces.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> WordPiece {
+        let tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "cafe", "?", "run", "##ning", "中"];
+        WordPiece::new(tokens.iter().enumerate().map(|(i, t)| ((*t).to_owned(), i as u32)).collect())
+            .unwrap_or_else(|missing| panic!("{missing}"))
+    }
+
+    #[test]
+    fn splits_words_into_longest_known_pieces() {
+        let wp = tiny();
+        assert_eq!(wp.encode("Unaffable running?", 10), [4, 5, 6, 9, 10, 8]);
+    }
+
+    #[test]
+    fn strips_accents_and_isolates_punctuation_and_cjk() {
+        let wp = tiny();
+        assert_eq!(words("Café,ok 中文"), ["cafe", ",", "ok", "中", "文"]);
+        assert_eq!(wp.encode("CAFÉ", 10), [7]);
+    }
+
+    #[test]
+    fn unknown_words_become_one_unk_and_the_limit_holds() {
+        let wp = tiny();
+        assert_eq!(wp.encode("unxyz run", 10), [1, 9]);
+        assert_eq!(wp.encode("unaffable unaffable", 4), [4, 5, 6, 4]);
+        assert!(wp.encode("", 10).is_empty());
+        let long = "a".repeat(MAX_WORD_CHARS + 1);
+        assert_eq!(wp.encode(&long, 10), [1]);
+    }
+
+    #[test]
+    fn a_vocabulary_without_special_tokens_is_refused() {
+        let vocab: HashMap<String, u32> = [("[UNK]".to_owned(), 0)].into();
+        assert_eq!(WordPiece::new(vocab).err(), Some("[CLS]"));
+    }
+}
