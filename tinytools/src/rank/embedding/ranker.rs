@@ -1,7 +1,7 @@
 //! [`EmbeddingRanker`]: cosine similarity to each tool's embedded description, blended with BM25.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::TextEmbedder;
 use crate::discovery::DeferredCatalog;
@@ -24,12 +24,14 @@ const BM25_CANDIDATES: usize = 100;
 ///
 /// Embedding runs on Tokio's blocking pool. The first search over a catalogue embeds every
 /// tool (8–11 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call [`prepare`](Self::prepare)
-/// ahead, or let the bridge's ranker timeout fall back to BM25 while the cache fills.
+/// ahead, or let the bridge's ranker timeout fall back to BM25 while the cache fills. The
+/// cache keeps one vector per tool name it has seen (1.5 KB for a 384-number model), across
+/// runs and allow-lists, so share one ranker between agents over the same registry.
 pub struct EmbeddingRanker {
     embedder: Arc<dyn TextEmbedder>,
     name: String,
     bm25_weight: f32,
-    cache: Arc<RwLock<Cache>>,
+    store: Arc<Store>,
 }
 
 impl std::fmt::Debug for EmbeddingRanker {
@@ -42,7 +44,7 @@ impl EmbeddingRanker {
     /// A ranker over `embedder`, blending BM25 at the measured default weight (0.25).
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
-        Self { embedder, name, bm25_weight: 0.25, cache: Arc::default() }
+        Self { embedder, name, bm25_weight: 0.25, store: Arc::default() }
     }
 
     /// How much BM25's relative score adds to the cosine: `0` ranks by meaning alone.
@@ -59,38 +61,60 @@ impl EmbeddingRanker {
     /// # Errors
     /// The embedder's error.
     pub fn prepare(&self, catalog: &DeferredCatalog) -> anyhow::Result<usize> {
-        fill(&*self.embedder, &self.cache, stale(&self.cache, catalog))
+        self.store.fill(&*self.embedder, self.store.stale(documents(catalog)))
     }
 }
 
-/// The tools whose embedding is missing or out of date: (name, text).
-fn stale(cache: &RwLock<Cache>, catalog: &DeferredCatalog) -> Vec<(String, String)> {
-    let cache = cache.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    catalog
-        .iter()
-        .map(|tool| (tool.schema().name.clone(), document(tool.schema())))
-        .filter(|(name, text)| cache.get(name).is_none_or(|(embedded, _)| embedded != text))
-        .collect()
+/// The embedded tools, shared with the blocking tasks that fill it.
+#[derive(Default)]
+struct Store {
+    vectors: RwLock<Cache>,
+    /// Held while embedding, so two searches over a new catalogue do not embed it twice: the
+    /// second waits, then finds the tools done.
+    filling: Mutex<()>,
 }
 
-fn fill(embedder: &dyn TextEmbedder, cache: &RwLock<Cache>, missing: Vec<(String, String)>) -> anyhow::Result<usize> {
-    if missing.is_empty() {
-        return Ok(0);
+impl Store {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cache> {
+        self.vectors.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-    let texts: Vec<&str> = missing.iter().map(|(_, text)| text.as_str()).collect();
-    let vectors = embedder.embed(&texts)?;
-    anyhow::ensure!(
-        vectors.len() == missing.len(),
-        "the embedder returned {} vectors for {} texts",
-        vectors.len(),
-        missing.len()
-    );
-    let count = missing.len();
-    let mut cache = cache.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    for ((name, text), vector) in missing.into_iter().zip(vectors) {
-        cache.insert(name, (text, vector.into()));
+
+    /// The tools whose embedding is missing or out of date: (name, text).
+    fn stale(&self, tools: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+        let cache = self.read();
+        tools.into_iter().filter(|(name, text)| cache.get(name).is_none_or(|(embedded, _)| embedded != text)).collect()
     }
-    Ok(count)
+
+    /// Embeds what is still stale of `tools`; returns how many were embedded.
+    fn fill(&self, embedder: &dyn TextEmbedder, tools: Vec<(String, String)>) -> anyhow::Result<usize> {
+        if tools.is_empty() {
+            return Ok(0);
+        }
+        let _filling = self.filling.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let missing = self.stale(tools);
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        let texts: Vec<&str> = missing.iter().map(|(_, text)| text.as_str()).collect();
+        let vectors = embedder.embed(&texts)?;
+        anyhow::ensure!(
+            vectors.len() == missing.len(),
+            "the embedder returned {} vectors for {} texts",
+            vectors.len(),
+            missing.len()
+        );
+        let count = missing.len();
+        let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for ((name, text), vector) in missing.into_iter().zip(vectors) {
+            cache.insert(name, (text, vector.into()));
+        }
+        Ok(count)
+    }
+}
+
+/// Every tool of the catalogue with the text embedded for it.
+fn documents(catalog: &DeferredCatalog) -> impl Iterator<Item = (String, String)> + '_ {
+    catalog.iter().map(|tool| (tool.schema().name.clone(), document(tool.schema())))
 }
 
 /// What is embedded for a tool.
@@ -112,12 +136,12 @@ impl ToolRanker for EmbeddingRanker {
     }
 
     async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
-        let missing = stale(&self.cache, request.catalog);
-        let (embedder, cache, query) = (Arc::clone(&self.embedder), Arc::clone(&self.cache), request.query.to_owned());
+        let missing = self.store.stale(documents(request.catalog));
+        let (embedder, store, query) = (Arc::clone(&self.embedder), Arc::clone(&self.store), request.query.to_owned());
         // The catalogue's missing tools and the query, off the async runtime. Vectors land in
         // the cache even when the bridge's timeout gives up on this search.
         let query_vector = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<f32>> {
-            fill(&*embedder, &cache, missing)?;
+            store.fill(&*embedder, missing)?;
             embedder.embed(&[&query])?.pop().ok_or_else(|| anyhow::anyhow!("the embedder returned no vector"))
         })
         .await
@@ -131,7 +155,7 @@ impl ToolRanker for EmbeddingRanker {
                 lexical = hits.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0) / best)).collect();
             }
         }
-        let cache = self.cache.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cache = self.store.read();
         if let Some((name, (_, vector))) = cache.iter().find(|(_, (_, v))| v.len() != query_vector.len()) {
             anyhow::bail!("`{name}` has a {}-number embedding, the query {}", vector.len(), query_vector.len());
         }
@@ -169,6 +193,7 @@ mod tests {
         }
         fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
             self.0.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
             Ok(texts
                 .iter()
                 .map(|t| {
@@ -221,5 +246,19 @@ mod tests {
         assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 3, "two tools and the query");
         let _ = ranker.rank(request("a much longer query text")).await;
         assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 4, "only the query again");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_searches_over_a_new_catalogue_embed_it_once() {
+        let embedder = Arc::new(Lengths(0.into()));
+        let ranker = EmbeddingRanker::new(embedder.clone());
+        let catalog = DeferredCatalog::from_tools(
+            (0..8).map(|i| (schema(&format!("tool_{i}"), "does a thing", serde_json::json!({})), None)),
+        );
+        let context = crate::rank::RankContext::default();
+        let request = |query| RankRequest { query, limit: 3, catalog: &catalog, context: &context };
+        let (a, b) = tokio::join!(ranker.rank(request("one")), ranker.rank(request("two")));
+        assert_eq!((a.map(|hits| hits.len()).ok(), b.map(|hits| hits.len()).ok()), (Some(3), Some(3)));
+        assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 8 + 2, "eight tools once, two queries");
     }
 }
