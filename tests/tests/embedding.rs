@@ -145,6 +145,46 @@ async fn a_failing_or_panicking_embedder_falls_back_to_bm25_with_the_reason() {
     }
 }
 
+/// Rotate the production database credentials.
+#[tinytools::tool(exposure = "hidden", destructive)]
+async fn rotate_db_credentials() -> String {
+    "rotated".into()
+}
+
+/// Records every text it is asked to embed.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<String>>);
+
+impl TextEmbedder for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.0.lock().unwrap().extend(texts.iter().map(|t| (*t).to_owned()));
+        Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_admitted_deferred_tools_reach_the_embedder() {
+    let mut registry = tinytools_examples::catalogue::registry();
+    registry.register(RotateDbCredentials).unwrap();
+    let catalog = DeferredCatalog::new(&registry, |name| name != "calendar_invite");
+    let recording = Arc::new(Recording::default());
+    let policy = ToolDiscoveryPolicy::default()
+        .with_ranker(Arc::new(EmbeddingRanker::new(recording.clone())))
+        .with_rank_mode(RankMode::Ranker);
+    let outcome = catalog.rank(&policy, "rotate the database credentials", 5).await;
+    assert_eq!(outcome.fallback, None);
+    let texts = recording.0.lock().unwrap().clone();
+    assert_eq!(texts.len(), catalog.len() + 1, "every catalogue tool, then the query");
+    assert!(texts.iter().any(|t| t.starts_with("stock_quote: ")), "a deferred tool is embedded");
+    for forbidden in ["rotate_db_credentials", "calendar_invite:", "read_note"] {
+        assert!(!texts.iter().any(|t| t.contains(forbidden)), "{forbidden} reached the embedder");
+    }
+    assert!(outcome.matched.iter().all(|hit| hit.name != "rotate_db_credentials"));
+}
+
 #[test]
 fn a_broken_model_directory_is_named_in_the_error() {
     let dir = std::env::temp_dir().join(format!("tinytools-bad-model-{}", std::process::id()));

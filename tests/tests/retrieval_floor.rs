@@ -50,12 +50,14 @@ async fn embedding_recall_at_5(name: &str, step: usize) -> Option<f64> {
     let catalog = DeferredCatalog::new(&set.registry, |_| true);
     let ranker = EmbeddingRanker::new(Arc::new(model));
     ranker.prepare(&catalog).expect("the catalogue embeds");
-    let policy = ToolDiscoveryPolicy { ranker_timeout: Duration::from_secs(60), ..Default::default() }
+    // 50 ids, as the eval example ranks: BFCL repeats names (47 `requests.get`), so its
+    // name-level top 5 needs more than five ids.
+    let policy = ToolDiscoveryPolicy { ranker_timeout: Duration::from_secs(60), max_limit: 50, ..Default::default() }
         .with_ranker(Arc::new(ranker))
         .with_rank_mode(RankMode::Ranker);
     let mut scores = Vec::new();
     for query in queries.iter().step_by(step) {
-        let outcome = catalog.rank(&policy, &query.query, 5).await;
+        let outcome = catalog.rank(&policy, &query.query, 50).await;
         assert_eq!(outcome.fallback, None, "query {}", query.qid);
         scores.push(score(&set, query, &outcome.matched));
     }
@@ -82,8 +84,9 @@ async fn the_embedding_ranker_meets_the_metatool_target() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "embeds BFCL's 3,420 tools: about a minute in release; run with --release -- --ignored"]
+#[ignore = "embeds BFCL's 3,420 tools: 81 s in release; run with --release -- --ignored"]
 async fn the_embedding_ranker_meets_the_bfcl_target() {
     let Some(recall) = embedding_recall_at_5("bfcl", 1).await else { return };
+    eprintln!("BFCL name-level recall@5, embedding ranker: {recall:.4}");
     assert!(recall >= 0.90, "BFCL name-level recall@5 with the embedding ranker is {recall:.4} (measured 0.906)");
 }

@@ -23,10 +23,15 @@ const BM25_CANDIDATES: usize = 100;
 /// (`docs/retrieval.md`). `confidence` is the cosine, clamped to `0..=1`.
 ///
 /// Embedding runs on Tokio's blocking pool. The first search over a catalogue embeds every
-/// tool (8–11 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call [`prepare`](Self::prepare)
-/// ahead, or let the bridge's ranker timeout fall back to BM25 while the cache fills. The
-/// cache keeps one vector per tool name it has seen (1.5 KB for a 384-number model), across
-/// runs and allow-lists, so share one ranker between agents over the same registry.
+/// tool (8–11 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call
+/// [`prepare`](Self::prepare) ahead, or let the bridge's ranker timeout fall back to BM25
+/// while the cache fills. The cache keeps one vector per tool name it has seen (1.5 KB for a
+/// 384-number model), across runs and allow-lists, so share one ranker between agents over
+/// the same registry. Only catalogue tools (Deferred, admitted) are ever embedded: a Hidden
+/// tool's text never reaches the embedder, which may be a remote service.
+///
+/// Unlike BM25 it always proposes its nearest tools, even for a query that matches nothing
+/// well; `confidence` says how near.
 pub struct EmbeddingRanker {
     embedder: Arc<dyn TextEmbedder>,
     name: String,
