@@ -12,7 +12,8 @@
 //! `--no-stem`, `--no-stop`, `--prefix N`, `--weights NAME,DESC,PARAM_NAMES,PARAM_DESCS,FAMILY`,
 //! `--k1 X`, `--b X` (the knobs measured in docs/retrieval.md); `--ranker minilm` (the
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
-//! default 0.25; the tools are embedded before timing starts, reported as `embed_ms`);
+//! default 0.25; the tools are embedded before timing starts, reported as `embed_ms`;
+//! `--vectors FILE` loads saved tool vectors when the file exists and saves them after);
 //! `--limit K` (ranked list length, default 50).
 
 use std::path::PathBuf;
@@ -37,6 +38,7 @@ struct Options {
     weights: FieldWeights,
     params: Bm25Params,
     bm25_weight: Option<f32>,
+    vectors: Option<PathBuf>,
 }
 
 fn main() {
@@ -70,8 +72,16 @@ fn run() -> Result<(), String> {
             ranker = ranker.bm25_weight(weight);
         }
         let started = Instant::now();
-        ranker.prepare(&catalog).map_err(|e| e.to_string())?;
+        if let Some(path) = options.vectors.as_ref().filter(|path| path.exists()) {
+            let loaded = ranker.load_vectors(path).map_err(|e| e.to_string())?;
+            eprintln!("loaded {loaded} vectors from {}", path.display());
+        }
+        let embedded = ranker.prepare(&catalog).map_err(|e| e.to_string())?;
         embed_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
+        eprintln!("embedded {embedded} tools");
+        if let Some(path) = &options.vectors {
+            ranker.save_vectors(path).map_err(|e| e.to_string())?;
+        }
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker != "bm25" {
         return Err(format!("unknown ranker `{}`: use bm25, custom or minilm", options.ranker));
@@ -170,6 +180,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         weights: FieldWeights::default(),
         params: Bm25Params::default(),
         bm25_weight: None,
+        vectors: None,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -187,6 +198,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--k1" => options.params.k1 = number(value()?)?,
             "--b" => options.params.b = number(value()?)?,
             "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
+            "--vectors" => options.vectors = Some(value()?.into()),
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;
                 let [name, description, parameter_names, parameter_descriptions, family] = parts[..] else {

@@ -50,8 +50,8 @@ pub trait TextEmbedder: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbeddingError {
-    /// A model file could not be read.
-    #[error("cannot read {}: {source}; point the loader at a sentence-transformers model directory", path.display())]
+    /// A file could not be read (a model's, or saved vectors).
+    #[error("cannot read {}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -59,7 +59,17 @@ pub enum EmbeddingError {
         #[source]
         source: std::io::Error,
     },
-    /// A model file was read but is not what a BERT sentence encoder needs.
+    /// Saved vectors could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file was read but is not what it should be: not what a BERT sentence encoder needs,
+    /// or not vectors this ranker can use.
     #[error("{}: {what}", path.display())]
     Format {
         /// The file.

@@ -1,9 +1,11 @@
 //! [`EmbeddingRanker`]: cosine similarity to each tool's embedded description, blended with BM25.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::TextEmbedder;
+use super::{EmbeddingError, TextEmbedder};
 use crate::discovery::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, ToolRanker};
 
@@ -68,6 +70,79 @@ impl EmbeddingRanker {
     pub fn prepare(&self, catalog: &DeferredCatalog) -> anyhow::Result<usize> {
         self.store.fill(&*self.embedder, self.store.stale(documents(catalog)))
     }
+
+    /// Writes every vector embedded so far to `path` (JSON: the embedder's name, then each
+    /// tool's name, embedded text and vector), so the next process starts warm with
+    /// [`load_vectors`](Self::load_vectors) instead of embedding the catalogue again. Returns
+    /// how many were written.
+    ///
+    /// # Errors
+    /// [`EmbeddingError::Write`] when the file cannot be written.
+    pub fn save_vectors(&self, path: impl AsRef<Path>) -> Result<usize, EmbeddingError> {
+        let path = path.as_ref();
+        let cache = self.store.read();
+        let mut tools: Vec<SavedTool<'_>> = cache
+            .iter()
+            .map(|(name, (text, vector))| SavedTool { name: name.into(), text: text.into(), vector: vector.to_vec() })
+            .collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let saved = SavedVectors { embedder: self.embedder.name().into(), tools };
+        let json = serde_json::to_vec(&saved).map_err(|e| EmbeddingError::format(path, e.to_string()))?;
+        std::fs::write(path, json).map_err(|source| EmbeddingError::Write { path: path.into(), source })?;
+        Ok(saved.tools.len())
+    }
+
+    /// Adds the vectors [`save_vectors`](Self::save_vectors) wrote. A tool whose text has
+    /// changed since is embedded again at the next search, as if it had never been loaded.
+    /// Returns how many were loaded.
+    ///
+    /// # Errors
+    /// [`EmbeddingError::Io`] when the file cannot be read; [`EmbeddingError::Format`] when it
+    /// is not such a file, or another embedder wrote it (its vectors would not compare).
+    pub fn load_vectors(&self, path: impl AsRef<Path>) -> Result<usize, EmbeddingError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
+        let saved: SavedVectors<'_> = serde_json::from_slice(&bytes)
+            .map_err(|e| EmbeddingError::format(path, format!("not a saved-vectors file: {e}")))?;
+        if saved.embedder != self.embedder.name() {
+            return Err(EmbeddingError::format(
+                path,
+                format!("written by embedder `{}`; this ranker embeds with `{}`", saved.embedder, self.embedder.name()),
+            ));
+        }
+        let mut cache = self.store.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let width =
+            cache.values().next().map_or_else(|| saved.tools.first().map_or(0, |t| t.vector.len()), |v| v.1.len());
+        if let Some(odd) = saved.tools.iter().find(|tool| tool.vector.len() != width || width == 0) {
+            return Err(EmbeddingError::format(
+                path,
+                format!("`{}` has a {}-number vector where {width} were expected", odd.name, odd.vector.len()),
+            ));
+        }
+        let count = saved.tools.len();
+        for tool in saved.tools {
+            cache.insert(tool.name.into_owned(), (tool.text.into_owned(), tool.vector.into()));
+        }
+        Ok(count)
+    }
+}
+
+/// The file [`EmbeddingRanker::save_vectors`] writes.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedVectors<'a> {
+    #[serde(borrow)]
+    embedder: Cow<'a, str>,
+    #[serde(borrow)]
+    tools: Vec<SavedTool<'a>>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedTool<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    text: Cow<'a, str>,
+    vector: Vec<f32>,
 }
 
 /// The embedded tools, shared with the blocking tasks that fill it.
@@ -265,5 +340,58 @@ mod tests {
         let (a, b) = tokio::join!(ranker.rank(request("one")), ranker.rank(request("two")));
         assert_eq!((a.map(|hits| hits.len()).ok(), b.map(|hits| hits.len()).ok()), (Some(3), Some(3)));
         assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 8 + 2, "eight tools once, two queries");
+    }
+
+    #[test]
+    fn saved_vectors_start_the_next_ranker_warm() {
+        let path = std::env::temp_dir().join(format!("tinytools-vectors-{}.json", std::process::id()));
+        let catalog = DeferredCatalog::from_tools([
+            (schema("a", "short", serde_json::json!({})), None),
+            (schema("b", "longer text", serde_json::json!({})), None),
+        ]);
+        let first = EmbeddingRanker::new(Arc::new(Lengths(0.into())));
+        assert_eq!(first.prepare(&catalog).ok(), Some(2));
+        assert_eq!(first.save_vectors(&path).ok(), Some(2));
+
+        let embedder = Arc::new(Lengths(0.into()));
+        let second = EmbeddingRanker::new(embedder.clone());
+        assert_eq!(second.load_vectors(&path).ok(), Some(2));
+        assert_eq!(second.prepare(&catalog).ok(), Some(0), "nothing to embed");
+        let changed = DeferredCatalog::from_tools([(schema("a", "changed", serde_json::json!({})), None)]);
+        assert_eq!(second.prepare(&changed).ok(), Some(1), "a changed text is embedded again");
+        assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+        let other = EmbeddingRanker::new(Arc::new(Other));
+        let error = other.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("written by embedder `lengths`; this ranker embeds with `other`"), "{error}");
+
+        std::fs::write(
+            &path,
+            r#"{"embedder": "lengths", "tools": [{"name": "a", "text": "a: x", "vector": [1.0, 0.0]},
+            {"name": "b", "text": "b: y", "vector": [1.0]}]}"#,
+        )
+        .ok();
+        let error = second.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("`b` has a 1-number vector where 2 were expected"), "{error}");
+        std::fs::write(&path, "garbage").ok();
+        let error = second.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("not a saved-vectors file"), "{error}");
+        std::fs::remove_file(&path).ok();
+        let error = second.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.starts_with(&format!("cannot read {}", path.display())), "{error}");
+        let error =
+            first.save_vectors("/nonexistent/dir/vectors.json").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.starts_with("cannot write /nonexistent/dir/vectors.json"), "{error}");
+    }
+
+    struct Other;
+
+    impl TextEmbedder for Other {
+        fn name(&self) -> &str {
+            "other"
+        }
+        fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0]).collect())
+        }
     }
 }
