@@ -33,7 +33,7 @@ fn similarities_match_the_published_sentence_transformers_values() {
 fn word_pieces_match_the_hugging_face_tokenizer() {
     let Some(model) = models::minilm() else { return };
     // Expected ids from the `tokenizers` Python package on the model's own tokenizer.json.
-    let cases: [(&str, &[u32]); 5] = [
+    let cases: [(&str, &[u32]); 6] = [
         (
             "getStockQuotes for ACME, please!",
             &[101, 4152, 17406, 28940, 12184, 2015, 2005, 9353, 4168, 1010, 3531, 999, 102],
@@ -42,6 +42,7 @@ fn word_pieces_match_the_hugging_face_tokenizer() {
         ("math.factorial(5) = 120", &[101, 8785, 1012, 5387, 4818, 1006, 1019, 1007, 1027, 6036, 102]),
         ("東京の天気は？ 😀 emoji", &[101, 1879, 1755, 1671, 1811, 100, 1672, 1994, 100, 7861, 29147, 2072, 102]),
         ("", &[101, 102]),
+        ("zero\u{200b}width soft\u{00ad}hyphen\u{feff}", &[101, 5717, 9148, 11927, 2232, 3730, 10536, 8458, 2368, 102]),
     ];
     for (text, expected) in cases {
         assert_eq!(model.token_ids(text), expected, "{text:?}");

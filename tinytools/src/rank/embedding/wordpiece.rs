@@ -115,7 +115,7 @@ fn words(text: &str) -> Vec<String> {
         }
     };
     for c in text.chars() {
-        if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
+        if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) || is_format(c) {
             continue;
         }
         if c.is_whitespace() {
@@ -147,6 +147,12 @@ fn is_combining_mark(c: char) -> bool {
     matches!(c, '\u{0300}'..='\u{036f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
 }
 
+/// The invisible format characters (Unicode `Cf`) text commonly carries, which BERT drops:
+/// soft hyphen, zero-width space and joiners, direction marks, word joiner, byte-order mark.
+fn is_format(c: char) -> bool {
+    matches!(c, '\u{00ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
 /// The CJK ideograph blocks BERT surrounds with spaces.
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
@@ -174,6 +180,7 @@ mod tests {
     fn strips_accents_and_isolates_punctuation_and_cjk() {
         let wp = tiny();
         assert_eq!(words("Café,ok 中文"), ["cafe", ",", "ok", "中", "文"]);
+        assert_eq!(words("zero\u{200b}width soft\u{00ad}hyphen\u{feff}"), ["zerowidth", "softhyphen"]);
         assert_eq!(wp.encode("CAFÉ", 10), [7]);
     }
 
