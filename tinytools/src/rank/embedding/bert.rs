@@ -1,5 +1,6 @@
 //! [`BertEmbedder`]: a BERT-family sentence encoder (all-MiniLM-L6-v2 and kin) on the CPU.
 
+use std::ops::Range;
 use std::path::Path;
 
 use ndarray::{Array1, Array2, Axis, Slice};
@@ -158,45 +159,68 @@ impl BertEmbedder {
 
     /// One text's embedding: unit length, `hidden_size` numbers.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
-        let ids = self.token_ids(text);
+        self.embed_batch(&[text]).pop().unwrap_or_default()
+    }
 
+    /// Several texts through the encoder at once: their tokens are stacked, so every dense
+    /// layer is one larger matrix product (what makes batching pay), while attention stays
+    /// within each text. No padding is ever computed.
+    fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
         let hidden = self.word_embeddings.ncols();
-        let mut x = Array2::<f32>::zeros((ids.len(), hidden));
-        for (position, (&id, mut row)) in ids.iter().zip(x.rows_mut()).enumerate() {
-            row.assign(&self.word_embeddings.row(id as usize));
-            row += &self.position_embeddings.row(position);
-            row += &self.token_type;
+        let ids: Vec<Vec<u32>> = texts.iter().map(|text| self.token_ids(text)).collect();
+        let mut segments = Vec::with_capacity(ids.len());
+        let mut x = Array2::<f32>::zeros((ids.iter().map(Vec::len).sum(), hidden));
+        let mut at = 0;
+        for text in &ids {
+            segments.push(at..at + text.len());
+            for (position, &id) in text.iter().enumerate() {
+                let mut row = x.row_mut(at + position);
+                row.assign(&self.word_embeddings.row(id as usize));
+                row += &self.position_embeddings.row(position);
+                row += &self.token_type;
+            }
+            at += text.len();
         }
         self.embeddings_norm.apply(&mut x);
         for layer in &self.layers {
-            x = layer.forward(x, self.heads);
+            x = layer.forward(x, &segments, self.heads);
         }
-        let mut pooled = x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(hidden));
-        let norm = pooled.dot(&pooled).sqrt();
-        if norm > 0.0 {
-            pooled /= norm;
-        }
-        pooled.to_vec()
+        segments
+            .into_iter()
+            .map(|rows| {
+                let mut pooled = x
+                    .slice_axis(Axis(0), Slice::from(rows))
+                    .mean_axis(Axis(0))
+                    .unwrap_or_else(|| Array1::zeros(hidden));
+                let norm = pooled.dot(&pooled).sqrt();
+                if norm > 0.0 {
+                    pooled /= norm;
+                }
+                pooled.to_vec()
+            })
+            .collect()
     }
 }
+
+/// Texts per encoder pass. Measured on BFCL's 3,420 tools (`docs/retrieval.md`): 1 → 37 s,
+/// 4 → 25.5 s, 16 → 23.1 s, 32 → 23.7 s, 64 → 25.2 s.
+const BATCH: usize = 16;
 
 impl TextEmbedder for BertEmbedder {
     fn name(&self) -> &str {
         &self.name
     }
 
-    /// Embeds the texts on every core (one text per step: no padding is ever computed).
+    /// Embeds the texts on every core, in batches of stacked tokens.
     fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
         let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(texts.len());
+        let run = |part: &[&str]| part.chunks(BATCH).flat_map(|batch| self.embed_batch(batch)).collect::<Vec<_>>();
         if threads <= 1 {
-            return Ok(texts.iter().map(|text| self.embed_one(text)).collect());
+            return Ok(run(texts));
         }
         let chunk = texts.len().div_ceil(threads);
         let parts: Vec<Vec<Vec<f32>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = texts
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(|text| self.embed_one(text)).collect::<Vec<_>>()))
-                .collect();
+            let handles: Vec<_> = texts.chunks(chunk).map(|part| scope.spawn(move || run(part))).collect();
             handles.into_iter().map(|handle| handle.join()).collect::<Result<_, _>>()
         })
         .map_err(|_| anyhow::anyhow!("an embedding thread panicked"))?;
@@ -253,22 +277,28 @@ struct Layer {
 }
 
 impl Layer {
-    fn forward(&self, x: Array2<f32>, heads: usize) -> Array2<f32> {
+    /// One encoder layer over stacked texts; `segments` are each text's rows.
+    fn forward(&self, x: Array2<f32>, segments: &[Range<usize>], heads: usize) -> Array2<f32> {
         let (q, k, v) = (self.query.forward(&x), self.key.forward(&x), self.value.forward(&x));
         let width = x.ncols() / heads;
         let scale = 1.0 / (width as f32).sqrt();
         let mut context = Array2::<f32>::zeros(x.raw_dim());
-        for head in 0..heads {
+        for segment in segments {
             // (`ndarray::s!` expands to an `allow(unsafe_code)` this crate forbids.)
-            let columns = Slice::from(head * width..(head + 1) * width);
-            let mut scores = q.slice_axis(Axis(1), columns).dot(&k.slice_axis(Axis(1), columns).t());
-            for mut row in scores.rows_mut() {
-                let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
-                row.mapv_inplace(|v| (v * scale - max).exp());
-                let sum = row.sum();
-                row /= sum;
+            let rows = Slice::from(segment.clone());
+            let (q, k, v) = (q.slice_axis(Axis(0), rows), k.slice_axis(Axis(0), rows), v.slice_axis(Axis(0), rows));
+            let mut context = context.slice_axis_mut(Axis(0), rows);
+            for head in 0..heads {
+                let columns = Slice::from(head * width..(head + 1) * width);
+                let mut scores = q.slice_axis(Axis(1), columns).dot(&k.slice_axis(Axis(1), columns).t());
+                for mut row in scores.rows_mut() {
+                    let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
+                    row.mapv_inplace(|v| (v * scale - max).exp());
+                    let sum = row.sum();
+                    row /= sum;
+                }
+                context.slice_axis_mut(Axis(1), columns).assign(&scores.dot(&v.slice_axis(Axis(1), columns)));
             }
-            context.slice_axis_mut(Axis(1), columns).assign(&scores.dot(&v.slice_axis(Axis(1), columns)));
         }
         let mut attended = self.attention_output.forward(&context);
         attended += &x;

@@ -25,7 +25,7 @@ const BM25_CANDIDATES: usize = 100;
 /// (`docs/retrieval.md`). `confidence` is the cosine, clamped to `0..=1`.
 ///
 /// Embedding runs on Tokio's blocking pool. The first search over a catalogue embeds every
-/// tool (15–21 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call
+/// tool (8–13 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call
 /// [`prepare`](Self::prepare) ahead, or let the bridge's ranker timeout fall back to BM25
 /// while the cache fills. The cache keeps one vector per tool name it has seen (1.5 KB for a
 /// 384-number model), across runs and allow-lists, so share one ranker between agents over
