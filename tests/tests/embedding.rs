@@ -1,13 +1,16 @@
 //! The embedding ranker on the real all-MiniLM-L6-v2 (installed by `.ci/models`; these tests
 //! skip when it is absent, and fail instead under `TINYTOOLS_MODELS_REQUIRED=1`, as in CI).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
+use tinytools::model::Message;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingError, EmbeddingRanker, TextEmbedder};
+use tinytools::run::{Agent, RunEvent, RunPolicy};
 use tinytools::schema::ToolSchema;
 use tinytools_examples::models;
+use tinytools_examples::scripted::search_call_answer;
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -106,6 +109,41 @@ async fn a_changed_description_is_embedded_again() {
         tool("stock_quote", "Tell a joke about the stock market."),
     ]);
     assert_eq!(ranker.prepare(&changed).unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_run_finds_calls_and_answers_through_the_embedding_ranker() {
+    let Some(model) = models::minilm() else { return };
+    let registry = Arc::new(tinytools_examples::catalogue::registry());
+    let query = "accommodation in Rome for two nights";
+    let catalog = DeferredCatalog::new(&registry, |_| true);
+    let bm25_first = catalog.bm25(query, 1).first().map(|hit| hit.name.clone());
+    assert_ne!(bm25_first.as_deref(), Some("hotel_search"), "a query BM25 does not answer");
+
+    let ranker = EmbeddingRanker::new(Arc::new(model));
+    ranker.prepare(&catalog).unwrap();
+    let policy = RunPolicy {
+        discovery: ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker),
+        ..RunPolicy::default()
+    };
+    let args = json!({"city": "Rome", "check_in": "2026-12-07", "check_out": "2026-12-09"});
+    let script = search_call_answer(query, args, |result| {
+        result.and_then(|r| r["hotels"][0]["name"].as_str()).unwrap_or("nothing").to_owned()
+    });
+    let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
+    let sink = events.clone();
+    let agent = Agent::new(registry, Arc::new(script))
+        .with_policy(policy)
+        .with_events(Arc::new(move |event: &RunEvent| sink.lock().unwrap().push(event.clone())));
+    let outcome = agent.run(vec![Message::user("Find me a hotel in Rome for next week.")]).await.unwrap();
+    assert_eq!(outcome.answer, "Casa Azul");
+    let events = events.lock().unwrap().clone();
+    assert!(events.iter().any(|e| matches!(e,
+        RunEvent::ToolSearched { ranker, matched, fallback: None, .. }
+            if ranker == "embedding:all-MiniLM-L6-v2" && matched.first().map(String::as_str) == Some("hotel_search"))));
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::DeferredToolCall { tool_name, .. } if tool_name == "hotel_search"))
+    );
 }
 
 /// An embedder that fails, to show the bridge's fallback holds for this ranker too.

@@ -80,7 +80,7 @@ fn metatool_recall_at_5_stays_at_its_measured_level() {
 async fn the_embedding_ranker_meets_the_metatool_target() {
     let Some(recall) = embedding_recall_at_5("metatool", 25).await else { return };
     eprintln!("MetaTool recall@5, embedding ranker, every 25th query: {recall:.4}");
-    assert!(recall >= 0.70, "MetaTool recall@5 with the embedding ranker is {recall:.4} (full set measured 0.790)");
+    assert!(recall >= 0.70, "MetaTool recall@5 with the embedding ranker is {recall:.4} (full set measured 0.797)");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -88,5 +88,5 @@ async fn the_embedding_ranker_meets_the_metatool_target() {
 async fn the_embedding_ranker_meets_the_bfcl_target() {
     let Some(recall) = embedding_recall_at_5("bfcl", 1).await else { return };
     eprintln!("BFCL name-level recall@5, embedding ranker: {recall:.4}");
-    assert!(recall >= 0.90, "BFCL name-level recall@5 with the embedding ranker is {recall:.4} (measured 0.906)");
+    assert!(recall >= 0.90, "BFCL name-level recall@5 with the embedding ranker is {recall:.4} (measured 0.908)");
 }

@@ -3,7 +3,7 @@
 //!
 //! BM25 stays the default (free, deterministic, nothing to download); it cannot bridge
 //! "a one-bedroom apartment in Portland" to a tool "about house renting". An embedding ranker
-//! can: on MetaTool it lifts recall@5 from 0.64 to 0.79 (`docs/retrieval.md`). Install it as
+//! can: on MetaTool it lifts recall@5 from 0.64 to 0.80 (`docs/retrieval.md`). Install it as
 //! the host ranker, first in [`RankMode::Compare`](crate::discovery::RankMode::Compare) to judge
 //! it on live traffic:
 //!

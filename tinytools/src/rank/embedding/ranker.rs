@@ -17,8 +17,9 @@ const BM25_CANDIDATES: usize = 100;
 
 /// Ranks the deferred catalogue by the meaning of the query: each tool's
 /// `"{name}: {description} Parameters: {top-level property names}"` is embedded once (and
-/// again only when it changes), the query once per search, and tools are ordered by cosine
-/// similarity plus [`bm25_weight`](Self::bm25_weight) × BM25's score relative to its best hit.
+/// again only when it changes), the query once per search, and tools are ordered by their
+/// cosine similarity to the query, min-max scaled over the catalogue, plus
+/// [`bm25_weight`](Self::bm25_weight) × BM25's score relative to its best hit.
 ///
 /// The blend keeps BM25's precision on exact words ("`currency_exchange.convert`") and adds
 /// the embedding's reach across synonyms; on the eval sets it beats either alone
@@ -48,13 +49,14 @@ impl std::fmt::Debug for EmbeddingRanker {
 }
 
 impl EmbeddingRanker {
-    /// A ranker over `embedder`, blending BM25 at the measured default weight (0.25).
+    /// A ranker over `embedder`, blending BM25 at the measured default weight (0.4).
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
-        Self { embedder, name, bm25_weight: 0.25, store: Arc::default() }
+        Self { embedder, name, bm25_weight: 0.4, store: Arc::default() }
     }
 
-    /// How much BM25's relative score adds to the cosine: `0` ranks by meaning alone.
+    /// How much BM25's score, relative to its best hit, adds to the scaled cosine (both run
+    /// `0..=1`): `0` ranks by meaning alone.
     /// Negative or non-finite values count as `0`.
     #[must_use]
     pub fn bm25_weight(mut self, weight: f32) -> Self {
@@ -239,15 +241,27 @@ impl ToolRanker for EmbeddingRanker {
         if let Some((name, (_, vector))) = cache.iter().find(|(_, (_, v))| v.len() != query_vector.len()) {
             anyhow::bail!("`{name}` has a {}-number embedding, the query {}", vector.len(), query_vector.len());
         }
-        let mut scored: Vec<(f32, f32, &str)> = request
+        let cosines: Vec<(f32, &str)> = request
             .catalog
             .iter()
             .filter_map(|tool| {
                 let name = tool.schema().name.as_str();
                 let (_, vector) = cache.get(name)?;
                 let cosine: f32 = vector.iter().zip(&query_vector).map(|(a, b)| a * b).sum();
-                let blended = cosine + self.bm25_weight * lexical.get(name).copied().unwrap_or(0.0);
-                Some((blended, cosine, name)).filter(|(score, ..)| score.is_finite())
+                Some((cosine, name)).filter(|(cosine, _)| cosine.is_finite())
+            })
+            .collect();
+        // Both signals on 0..=1 for this query: the cosine min-max scaled over the catalogue
+        // (so the blend means the same on a 40-tool catalogue, where cosines bunch together,
+        // as on a 3,000-tool one), BM25 relative to its best hit.
+        let (low, high) =
+            cosines.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &(c, _)| (l.min(c), h.max(c)));
+        let spread = if high - low > f32::EPSILON { high - low } else { 1.0 };
+        let mut scored: Vec<(f32, f32, &str)> = cosines
+            .into_iter()
+            .map(|(cosine, name)| {
+                let meaning = (cosine - low) / spread;
+                (meaning + self.bm25_weight * lexical.get(name).copied().unwrap_or(0.0), cosine, name)
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(b.2)));
@@ -304,7 +318,7 @@ mod tests {
     #[test]
     fn weights_that_make_no_sense_count_as_zero() {
         let ranker = || EmbeddingRanker::new(Arc::new(Lengths(0.into())));
-        assert_eq!(ranker().bm25_weight, 0.25);
+        assert_eq!(ranker().bm25_weight, 0.4);
         for bad in [-1.0, f32::NAN, f32::INFINITY] {
             assert_eq!(ranker().bm25_weight(bad).bm25_weight, 0.0);
         }
