@@ -84,7 +84,7 @@ async fn the_embedding_ranker_meets_the_metatool_target() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "embeds BFCL's 3,420 tools: 81 s in release; run with --release -- --ignored"]
+#[ignore = "embeds BFCL's 3,420 tools: 71-81 s in release; run with --release -- --ignored"]
 async fn the_embedding_ranker_meets_the_bfcl_target() {
     let Some(recall) = embedding_recall_at_5("bfcl", 1).await else { return };
     eprintln!("BFCL name-level recall@5, embedding ranker: {recall:.4}");
