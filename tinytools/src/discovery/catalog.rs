@@ -22,6 +22,13 @@ impl CatalogTool {
         &self.schema
     }
 
+    /// Its declaration as the registry shares it: the same allocation in every catalogue built
+    /// from one registry, so a ranker can tell a tool it has seen without reading it again.
+    #[cfg(feature = "embedding")]
+    pub(crate) fn shared_schema(&self) -> &Arc<ToolSchema> {
+        &self.schema
+    }
+
     /// Its family.
     pub fn family(&self) -> Option<&str> {
         self.family.as_deref()
