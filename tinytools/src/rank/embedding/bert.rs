@@ -8,7 +8,7 @@ use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
 use super::wordpiece::WordPiece;
-use super::{EmbeddingError, TextEmbedder};
+use super::{EmbeddingError, TextEmbedder, read_json};
 
 /// A sentence-transformers model of the BERT family, run on the CPU in plain Rust: WordPiece,
 /// the encoder layers, mean pooling over the tokens, unit length.
@@ -72,22 +72,19 @@ impl BertEmbedder {
     /// sentence encoder needs (a tensor of the wrong shape, pooling other than mean, ...).
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, EmbeddingError> {
         let dir = dir.as_ref();
-        let config: Config = read_json(&dir.join("config.json"))?;
         let config_path = dir.join("config.json");
+        let config: Config = read_json(&config_path)?;
         if config.hidden_act != "gelu" {
             return Err(EmbeddingError::format(&config_path, format!("activation `{}`: only gelu", config.hidden_act)));
         }
         if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
             return Err(EmbeddingError::format(&config_path, "hidden_size must split evenly across the heads"));
         }
-        let pooling = dir.join("1_Pooling/config.json");
-        if pooling.exists() {
-            let pooling: serde_json::Value = read_json(&pooling)?;
+        let pooling_path = dir.join("1_Pooling/config.json");
+        if pooling_path.exists() {
+            let pooling: serde_json::Value = read_json(&pooling_path)?;
             if pooling.get("pooling_mode_mean_tokens") != Some(&serde_json::Value::Bool(true)) {
-                return Err(EmbeddingError::format(
-                    &dir.join("1_Pooling/config.json"),
-                    "only mean pooling is supported",
-                ));
+                return Err(EmbeddingError::format(&pooling_path, "only mean pooling is supported"));
             }
         }
         let sentence_config = dir.join("sentence_bert_config.json");
@@ -382,11 +379,6 @@ impl Weights<'_> {
             eps,
         })
     }
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EmbeddingError> {
-    let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
-    serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, e.to_string()))
 }
 
 #[cfg(test)]

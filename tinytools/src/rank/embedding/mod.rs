@@ -84,3 +84,9 @@ impl EmbeddingError {
         Self::Format { path: path.into(), what: what.into() }
     }
 }
+
+/// Reads and parses one of a model's JSON files; errors name the file.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EmbeddingError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
+    serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, format!("not the JSON expected here: {e}")))
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::EmbeddingError;
+use super::{EmbeddingError, read_json};
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
@@ -23,9 +23,7 @@ pub(crate) struct WordPiece {
 impl WordPiece {
     /// Reads the vocabulary of a Hugging Face `tokenizer.json` (a WordPiece model).
     pub(crate) fn from_tokenizer_json(path: &Path) -> Result<Self, EmbeddingError> {
-        let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
-        let json: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, format!("not JSON: {e}")))?;
+        let json: serde_json::Value = read_json(path)?;
         let model = &json["model"];
         if model["type"] != "WordPiece" {
             return Err(EmbeddingError::format(path, "the tokenizer is not WordPiece (only BERT-style models load)"));
