@@ -93,6 +93,44 @@ pub fn dialect_from_env() -> Dialect {
     }
 }
 
+/// The model of an opt-in live test, or `None` (with a note naming the test on stderr) unless
+/// `TOOL_DEFERRAL_LIVE=1`: [`model_from_env`] wrapped in [`dialect_from_env`]'s dialect.
+/// Returns the model, its name and the dialect.
+///
+/// # Panics
+/// When the live run is asked for but no model is configured.
+pub fn live_model(test: &str) -> Option<(Arc<dyn ChatModel>, String, Dialect)> {
+    if std::env::var("TOOL_DEFERRAL_LIVE").as_deref() != Ok("1") {
+        eprintln!("{test}: skipped (set TOOL_DEFERRAL_LIVE=1 and a model; see the file's header)");
+        return None;
+    }
+    let (model, name) = model_from_env().unwrap_or_else(|e| panic!("a live model: {e}"));
+    let dialect = dialect_from_env();
+    Some((dialect.wrap(model), name, dialect))
+}
+
+/// How many times to repeat a live A/B: `TOOL_DEFERRAL_RUNS`, at least 1.
+pub fn runs_from_env() -> usize {
+    std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1)
+}
+
+/// What every live A/B pair must show: the deferred arm's first call costs fewer prompt tokens
+/// (when the server reports them) and fewer schema bytes; in a single run, both arms reach
+/// `target`. Over several runs reaching is tallied instead, since a small model is not steady.
+///
+/// # Panics
+/// When the pair does not show it.
+pub fn check_pair(direct: &Arm, deferred: &Arm, runs: usize, target: &str) {
+    if let (Some(d), Some(f)) = (direct.first_call_prompt_tokens, deferred.first_call_prompt_tokens) {
+        assert!(f < d, "the deferred run's first call must cost fewer prompt tokens: {f} vs {d}");
+    }
+    assert!(deferred.schema_bytes < direct.schema_bytes);
+    if runs == 1 {
+        assert_ne!(direct.route, Route::Missed, "the all-Direct run must reach {target}");
+        assert_ne!(deferred.route, Route::Missed, "the deferred run must reach {target}");
+    }
+}
+
 /// Records every request and response a model sees.
 struct Recording {
     inner: Arc<dyn ChatModel>,

@@ -23,13 +23,7 @@ const TARGET: &str = "time__get_current_time";
 
 #[tokio::test]
 async fn live_mcp_deferral() {
-    if std::env::var("TOOL_DEFERRAL_LIVE").as_deref() != Ok("1") {
-        eprintln!("live_mcp: skipped (set TOOL_DEFERRAL_LIVE=1 and a model; see the file's header)");
-        return;
-    }
-    let (model, name) = live::model_from_env().expect("a live model");
-    let dialect = live::dialect_from_env();
-    let model = dialect.wrap(model);
+    let Some((model, name, dialect)) = live::live_model("live_mcp") else { return };
     let dir = std::env::temp_dir().join(format!("tinytools-live-mcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut deferred = ToolRegistry::new();
@@ -42,7 +36,7 @@ async fn live_mcp_deferral() {
     let direct = surface::all_direct(&deferred);
     println!("model {name}, dialect {dialect:?}: {} imported MCP tools", deferred.len());
 
-    let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let runs = live::runs_from_env();
     let (mut direct_reached, mut deferred_reached) = (0, 0);
     let budget = live::MANIFEST_TOKEN_BUDGET;
     for run in 1..=runs {
@@ -53,14 +47,7 @@ async fn live_mcp_deferral() {
         println!("  answers: {:?} | {:?}", all_direct.answer, behind.answer);
         direct_reached += usize::from(all_direct.route != Route::Missed);
         deferred_reached += usize::from(behind.route != Route::Missed);
-        if let (Some(d), Some(f)) = (all_direct.first_call_prompt_tokens, behind.first_call_prompt_tokens) {
-            assert!(f < d, "the deferred run's first call must cost fewer prompt tokens: {f} vs {d}");
-        }
-        assert!(behind.schema_bytes < all_direct.schema_bytes);
-        if runs == 1 {
-            assert_ne!(all_direct.route, Route::Missed, "the all-Direct run must reach {TARGET}");
-            assert_ne!(behind.route, Route::Missed, "the deferred run must reach {TARGET}");
-        }
+        live::check_pair(&all_direct, &behind, runs, TARGET);
     }
     println!("reached {TARGET}: all Direct {direct_reached}/{runs}, deferred {deferred_reached}/{runs}");
     for server in servers {

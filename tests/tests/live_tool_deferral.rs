@@ -21,15 +21,9 @@ use tinytools_examples::live::{self, Route};
 
 #[tokio::test]
 async fn live_tool_deferral() {
-    if std::env::var("TOOL_DEFERRAL_LIVE").as_deref() != Ok("1") {
-        eprintln!("live_tool_deferral: skipped (set TOOL_DEFERRAL_LIVE=1 and a model; see the file's header)");
-        return;
-    }
-    let (model, name) = live::model_from_env().expect("a live model");
-    let dialect = live::dialect_from_env();
-    let model = dialect.wrap(model);
+    let Some((model, name, dialect)) = live::live_model("live_tool_deferral") else { return };
     println!("model {name}, dialect {dialect:?}");
-    let runs: usize = std::env::var("TOOL_DEFERRAL_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let runs = live::runs_from_env();
     let (mut direct_reached, mut deferred_reached, mut searched) = (0, 0, 0);
     let budget: usize = std::env::var("TOOL_DEFERRAL_MANIFEST_TOKENS")
         .ok()
@@ -45,16 +39,9 @@ async fn live_tool_deferral() {
         deferred_reached += usize::from(deferred.route != Route::Missed);
         searched += usize::from(deferred.searched);
         routes.push(deferred.route);
-        if let (Some(d), Some(f)) = (direct.first_call_prompt_tokens, deferred.first_call_prompt_tokens) {
-            assert!(f < d, "the deferred run's first call must cost fewer prompt tokens: {f} vs {d}");
-        }
-        assert!(deferred.schema_bytes < direct.schema_bytes);
+        live::check_pair(&direct, &deferred, runs, "stock_quote");
         if deferred.route == Route::Search {
             assert!(deferred.typed_declaration, "a searched stock_quote must gain a typed declaration");
-        }
-        if runs == 1 {
-            assert_ne!(direct.route, Route::Missed, "the all-Direct run must reach stock_quote");
-            assert_ne!(deferred.route, Route::Missed, "the deferred run must reach stock_quote");
         }
     }
     println!(
