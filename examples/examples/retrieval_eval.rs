@@ -12,7 +12,7 @@
 //! `--no-stem`, `--no-stop`, `--prefix N`, `--weights NAME,DESC,PARAM_NAMES,PARAM_DESCS,FAMILY`,
 //! `--k1 X`, `--b X` (the knobs measured in docs/retrieval.md); `--ranker minilm` (the
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
-//! default 0.25; the tools are embedded before timing starts, reported as `embed_ms`;
+//! default 0.4; the tools are embedded before timing starts, reported as `embed_ms`;
 //! `--vectors FILE` loads saved tool vectors when the file exists and saves them after);
 //! `--limit K` (ranked list length, default 50).
 
