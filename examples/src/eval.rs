@@ -106,8 +106,8 @@ pub fn register(tools: &[EvalTool]) -> Result<RegisteredSet, String> {
     Ok(RegisteredSet { registry, id_of, name_of })
 }
 
-/// `requests.get#2` → `requests_get_2`, cut to 64 bytes.
-fn safe_name(id: &str) -> String {
+/// A provider-safe tool name: `requests.get#2` → `requests_get_2`, cut to 64 bytes.
+pub fn safe_name(id: &str) -> String {
     let mut name: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     name.truncate(64);
     if name.is_empty() { "tool".to_owned() } else { name }
