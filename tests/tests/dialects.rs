@@ -106,7 +106,7 @@ fn offered() -> Vec<ToolSchema> {
 }
 
 #[test]
-fn malformed_replies_are_read_as_well_as_they_can_be_and_never_beyond_the_offered_tools() {
+fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_an_offered_tool() {
     let tools = offered();
     type Case<'a> = (&'a str, Dialect, Option<(&'a str, Value)>, &'a str);
     let cases: [Case<'_>; 12] = [
@@ -141,9 +141,9 @@ fn malformed_replies_are_read_as_well_as_they_can_be_and_never_beyond_the_offere
             r#"<tool_call>{"name": "stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}</tool_call>"#,
         ),
         (
-            "not offered",
+            "not offered: kept under its own name for the loop to refuse",
             Dialect::JsonInTag,
-            None,
+            Some(("purge_all_notes", json!({}))),
             r#"<tool_call>{"name": "purge_all_notes", "arguments": {}}</tool_call>"#,
         ),
         (
@@ -240,11 +240,18 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn no_parser_panics_on_any_reply(reply in ".{0,300}", tagged in "(<tool_call>|</tool_call>|\\{|\\}|\\[|\\]|\\||\\\\|\"name\"|:|,|stock_quote|`){0,40}") {
+    fn no_parser_panics_on_any_reply(reply in ".{0,300}", tagged in "(<tool_call>|</tool_call>|\\{|\\}|\\[|\\]|\\||\\\\|\"name\"|\"arguments\"|:|,|//|/\\*|\\*/|\n|stock_quote|`){0,40}") {
         let tools = offered();
         for dialect in [Dialect::Native, Dialect::JsonInTag, Dialect::PFormat] {
             let _ = dialect.parse(&reply, &tools);
-            let _ = dialect.parse(&tagged, &tools);
+            let (calls, _) = dialect.parse(&tagged, &tools);
+            // A name is an offered tool's or the one written, never some other tool's.
+            for call in calls {
+                prop_assert!(
+                    tools.iter().any(|tool| tool.name == call.name) || tagged.contains(&call.name),
+                    "{dialect:?}: {} from {tagged:?}", call.name
+                );
+            }
         }
     }
 }
@@ -300,14 +307,96 @@ fn rendered_catalogue_tokens_for_the_41_tools() {
 }
 
 #[test]
-fn deferred_tools_callable_by_name_are_offered_to_text_calls_and_nothing_else_is() {
+fn deferred_tools_callable_by_name_are_offered_to_text_calls_and_other_names_are_never_repaired_into_them() {
     let tools: Vec<ToolSchema> = vec![];
     let deferred = vec!["stock_quote".to_owned()];
     for dialect in [Dialect::Native, Dialect::JsonInTag, Dialect::PFormat] {
         let (calls, _) =
-            dialect.parse_offered(r#"{{"name": "stock_quote", "arguments": {"symbol": "ACME"}}}}"#, &tools, &deferred);
+            dialect.parse_offered(r#"{{"name": "Stock_Qoute", "arguments": {"symbol": "ACME"}}}}"#, &tools, &deferred);
         assert_eq!(calls.len(), 1, "{dialect:?}: a deferred tool named in the manifest is callable by name");
-        let (calls, _) = dialect.parse_offered(r#"{"name": "purge_all_notes", "arguments": {}}"#, &tools, &deferred);
-        assert!(calls.is_empty(), "{dialect:?}: never a name outside the offered set");
+        assert_eq!(calls[0].name, "stock_quote", "{dialect:?}: a misspelling repairs to the offered tool");
+        let (calls, _) = dialect.parse_offered(r#"{"name": "stock_quotes_all", "arguments": {}}"#, &tools, &deferred);
+        let names: Vec<&str> = calls.iter().map(|call| call.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["stock_quotes_all"],
+            "{dialect:?}: a name outside the offered set is passed through as written"
+        );
     }
+}
+
+const STOCK_QUESTION: &str = "What is ACME at?";
+
+#[test]
+fn native_recovery_reads_what_a_small_model_writes_and_leaves_other_json_as_text() {
+    let tools = offered();
+    let read = |reply: &str| Dialect::Native.parse_offered(reply, &tools, &[]);
+    let (calls, text) =
+        read("Let me look.\n```json\n{\"name\": \"get_stock_price\", \"arguments\": {\"symbol\": \"ACME\"}}\n```");
+    assert_eq!(calls.len(), 1);
+    assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("get_stock_price", r#"{"symbol":"ACME"}"#));
+    assert_eq!(text, "Let me look.");
+    let (calls, _) =
+        read(r#"{"type": "function", "function": {"name": "stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}}"#);
+    assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["stock_quote"]);
+    let (calls, _) = read(
+        r#"{"tool_calls": [{"function": {"name": "stock_quote", "arguments": {"symbol": "ACME"}}}, {"name": "weather_forecast", "arguments": {"city": "Oslo"}}]}"#,
+    );
+    let got: Vec<(&str, &str)> = calls.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect();
+    assert_eq!(got, [("call_text_1", "stock_quote"), ("call_text_2", "weather_forecast")]);
+    let (calls, _) = read(
+        "{\"name\": \"weather_forecast\", \"arguments\": {\"city\": \"Oslo\", // the city\n \"source\": \"https://met.no\", /* days */ \"days\": 2,}}",
+    );
+    assert_eq!(calls.len(), 1);
+    let arguments: Value = serde_json::from_str(&calls[0].arguments).expect("JSON arguments");
+    assert_eq!(arguments, json!({"city": "Oslo", "source": "https://met.no", "days": 2}));
+    for text_only in [r#"{"price": 12}"#, r#"Meet {"name": "Alice", "age": 3}."#, "[1, 2] and {}"] {
+        let (calls, text) = read(text_only);
+        assert!(calls.is_empty(), "{text_only}: {calls:?}");
+        assert_eq!(text, text_only);
+    }
+}
+
+#[tokio::test]
+async fn a_call_to_a_nonexistent_tool_written_as_text_is_answered_and_the_run_goes_on() {
+    let inner = Arc::new(ScriptedModel::new([
+        ModelResponse::text(r#"{"name": "get_stock_price", "arguments": {"symbol": "ACME"}}"#),
+        ModelResponse::text("I could not get the price."),
+    ]));
+    let model = Dialect::Native.wrap(inner.clone());
+    let outcome = Agent::new(Arc::new(catalogue::registry()), model)
+        .run(vec![Message::user(STOCK_QUESTION)])
+        .await
+        .expect("runs");
+    assert_eq!(outcome.answer, "I could not get the price.", "the call-shaped reply did not end the run");
+    let requests = inner.requests();
+    assert_eq!(requests.len(), 2);
+    let results: Vec<(&str, bool)> = requests[1]
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, is_error, .. } => Some((content.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    let [(content, is_error)] = results.as_slice() else { panic!("one tool result: {results:?}") };
+    assert!(is_error, "{content}");
+    assert!(content.contains("No tool by that name is available"), "{content}");
+    assert!(content.contains("tool_search"), "points to the search: {content}");
+    assert!(!content.contains("get_stock_price"), "the unknown name is not repeated: {content}");
+}
+
+#[test]
+fn pformat_renders_the_spec_compact_positional_signature() {
+    let tool = ToolSchema {
+        name: "read_file".into(),
+        description: "Read a file.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"limit": {"type": "integer"}, "path": {"type": "string"}},
+            "required": ["path"],
+        }),
+    };
+    let catalogue = Dialect::PFormat.render_catalogue(&[tool]);
+    assert!(catalogue.contains("read_file[0|<path>|1|<limit>]"), "{catalogue}");
 }

@@ -77,8 +77,16 @@ impl Dialect {
         }
     }
 
-    /// Reads the calls in a reply written in this dialect, with the text around them. Only
-    /// offered tools can be called; a misspelt name is repaired to a unique close match.
+    /// Reads the calls in a reply written in this dialect, with the text around them.
+    ///
+    /// A name is only ever changed to an offered tool: a misspelt one is repaired to a unique
+    /// close match. A call-shaped JSON object (a string `name` and an `arguments` or
+    /// `parameters` member) naming no offered tool is returned under its name exactly as
+    /// written, for the caller to refuse — the agent loop answers it with the unknown-tool
+    /// answer, which points the model to `tool_search`. Other JSON stays text. Text recovery
+    /// also reads the OpenAI wrapper (`{"type": "function", "function": {...}}`), lists of
+    /// calls (`{"tool_calls": [...]}`, `[...]`), and `//` / `/* */` comments and trailing
+    /// commas in the JSON.
     pub fn parse(self, reply: &str, tools: &[ToolSchema]) -> (Vec<ToolCall>, String) {
         self.parse_offered(reply, tools, &[])
     }

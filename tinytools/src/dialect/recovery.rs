@@ -1,9 +1,39 @@
 //! Recovering calls a model wrote as plain text, and repairing a misspelt tool name — only
 //! ever to a tool the model was offered.
+//!
+//! What counts as a call:
+//! - an object with a string `name` that [`repair_name`] maps to an offered tool, its
+//!   `arguments` (or `parameters`) read as they are (a missing or null member is `{}`);
+//! - an object that is *call-shaped* — a non-empty string `name` and an `arguments` (or
+//!   `parameters`) member that is an object, a string holding a JSON object, or null — whose
+//!   name is not offered: it keeps the name exactly as written, so the agent loop answers it
+//!   with the unknown-tool answer instead of taking the reply for the final answer;
+//! - either of those wrapped the OpenAI way, `{"type": "function", "function": {...}}` (or
+//!   `{"function": {...}}`);
+//! - a `{"tool_calls": [...]}` list or a top-level `[...]` array whose every element is one of
+//!   those: each element is a call, in order. A list with anything else in it is no list of
+//!   calls (an array's own elements are still looked at one by one).
+//!
+//! Never a call: an object without a string `name` (`{"price": 12}`), an object with a
+//! `name` but no `arguments`/`parameters` naming no offered tool (`{"name": "Alice", "age": 3}`),
+//! and a tool *definition* — a `description` beside `name` and a JSON-Schema `parameters` — a
+//! model quoting its catalogue.
+//!
+//! The JSON may carry `//` and `/* */` comments between its tokens and a trailing comma before
+//! `}` or `]` (small models annotate their arguments); a `//` inside a string is text.
+//!
+//! A name is only ever changed to an offered tool: [`repair_name`] either finds the one
+//! offered tool it means or the name is passed through untouched, so nothing runs under a
+//! name other than the one written or an offered one.
+
+use std::cell::OnceCell;
 
 use serde_json::Value;
 
 use crate::model::ToolCall;
+
+/// How deep the relaxed reading nests, as serde_json's own limit.
+const MAX_DEPTH: usize = 128;
 
 /// The offered tool a written name means: itself, a unique case-insensitive match, or a
 /// unique close spelling (edit distance ≤ 2). `None` when nothing offered fits or several do.
@@ -28,12 +58,26 @@ pub(crate) fn repair_name(name: &str, offered: &[&str]) -> Option<String> {
     }
 }
 
-/// A call read from JSON `{"name": ..., "arguments": {...}}` (arguments may be a JSON string),
-/// if the name repairs to an offered tool.
+/// One call read from a JSON object, `{"name": ..., "arguments": {...}}` (arguments may be a
+/// JSON string) or its OpenAI wrapper `{"type": "function", "function": {...}}`.
+///
+/// A name that [`repair_name`] maps to an offered tool becomes that tool. Any other name is
+/// kept exactly as written when the object is call-shaped (see the module notes) — the caller
+/// refuses it, as the agent loop does with its unknown-tool answer — and is never turned into
+/// some other tool. `None` for JSON that is no call.
 pub(crate) fn call_from_json(value: &Value, offered: &[&str], id: String) -> Option<ToolCall> {
-    let name = value.get("name").and_then(Value::as_str)?;
-    let name = repair_name(name, offered)?;
-    let arguments = match value.get("arguments").or_else(|| value.get("parameters")) {
+    let call = unwrap_function(value);
+    let written = call.get("name").and_then(Value::as_str)?;
+    if is_definition(call) {
+        return None;
+    }
+    let arguments = call.get("arguments").or_else(|| call.get("parameters"));
+    let name = match repair_name(written, offered) {
+        Some(offered_name) => offered_name,
+        None if is_call_shaped(written, arguments) => written.to_owned(),
+        None => return None,
+    };
+    let arguments = match arguments {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Null) | None => "{}".to_owned(),
         Some(other) => other.to_string(),
@@ -41,30 +85,84 @@ pub(crate) fn call_from_json(value: &Value, offered: &[&str], id: String) -> Opt
     Some(ToolCall { id, name, arguments })
 }
 
-/// Calls a model wrote as a bare or ```json-fenced object naming an offered tool, with the
-/// text left once they are taken out. Plain JSON that names no offered tool stays text.
+/// The calls one JSON value holds: a single call, or every element of a `tool_calls` list or
+/// top-level array when each is a call. Ids come from `next_id`, in order, and only once the
+/// whole value is known to be calls; empty when it is not.
+fn calls_in(value: &Value, offered: &[&str], next_id: &mut dyn FnMut() -> String) -> Vec<ToolCall> {
+    let items = match value {
+        Value::Array(items) => items.as_slice(),
+        Value::Object(object) if !object.contains_key("name") => match object.get("tool_calls") {
+            Some(Value::Array(items)) => items.as_slice(),
+            _ => std::slice::from_ref(value),
+        },
+        Value::Object(_) => std::slice::from_ref(value),
+        _ => return Vec::new(),
+    };
+    let mut calls = Vec::with_capacity(items.len());
+    for item in items {
+        match call_from_json(item, offered, String::new()) {
+            Some(call) => calls.push(call),
+            None => return Vec::new(),
+        }
+    }
+    for call in &mut calls {
+        call.id = next_id();
+    }
+    calls
+}
+
+/// The `function` member of an OpenAI-style wrapper (no `name` of its own, `type` absent or
+/// `"function"`); otherwise the value itself.
+fn unwrap_function(value: &Value) -> &Value {
+    let typed = value.get("type").is_none_or(|ty| ty == "function");
+    match value.get("function") {
+        Some(inner @ Value::Object(_)) if typed && value.get("name").is_none() => inner,
+        _ => value,
+    }
+}
+
+/// A non-empty name with arguments that are an object, a string holding a JSON object, or null.
+fn is_call_shaped(name: &str, arguments: Option<&Value>) -> bool {
+    let arguments_fit = match arguments {
+        Some(Value::Object(_) | Value::Null) => true,
+        Some(Value::String(text)) => serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()),
+        _ => false,
+    };
+    !name.trim().is_empty() && arguments_fit
+}
+
+/// A tool's definition rather than a call to it: a `description` string beside the name and a
+/// JSON Schema (`"type": "object"` or `properties`) as its `parameters`, with no `arguments`.
+fn is_definition(call: &Value) -> bool {
+    let schema = call
+        .get("parameters")
+        .is_some_and(|p| p.get("type").is_some_and(|ty| ty == "object") || p.get("properties").is_some());
+    call.get("description").is_some_and(Value::is_string) && call.get("arguments").is_none() && schema
+}
+
+/// Calls a model wrote as bare or ```json-fenced JSON (see the module notes for what counts),
+/// with the text left once they are taken out. JSON that is no call stays text; a call with
+/// a name that is not offered is returned under that name, unchanged.
 pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() -> String) -> (Vec<ToolCall>, String) {
+    let marks = OnceCell::new();
     let mut calls = Vec::new();
     let mut kept = String::new();
     let mut rest = text;
-    while let Some(start) = rest.find('{') {
+    while let Some(start) = rest.find(['{', '[']) {
         let candidate = &rest[start..];
-        let mut stream = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(value)) => {
-                let end = stream.byte_offset();
-                match call_from_json(&value, offered, String::new()) {
-                    Some(mut call) => {
-                        call.id = next_id();
-                        calls.push(call);
-                        kept.push_str(strip_fence_open(&rest[..start]));
-                        rest = strip_fence_close(&candidate[end..]);
-                    }
-                    None => {
-                        kept.push_str(&rest[..start + end]);
-                        rest = &candidate[end..];
-                    }
-                }
+        let at = text.len() - candidate.len();
+        let read = read_value(text, at, &marks);
+        let found = read.as_ref().map(|(value, _)| calls_in(value, offered, next_id)).unwrap_or_default();
+        match read {
+            Some((_, end)) if !found.is_empty() => {
+                calls.extend(found);
+                kept.push_str(strip_fence_open(&rest[..start]));
+                rest = strip_fence_close(&candidate[end..]);
+            }
+            // JSON that is no call is text; an array's elements are still looked at one by one.
+            Some((value, end)) if !value.is_array() => {
+                kept.push_str(&rest[..start + end]);
+                rest = &candidate[end..];
             }
             _ => {
                 kept.push_str(&rest[..=start]);
@@ -74,6 +172,170 @@ pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() ->
     }
     kept.push_str(rest);
     (calls, kept.trim().to_owned())
+}
+
+/// The JSON value starting at byte `at` of `text` and how many bytes it takes: strict JSON
+/// first, then the relaxed reading (comments, trailing commas).
+fn read_value(text: &str, at: usize, marks: &OnceCell<Marks>) -> Option<(Value, usize)> {
+    let candidate = &text[at..];
+    let mut stream = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
+    if let Some(Ok(value)) = stream.next() {
+        return Some((value, stream.byte_offset()));
+    }
+    let mut reader = Relaxed { text, at, out: String::new(), marks };
+    reader.value(0)?;
+    let value = serde_json::from_str(&reader.out).ok()?;
+    Some((value, reader.at - at))
+}
+
+/// Where lines end and block comments could close in a reply, found in one pass the first time
+/// a comment is met, so no comment's end is searched for twice however many readings start.
+struct Marks {
+    newlines: Vec<usize>,
+    /// The byte offset of the `*` of each `*/`.
+    block_ends: Vec<usize>,
+}
+
+impl Marks {
+    fn of(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut marks = Self { newlines: Vec::new(), block_ends: Vec::new() };
+        for (at, byte) in bytes.iter().enumerate() {
+            match byte {
+                b'\n' => marks.newlines.push(at),
+                b'*' if bytes.get(at + 1) == Some(&b'/') => marks.block_ends.push(at),
+                _ => {}
+            }
+        }
+        marks
+    }
+
+    /// The first mark at or after `from`.
+    fn next(list: &[usize], from: usize) -> Option<usize> {
+        list.get(list.partition_point(|&at| at < from)).copied()
+    }
+}
+
+/// A one-pass reader of JSON with comments and trailing commas: it copies the value's tokens
+/// into `out` as strict JSON (serde_json then checks strings and numbers) and fails at the
+/// first thing JSON does not allow, so a reading that is not JSON stops early.
+struct Relaxed<'a> {
+    text: &'a str,
+    at: usize,
+    out: String,
+    marks: &'a OnceCell<Marks>,
+}
+
+impl Relaxed<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    /// Copies the next `len` bytes (ASCII punctuation or a whole token) to the output.
+    fn copy(&mut self, len: usize) {
+        self.out.push_str(&self.text[self.at..self.at + len]);
+        self.at += len;
+    }
+
+    /// Skips whitespace and comments; `None` at a block comment that never closes.
+    fn skip(&mut self) -> Option<()> {
+        loop {
+            let bytes = self.text.as_bytes();
+            match (bytes.get(self.at), bytes.get(self.at + 1)) {
+                (Some(b' ' | b'\t' | b'\n' | b'\r'), _) => self.at += 1,
+                (Some(b'/'), Some(b'/')) => {
+                    let marks = self.marks.get_or_init(|| Marks::of(self.text));
+                    self.at = Marks::next(&marks.newlines, self.at + 2).unwrap_or(self.text.len());
+                }
+                (Some(b'/'), Some(b'*')) => {
+                    let marks = self.marks.get_or_init(|| Marks::of(self.text));
+                    self.at = Marks::next(&marks.block_ends, self.at + 2)? + 2;
+                }
+                _ => return Some(()),
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => self.container(b'}', true, depth),
+            b'[' => self.container(b']', false, depth),
+            b'"' => self.string(),
+            b'-' | b'0'..=b'9' => {
+                let rest = &self.text.as_bytes()[self.at..];
+                let len =
+                    rest.iter().take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')).count();
+                self.copy(len);
+                Some(())
+            }
+            _ => {
+                let literal =
+                    ["true", "false", "null"].into_iter().find(|word| self.text[self.at..].starts_with(word))?;
+                self.copy(literal.len());
+                Some(())
+            }
+        }
+    }
+
+    /// An object or array; a comma right before its close is dropped.
+    fn container(&mut self, close: u8, object: bool, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        self.copy(1);
+        self.skip()?;
+        if self.peek()? == close {
+            self.copy(1);
+            return Some(());
+        }
+        loop {
+            if object {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                self.string()?;
+                self.skip()?;
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.copy(1);
+                self.skip()?;
+            }
+            self.value(depth + 1)?;
+            self.skip()?;
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    self.skip()?;
+                    if self.peek()? == close {
+                        self.copy(1);
+                        return Some(());
+                    }
+                    self.out.push(',');
+                }
+                next if next == close => {
+                    self.copy(1);
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string, copied whole: comment marks inside it are its text.
+    fn string(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        let mut end = self.at + 1;
+        loop {
+            match bytes.get(end)? {
+                b'"' => break,
+                b'\\' => end += 2,
+                _ => end += 1,
+            }
+        }
+        self.copy(end + 1 - self.at);
+        Some(())
+    }
 }
 
 fn strip_fence_open(text: &str) -> &str {
@@ -104,6 +366,15 @@ mod tests {
         }
     }
 
+    fn read(text: &str) -> (Vec<ToolCall>, String) {
+        recover(text, &OFFERED, &mut ids())
+    }
+
+    /// `(name, arguments as JSON)` of each call.
+    fn named(calls: &[ToolCall]) -> Vec<(&str, Value)> {
+        calls.iter().map(|c| (c.name.as_str(), serde_json::from_str(&c.arguments).unwrap_or(Value::Null))).collect()
+    }
+
     #[test]
     fn names_repair_only_to_one_offered_tool() {
         assert_eq!(repair_name("Stock_Quote", &OFFERED).as_deref(), Some("stock_quote"));
@@ -114,18 +385,151 @@ mod tests {
 
     #[test]
     fn bare_and_fenced_calls_are_recovered_and_other_json_stays_text() {
-        let (calls, text) = recover(
-            "Let me check.\n```json\n{\"name\": \"stock_quote\", \"arguments\": {\"symbol\": \"ACME\"}}\n```",
-            &OFFERED,
-            &mut ids(),
-        );
+        let (calls, text) =
+            read("Let me check.\n```json\n{\"name\": \"stock_quote\", \"arguments\": {\"symbol\": \"ACME\"}}\n```");
         assert_eq!(calls.len(), 1);
         assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("stock_quote", r#"{"symbol":"ACME"}"#));
         assert_eq!(text, "Let me check.");
-        let (calls, text) = recover(r#"{"name": "rm_rf", "arguments": {}} and {"price": 12}"#, &OFFERED, &mut ids());
-        assert!(calls.is_empty());
-        assert_eq!(text, r#"{"name": "rm_rf", "arguments": {}} and {"price": 12}"#);
-        let (calls, _) = recover(r#"{"name":"tool_search","arguments":"{\"query\":\"stock\"}"}"#, &OFFERED, &mut ids());
+        let (calls, text) = read(r#"The quote: {"price": 12} and {"symbol": "ACME", "name": "Acme Corp"}"#);
+        assert!(calls.is_empty(), "{calls:?}");
+        assert_eq!(text, r#"The quote: {"price": 12} and {"symbol": "ACME", "name": "Acme Corp"}"#);
+        let (calls, _) = read(r#"{"name":"tool_search","arguments":"{\"query\":\"stock\"}"}"#);
         assert_eq!(calls[0].arguments, r#"{"query":"stock"}"#);
+        let (calls, _) = read(r#"{"name": "stock_quote"}"#);
+        assert_eq!(named(&calls), [("stock_quote", serde_json::json!({}))], "an offered name needs no arguments");
+    }
+
+    #[test]
+    fn a_call_shaped_object_naming_no_offered_tool_keeps_its_name_exactly() {
+        let (calls, text) = read(r#"I'll look it up. {"name": "get_stock_price", "arguments": {"symbol": "ACME"}}"#);
+        assert_eq!(named(&calls), [("get_stock_price", serde_json::json!({"symbol": "ACME"}))]);
+        assert_eq!(text, "I'll look it up.");
+        for shaped in [
+            r#"{"name": "Get Price!", "parameters": {"symbol": "ACME"}}"#,
+            r#"{"name": "Get Price!", "arguments": null}"#,
+            r#"{"name": "Get Price!", "arguments": "{\"symbol\": \"ACME\"}"}"#,
+        ] {
+            let (calls, text) = read(shaped);
+            assert_eq!(calls.len(), 1, "{shaped}");
+            assert_eq!(calls[0].name, "Get Price!", "{shaped}");
+            assert!(text.is_empty(), "{shaped}: {text}");
+        }
+        // Repair still reaches the offered tool; a name that matches several is left alone.
+        assert_eq!(read(r#"{"name": "Stock_Qoute", "arguments": {}}"#).0[0].name, "stock_quote");
+        let (calls, _) = recover(r#"{"name": "a", "arguments": {}}"#, &["ab", "ac"], &mut ids());
+        assert_eq!(calls[0].name, "a");
+    }
+
+    #[test]
+    fn objects_that_are_not_call_shaped_stay_text() {
+        for text in [
+            r#"{"name": "Alice", "age": 3}"#,
+            r#"{"name": 7, "arguments": {}}"#,
+            r#"{"name": "", "arguments": {}}"#,
+            r#"{"name": "get_stock_price", "arguments": [1, 2]}"#,
+            r#"{"name": "get_stock_price", "arguments": "the ticker"}"#,
+            r#"{"arguments": {"symbol": "ACME"}}"#,
+            // Tool definitions a model quotes, offered or not.
+            r#"{"name": "get_stock_price", "description": "Price.", "parameters": {"type": "object", "properties": {}}}"#,
+            r#"{"type": "function", "function": {"name": "stock_quote", "description": "Price.", "parameters": {"properties": {}}}}"#,
+            r#"{"type": "tool_use", "function": {"name": "stock_quote", "arguments": {}}}"#,
+            r#"{"tool_calls": []} and []"#,
+        ] {
+            let (calls, kept) = read(text);
+            assert!(calls.is_empty(), "{text}: {calls:?}");
+            assert_eq!(kept, text);
+        }
+    }
+
+    #[test]
+    fn openai_wrappers_are_calls() {
+        let (calls, text) = read(
+            r#"Calling. {"type": "function", "function": {"name": "stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}}"#,
+        );
+        assert_eq!(named(&calls), [("stock_quote", serde_json::json!({"symbol": "ACME"}))]);
+        assert_eq!(text, "Calling.");
+        let (calls, _) = read(r#"{"function": {"name": "get_stock_price", "arguments": {"symbol": "ACME"}}}"#);
+        assert_eq!(named(&calls), [("get_stock_price", serde_json::json!({"symbol": "ACME"}))]);
+    }
+
+    #[test]
+    fn lists_of_calls_are_each_a_call_in_order() {
+        let (calls, text) = read(
+            r#"Both: {"tool_calls": [{"id": "x", "type": "function", "function": {"name": "stock_quote", "arguments": "{}"}}, {"name": "read_note", "arguments": {"id": 2}}]} done"#,
+        );
+        assert_eq!(
+            named(&calls),
+            [("stock_quote", serde_json::json!({})), ("read_note", serde_json::json!({"id": 2}))]
+        );
+        assert_eq!(text, "Both:  done");
+        let (calls, text) = read(
+            "```json\n[{\"name\": \"tool_search\", \"arguments\": {}}, {\"name\": \"nope\", \"arguments\": {}}]\n```",
+        );
+        assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["tool_search", "nope"]);
+        assert!(text.is_empty(), "{text}");
+        // An array with anything else in it is no list of calls; its call elements still count.
+        let (calls, text) = read(r#"[{"name": "stock_quote", "arguments": {}}, {"price": 12}]"#);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(text, r#"[, {"price": 12}]"#);
+    }
+
+    #[test]
+    fn ids_follow_the_order_the_calls_were_written_in() {
+        let (calls, _) = read(
+            r#"{"name": "tool_search", "arguments": {}} then {"price": 1} [{"name": "stock_quote", "arguments": {}}, {"function": {"name": "read_note", "arguments": {}}}]"#,
+        );
+        let got: Vec<(&str, &str)> = calls.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect();
+        assert_eq!(got, [("text_1", "tool_search"), ("text_2", "stock_quote"), ("text_3", "read_note")]);
+    }
+
+    #[test]
+    fn comments_between_tokens_are_dropped_and_kept_inside_strings() {
+        let (calls, text) =
+            read("Sure:\n{\"name\": \"stock_quote\", \"arguments\": {\"symbol\": \"ACME\" // the ticker\n}}");
+        assert_eq!(named(&calls), [("stock_quote", serde_json::json!({"symbol": "ACME"}))]);
+        assert_eq!(text, "Sure:");
+        let (calls, _) = read(
+            "{ /* read it */ \"name\": \"read_note\", \"arguments\": {\"url\": \"http://x/*y*/ // z\", // where\n \"n\": 1 /* once */}}",
+        );
+        assert_eq!(named(&calls), [("read_note", serde_json::json!({"url": "http://x/*y*/ // z", "n": 1}))]);
+        let (calls, _) = read(r#"{"name": "get_stock_price", /* unknown */ "arguments": {}}"#);
+        assert_eq!(calls[0].name, "get_stock_price");
+        for broken in [
+            r#"{"name": "stock_quote", "arguments": {} /* never closed }"#,
+            "{\"name\": \"stock_quote\", \"arguments\": {} // no newline }",
+            r#"{"name": "stock_quote", "arguments": {}, # hash }"#,
+        ] {
+            assert!(read(broken).0.is_empty(), "{broken}");
+            assert_eq!(read(broken).1, broken);
+        }
+    }
+
+    #[test]
+    fn trailing_commas_are_accepted_and_nothing_looser() {
+        let (calls, _) = read(r#"{"name": "stock_quote", "arguments": {"symbol": "ACME", "days": [1, 2,],},}"#);
+        assert_eq!(named(&calls), [("stock_quote", serde_json::json!({"symbol": "ACME", "days": [1, 2]}))]);
+        let (calls, _) = read(r#"[{"name": "stock_quote", "arguments": {}}, ]"#);
+        assert_eq!(calls.len(), 1);
+        for loose in [
+            r#"{"name": "stock_quote", "arguments": {"a": 1,, "b": 2}}"#,
+            r#"{"name": "stock_quote", "arguments": {, "a": 1}}"#,
+            r#"{"name": "stock_quote", "arguments": {symbol: "ACME"},}"#,
+        ] {
+            assert!(read(loose).0.is_empty(), "{loose}");
+        }
+    }
+
+    #[test]
+    fn unterminated_comments_do_not_make_the_reading_quadratic() {
+        // Every `{` starts a reading that meets a comment running to the end; each must find
+        // that out without scanning the rest of the reply again.
+        for unit in ["{//", "{/*", "[{\"a\":1,/*"] {
+            let reply = unit.repeat(100_000);
+            let started = std::time::Instant::now();
+            let (calls, text) = read(&reply);
+            assert!(calls.is_empty());
+            assert_eq!(text.len(), reply.len());
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "{unit}: {:?}", started.elapsed());
+        }
     }
 }
