@@ -31,10 +31,10 @@ fn main() {
     let policy = ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() };
 
     let all_direct = catalogue::all_direct_registry();
-    let direct = Surface::of(&all_direct, &DiscoveryBridge::new(&all_direct, policy.clone(), |_| true), &counter);
+    let direct = Surface::of(&DiscoveryBridge::new(&all_direct, policy.clone()), &counter);
     let registry = catalogue::registry();
-    let bridge = DiscoveryBridge::new(&registry, policy.clone(), |_| true);
-    let deferred = Surface::of(&registry, &bridge, &counter);
+    let bridge = DiscoveryBridge::new(&registry, policy.clone());
+    let deferred = Surface::of(&bridge, &counter);
     let manifest = Manifest::build(bridge.catalog(), policy.manifest_token_budget, &counter);
 
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {

@@ -115,9 +115,8 @@ fn server_figures(name: &str, registry: &ToolRegistry, imported: &[String], prep
 
 /// The tools array of a run's first request, as the run prepares it.
 fn first_request(registry: &ToolRegistry, preparation: &SchemaPreparation) -> Value {
-    let bridge =
-        DiscoveryBridge::new(registry, ToolDiscoveryPolicy::default(), |_| true).with_preparation(Some(*preparation));
-    Surface::of(registry, &bridge, &EstimatedTokens).to_json()
+    let bridge = DiscoveryBridge::new(registry, ToolDiscoveryPolicy::default()).with_preparation(Some(*preparation));
+    Surface::of(&bridge, &EstimatedTokens).to_json()
 }
 
 /// "What time is it in Tokyo?": search, call the best match, answer from its result.

@@ -5,6 +5,7 @@
 //! `read_note` is Direct; the 40-tool long tail is Deferred, in families. Every tool answers
 //! with deterministic, made-up data so examples and tests run offline.
 
+pub mod bench;
 pub mod catalogue;
 pub mod eval;
 pub mod live;

@@ -19,9 +19,9 @@ pub struct Surface {
 }
 
 impl Surface {
-    /// What `bridge` advertises over `registry`, every tool admitted.
-    pub fn of(registry: &ToolRegistry, bridge: &DiscoveryBridge, counter: &dyn TokenCounter) -> Self {
-        let tools = bridge.advertised(registry, |_| true, counter);
+    /// What `bridge` advertises before any promotion.
+    pub fn of(bridge: &DiscoveryBridge, counter: &dyn TokenCounter) -> Self {
+        let tools = bridge.advertised(counter);
         let bytes = serde_json::to_string(&tools).map_or(0, |text| text.len());
         let tokens = count_tool_schema_tokens(&tools, counter);
         Self { tools, bytes, tokens }

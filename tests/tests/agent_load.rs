@@ -47,7 +47,7 @@ async fn a_thousand_concurrent_runs_lose_nothing() {
         let events = Arc::new(Count::default());
         let agent = Agent::new(registry.clone(), model.clone()).with_events(events.clone());
         runs.push(tokio::spawn(async move {
-            let outcome = agent.run(vec![Message::user(format!("run {i}"))]).await;
+            let outcome = agent.run(vec![Message::user(format!("What is ACME stock trading at? (run {i})"))]).await;
             (i, outcome, events)
         }));
     }
@@ -56,14 +56,22 @@ async fn a_thousand_concurrent_runs_lose_nothing() {
         let (i, outcome, events) = run.await.expect("no run panicked");
         let outcome = outcome.expect("no run failed");
         assert_eq!(outcome.stop, StopReason::Answered);
-        assert_eq!(outcome.answer, format!("answer for run {i}"), "answers never cross runs");
+        assert_eq!(
+            outcome.answer,
+            format!("answer for What is ACME stock trading at? (run {i})"),
+            "answers never cross runs"
+        );
         assert_eq!(outcome.transcript.messages.len(), 6, "user, search, result, call, result, answer");
         let events = events.0.lock().map(|e| e.clone()).unwrap_or_default();
         let count = |f: fn(&RunEvent) -> bool| events.iter().filter(|e| f(e)).count();
         assert_eq!(count(|e| matches!(e, RunEvent::ToolsAdvertised { .. })), 1);
         assert_eq!(count(|e| matches!(e, RunEvent::ModelCalled { .. })), 3);
         assert_eq!(count(|e| matches!(e, RunEvent::ToolSearched { .. })), 1);
+        // Query-aware discovery promoted the quote before the first call; the search adds nothing.
         assert_eq!(count(|e| matches!(e, RunEvent::ToolsPromoted { .. })), 1);
+        assert!(
+            outcome.transcript.patches[0].at_message == 1 && outcome.transcript.promoted().any(|n| n == "stock_quote")
+        );
         assert_eq!(count(|e| matches!(e, RunEvent::DeferredToolCall { .. })), 1);
         assert_eq!(count(|e| matches!(e, RunEvent::ToolStarted { .. })), 1);
         assert_eq!(count(|e| matches!(e, RunEvent::ToolCompleted { is_error: false, .. })), 1);

@@ -5,12 +5,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinytools::discovery::ToolDiscoveryPolicy;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::middleware::{HostAuthorization, ToolAllowlistMiddleware, ToolPolicyMiddleware};
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::run::{Agent, Capture, RunEvent, RunPolicy, StopReason};
+use tinytools::run::{Agent, Capture, Promotion, RunEvent, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
-use tinytools::{ToolExposure, tool};
+use tinytools::{ToolExposure, ToolRegistry, tool};
 use tinytools_examples::catalogue;
 
 fn names(request: &ModelRequest) -> Vec<&str> {
@@ -44,9 +44,18 @@ fn spec_script() -> ScriptedModel {
     ])
 }
 
+/// The spec's bridge alone: query-aware discovery off, so every promotion is the model's search.
+fn bridge_only() -> RunPolicy {
+    RunPolicy {
+        discovery: ToolDiscoveryPolicy { pre_promotion: PrePromotion::off(), ..ToolDiscoveryPolicy::default() },
+        ..RunPolicy::default()
+    }
+}
+
 fn agent(model: Arc<ScriptedModel>) -> (Agent, Arc<Recorder>) {
     let recorder = Arc::new(Recorder::default());
-    let agent = Agent::new(Arc::new(catalogue::registry()), model).with_events(recorder.clone());
+    let agent =
+        Agent::new(Arc::new(catalogue::registry()), model).with_policy(bridge_only()).with_events(recorder.clone());
     (agent, recorder)
 }
 
@@ -110,7 +119,10 @@ async fn events_fire_once_each_with_the_documented_fields() {
     assert_eq!(matched[0], "stock_quote");
     assert!(top_confidence.is_some() && fallback.is_none() && shadow_matched.is_none());
     assert!(events.contains(&RunEvent::DeferredToolCall { call_id: "c2".into(), tool_name: "stock_quote".into() }));
-    assert!(events.contains(&RunEvent::ToolsPromoted { names: matched.clone() }), "every match is promoted");
+    assert!(
+        events.contains(&RunEvent::ToolsPromoted { names: matched.clone(), cause: Promotion::Searched }),
+        "every match is promoted"
+    );
     let started: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::ToolStarted { .. })).collect();
     assert_eq!(
         started,
@@ -143,7 +155,8 @@ async fn strict_policy_without_the_exemption_makes_deferred_tools_undiscoverable
     for exempt in [false, true] {
         let model = Arc::new(spec_script());
         let policy = ToolPolicyMiddleware::strict(registry.policies()).exempt_discovery_bridge(exempt);
-        let agent = Agent::new(registry.clone(), model.clone()).with_middleware(Arc::new(policy));
+        let agent =
+            Agent::new(registry.clone(), model.clone()).with_policy(bridge_only()).with_middleware(Arc::new(policy));
         let outcome = agent.run(vec![Message::user("What is ACME at?")]).await.expect("runs");
         let requests = model.requests();
         let Message::Tool { is_error, content, .. } = &outcome.transcript.messages[2] else { panic!() };
@@ -152,7 +165,8 @@ async fn strict_policy_without_the_exemption_makes_deferred_tools_undiscoverable
             assert!(!is_error && names(&requests[1]).contains(&"stock_quote"));
         } else {
             assert_eq!(names(&requests[0]), ["read_note"], "strict removes the unclassified bridge");
-            assert!(*is_error && content.contains("not permitted"), "{content}");
+            assert!(requests[0].callable_by_name.is_empty(), "no manifest, so nothing is named");
+            assert!(*is_error && content.starts_with("No tool by that name"), "{content}");
             assert!(!names(&requests[1]).contains(&"stock_quote"), "nothing was discovered");
         }
     }
@@ -198,16 +212,21 @@ async fn a_host_tool_search_wins_and_is_judged_by_its_own_policy_entry() {
     assert_eq!(content, "host results");
     assert_eq!(model.requests()[0].tools.iter().filter(|t| t.name == "tool_search").count(), 1);
 
-    // Its entry says destructive: refused even though the bridge exemption is on.
+    // Its entry says destructive: refused even though the bridge exemption is on — absent from
+    // the run (the intrinsic bridge does not take its place), and the host learns why.
     let strict =
         ToolPolicyMiddleware::strict(registry.policies()).exempt_discovery_bridge(true).refuse_destructive(true);
-    let outcome = Agent::new(registry.clone(), Arc::new(script()))
+    let recorder = Arc::new(Recorder::default());
+    let model = Arc::new(script());
+    let outcome = Agent::new(registry.clone(), model.clone())
         .with_middleware(Arc::new(strict))
+        .with_events(recorder.clone())
         .run(vec![Message::user("go")])
         .await
         .expect("runs");
-    let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[2] else { panic!() };
-    assert!(*is_error && content.contains("destructive"), "{content}");
+    assert_eq!(names(&model.requests()[0]), ["read_note", "tool_search"], "the intrinsic bridge serves instead");
+    let Message::Tool { content, .. } = &outcome.transcript.messages[2] else { panic!() };
+    assert!(content.starts_with(r#"{"matches""#) && !content.contains("host results"), "{content}");
 }
 
 #[tokio::test]
@@ -338,15 +357,15 @@ async fn hidden_and_non_admitted_tools_get_the_unknown_tool_answer() {
         .run(vec![Message::user("go")])
         .await
         .expect("runs");
-    // A host tool under the reserved name always wins, even Hidden: no bridge, and the model's
-    // `tool_search` is answered like any name it may not call.
-    assert_eq!(names(&model.requests()[0]), ["read_note"]);
-    assert!(model.requests()[0].callable_by_name.is_empty(), "no bridge, so nothing is callable by name");
-    for index in [2, 3] {
-        let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[index] else { panic!() };
-        assert!(*is_error && content.starts_with("No tool by that name"), "{content}");
-        assert!(!content.contains("gmail") && !content.contains("tool_search"), "{content}");
-    }
+    // A Hidden host tool under the reserved name neither turns discovery off nor runs: the
+    // intrinsic bridge answers `tool_search`, and a name the allow-list refuses is unknown.
+    assert_eq!(names(&model.requests()[0]), ["read_note", "tool_search"]);
+    assert_eq!(model.requests()[0].callable_by_name, ["stock_quote"]);
+    let Message::Tool { content, .. } = &outcome.transcript.messages[2] else { panic!() };
+    assert!(content.starts_with(r#"{"matches""#) && !content.contains("host results"), "{content}");
+    let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[3] else { panic!() };
+    assert!(*is_error && content.starts_with("No tool by that name"), "{content}");
+    assert!(!content.contains("gmail"), "{content}");
 }
 
 #[tokio::test]
@@ -438,6 +457,7 @@ async fn exposure_middleware_never_sees_a_deferred_tool() {
     let model = Arc::new(spec_script());
     let registry = Arc::new(catalogue::registry());
     Agent::new(registry.clone(), model.clone())
+        .with_policy(bridge_only())
         .with_middleware(Arc::new(DynamicToolSelectionMiddleware::new(|_, tool| tool.name != "read_note")))
         .with_middleware(sees.clone())
         .run(vec![Message::user("What is ACME at?")])
@@ -534,4 +554,63 @@ async fn microcompaction_charges_tool_schemas_and_compacts_a_quarter_earlier() {
         matches!(&outcome.transcript.messages[2], Message::Tool { content, .. } if content.contains("\"trades\"")),
         "the transcript keeps everything"
     );
+}
+
+/// Sorts after `tool_search`.
+#[tool(read_only)]
+async fn zeta_report() -> &'static str {
+    "zeta"
+}
+
+/// Sorts before every catalogue tool.
+#[tool(read_only)]
+async fn alpha_lookup(
+    /// What to look up.
+    key: String,
+) -> String {
+    key
+}
+
+#[tokio::test]
+async fn tool_search_comes_after_the_name_sorted_direct_set_and_a_direct_call_is_not_a_deferred_one() {
+    // Registered out of order, with a Direct name that sorts after `tool_search`.
+    let mut registry = ToolRegistry::new();
+    registry.register(ZetaReport).and_then(|r| r.register(catalogue::notes::ReadNote)).expect("registers");
+    registry.register(AlphaLookup).expect("registers");
+    for tool in catalogue::tools().into_iter().filter(|t| t.exposure() == ToolExposure::Deferred) {
+        registry.register_arc(tool).expect("registers");
+    }
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("d", "alpha_lookup", json!({"key": "k"}))]),
+        ModelResponse::calls([("f", "stock_quote", json!({"symbol": "ACME"}))]),
+        ModelResponse::text("done"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    Agent::new(Arc::new(registry), model.clone())
+        .with_policy(bridge_only())
+        .with_events(recorder.clone())
+        .run(vec![Message::user("go")])
+        .await
+        .expect("runs");
+    assert_eq!(names(&model.requests()[0]), ["alpha_lookup", "read_note", "zeta_report", "tool_search"]);
+    let events = recorder.events();
+    let deferred: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::DeferredToolCall { .. })).collect();
+    assert_eq!(deferred, [&RunEvent::DeferredToolCall { call_id: "f".into(), tool_name: "stock_quote".into() }]);
+    assert!(events.contains(&RunEvent::ToolStarted { call_id: "d".into(), tool_name: "alpha_lookup".into() }));
+}
+
+#[tokio::test]
+async fn with_a_host_owned_tool_search_nothing_is_advertised_as_deferred() {
+    let mut registry = catalogue::registry();
+    registry.register(HostSearch).expect("registers");
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("ok")]));
+    let recorder = Arc::new(Recorder::default());
+    Agent::new(Arc::new(registry), model.clone())
+        .with_events(recorder.clone())
+        .run(vec![Message::user("go")])
+        .await
+        .expect("runs");
+    let bytes = serde_json::to_string(&model.requests()[0].tools).map_or(0, |t| t.len());
+    assert_eq!(names(&model.requests()[0]), ["read_note", "tool_search"]);
+    assert_eq!(recorder.events()[0], RunEvent::ToolsAdvertised { direct: 2, deferred: 0, schema_bytes: bytes });
 }

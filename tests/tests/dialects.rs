@@ -74,7 +74,7 @@ fn round_trip(tools: &[ToolSchema]) {
 #[test]
 fn every_catalogue_tool_and_the_bridge_round_trip_in_both_text_dialects() {
     let registry = catalogue::registry();
-    let bridge = tinytools::discovery::DiscoveryBridge::new(&registry, Default::default(), |_| true);
+    let bridge = tinytools::discovery::DiscoveryBridge::new(&registry, Default::default());
     let mut tools = catalogue::all_direct_registry().schemas();
     tools.push(bridge.schema(&tinytools::schema::EstimatedTokens));
     round_trip(&tools);
@@ -277,7 +277,16 @@ async fn the_agent_runs_the_task_in_each_text_dialect_and_promoted_tools_join_th
     for dialect in TEXT_DIALECTS {
         let inner = Arc::new(text_script(dialect));
         let model = dialect.wrap(inner.clone());
+        // The spec's bridge alone: the catalogue grows only when the model searches.
+        let bridge_only = tinytools::RunPolicy {
+            discovery: tinytools::ToolDiscoveryPolicy {
+                pre_promotion: tinytools::discovery::PrePromotion::off(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let outcome = Agent::new(Arc::new(catalogue::registry()), model)
+            .with_policy(bridge_only)
             .run(vec![Message::system("Answer with tools."), Message::user("What is ACME at?")])
             .await
             .expect("runs");

@@ -9,6 +9,7 @@ use tinytools::discovery::{
 };
 use tinytools::rank::{Bm25Ranker, RankRequest, RankedTool, ToolRanker};
 use tinytools::schema::{EstimatedTokens, TokenCounter};
+use tinytools::surface::{Subject, Surface};
 use tinytools::{ToolExposure, ToolRegistry};
 use tinytools_examples::catalogue;
 
@@ -18,7 +19,7 @@ fn everything(_: &str) -> bool {
 
 fn bridge(policy: ToolDiscoveryPolicy) -> (ToolRegistry, DiscoveryBridge) {
     let registry = catalogue::registry();
-    let bridge = DiscoveryBridge::new(&registry, policy, everything);
+    let bridge = DiscoveryBridge::new(&registry, policy);
     (registry, bridge)
 }
 
@@ -34,8 +35,8 @@ async fn search(bridge: &DiscoveryBridge, args: Value) -> (Value, tinytools::dis
 
 #[test]
 fn the_bridge_is_appended_after_the_name_sorted_direct_set() {
-    let (registry, bridge) = bridge(ToolDiscoveryPolicy::default());
-    let tools = bridge.advertised(&registry, everything, &EstimatedTokens);
+    let (_, bridge) = bridge(ToolDiscoveryPolicy::default());
+    let tools = bridge.advertised(&EstimatedTokens);
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["read_note", "tool_search"]);
     let schema = &tools[1];
@@ -101,7 +102,7 @@ fn the_bridge_schema_is_byte_stable_for_the_same_catalogue() {
     for tool in catalogue::tools().into_iter().rev() {
         reversed.register_arc(tool).expect("registers");
     }
-    let second = DiscoveryBridge::new(&reversed, ToolDiscoveryPolicy::default(), everything);
+    let second = DiscoveryBridge::new(&reversed, ToolDiscoveryPolicy::default());
     assert_eq!(first.schema(&EstimatedTokens).to_compact_json(), second.schema(&EstimatedTokens).to_compact_json());
 }
 
@@ -252,9 +253,9 @@ async fn disabled_discovery_advertises_nothing_but_a_direct_call_by_name_still_r
     let (registry, bridge) = bridge(ToolDiscoveryPolicy::disabled());
     assert!(!bridge.is_active());
     assert!(bridge.catalog().is_empty());
-    let tools = bridge.advertised(&registry, everything, &EstimatedTokens);
+    let tools = bridge.advertised(&EstimatedTokens);
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note"]);
-    let answer = bridge.unknown_tool("stock_qoute", &registry, everything).to_model_text();
+    let answer = bridge.unknown_tool("stock_qoute").to_model_text();
     assert!(!answer.contains("tool_search") && !answer.contains("stock_quote"), "{answer}");
     let result = registry.dispatch("stock_quote", json!({"symbol": "ACME"})).await.expect("deferral only subtracts");
     assert!(!result.is_error);
@@ -283,9 +284,9 @@ impl tinytools::Tool for HostTool {
 fn a_host_registered_tool_search_wins_over_the_intrinsic_bridge() {
     let mut registry = catalogue::registry();
     registry.register(HostTool("tool_search")).expect("a host may take the name");
-    let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), everything);
+    let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
     assert!(!bridge.is_active());
-    let tools = bridge.advertised(&registry, everything, &EstimatedTokens);
+    let tools = bridge.advertised(&EstimatedTokens);
     let search: Vec<_> = tools.iter().filter(|t| t.name == "tool_search").collect();
     assert_eq!(search.len(), 1);
     assert_eq!(search[0].description, "The host's own tool.");
@@ -294,20 +295,20 @@ fn a_host_registered_tool_search_wins_over_the_intrinsic_bridge() {
 #[tokio::test]
 async fn the_allow_list_fixes_the_catalogue_at_run_start() {
     let registry = catalogue::registry();
-    let allowed = |name: &str| !name.starts_with("gmail_");
-    let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), allowed);
+    let allowed = |subject: Subject<'_>| !subject.name().starts_with("gmail_");
+    let bridge = DiscoveryBridge::over(Surface::new(&registry, &[&allowed]), ToolDiscoveryPolicy::default());
     assert_eq!(bridge.catalog().len(), 36);
     assert!(!bridge.schema(&EstimatedTokens).description.contains("gmail"));
     let (answer, _) = search(&bridge, json!({"query": "search my gmail inbox for messages", "limit": 20})).await;
     assert!(names(&answer).iter().all(|n| !n.starts_with("gmail_")), "{answer}");
-    let unknown = bridge.unknown_tool("gmail_serch", &registry, allowed).to_model_text();
+    let unknown = bridge.unknown_tool("gmail_serch").to_model_text();
     assert!(!unknown.contains("gmail_search"), "{unknown}");
 }
 
 #[test]
 fn the_unknown_tool_answer_names_at_most_three_close_matches_and_points_to_search() {
-    let (registry, bridge) = bridge(ToolDiscoveryPolicy::default());
-    let answer = bridge.unknown_tool("calendar_invites", &registry, everything).to_model_text();
+    let (_, bridge) = bridge(ToolDiscoveryPolicy::default());
+    let answer = bridge.unknown_tool("calendar_invites").to_model_text();
     assert!(answer.contains("`calendar_invite`"), "{answer}");
     assert!(answer.matches('`').count() / 2 <= 3 + 1, "at most three names plus tool_search: {answer}");
     assert!(answer.contains("call `tool_search` with a short description"), "{answer}");
@@ -318,15 +319,14 @@ fn the_unknown_tool_answer_names_at_most_three_close_matches_and_points_to_searc
 fn a_hidden_tool_gets_exactly_the_unknown_tool_answer() {
     let mut registry = catalogue::registry();
     registry.register_as(Arc::new(HostTool("purge_all_notes")), ToolExposure::Hidden).expect("registers");
-    let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), everything);
+    let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
     for requested in ["purge_all_notes", "purge_all_note", "never_registered"] {
-        let answer = bridge.unknown_tool(requested, &registry, everything);
+        let answer = bridge.unknown_tool(requested);
         assert!(!answer.to_model_text().contains("purge_all_notes"), "{requested}: {answer:?}");
     }
-    let callable: Vec<String> =
-        bridge.advertised(&registry, everything, &EstimatedTokens).iter().map(|t| t.name.clone()).collect();
+    let callable: Vec<String> = bridge.advertised(&EstimatedTokens).iter().map(|t| t.name.clone()).collect();
     assert!(!callable.iter().any(|n| n == "purge_all_notes"));
-    let hidden_answer = bridge.unknown_tool("purge_all_notes", &registry, everything);
+    let hidden_answer = bridge.unknown_tool("purge_all_notes");
     let mut visible: Vec<&str> = vec!["read_note"];
     visible.extend(bridge.catalog().iter().map(|t| t.schema().name.as_str()));
     assert_eq!(hidden_answer, unknown_tool_answer("purge_all_notes", visible, true));

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
 use tinytools::schema::EstimatedTokens;
+use tinytools::surface::{Subject, Surface};
 use tinytools::{Tool, ToolExposure, ToolRegistry, ToolResult};
 
 /// Words of visible tools; hidden tools use a disjoint vocabulary, so a hidden name can never
@@ -89,12 +90,15 @@ proptest! {
             registry.register_as(Arc::new(tool), ToolExposure::Hidden).expect("unique names");
             secret.push(name);
         }
-        let allowed = |name: &str| admitted.iter().any(|a| a == name) || HIDDEN.iter().any(|h| name.starts_with(h));
+        let allowed = |subject: Subject<'_>| {
+            let name = subject.name();
+            matches!(subject, Subject::Bridge) || admitted.iter().any(|a| a == name) || HIDDEN.iter().any(|h| name.starts_with(h))
+        };
         let policy = ToolDiscoveryPolicy { manifest_token_budget: budget, ..Default::default() };
-        let bridge = DiscoveryBridge::new(&registry, policy, allowed);
+        let bridge = DiscoveryBridge::over(Surface::new(&registry, &[&allowed]), policy);
 
         let mut said: Vec<String> = Vec::new();
-        said.push(serde_json::to_string(&bridge.advertised(&registry, allowed, &EstimatedTokens)).unwrap_or_default());
+        said.push(serde_json::to_string(&bridge.advertised(&EstimatedTokens)).unwrap_or_default());
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
         for query in &queries {
             let args = match limit {
@@ -107,7 +111,7 @@ proptest! {
         requests.extend(queries.iter().map(|q| q.replace(' ', "_")));
         requests.extend(secret.iter().map(|s| format!("{s}x")));
         for requested in &requests {
-            said.push(bridge.unknown_tool(requested, &registry, allowed).to_model_text());
+            said.push(bridge.unknown_tool(requested).to_model_text());
         }
 
         for text in &said {
@@ -116,6 +120,154 @@ proptest! {
             }
             for word in HIDDEN {
                 prop_assert!(!text.contains(word), "hidden word `{}` reached the model in: {}", word, text);
+            }
+        }
+    }
+}
+
+/// How a run narrows its registry in the agent-level property.
+#[derive(Clone, Debug)]
+struct Narrowing {
+    allow_list: bool,
+    predicate: bool,
+    refuse_destructive: bool,
+}
+
+fn narrowing() -> impl Strategy<Value = Narrowing> {
+    (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY)
+        .prop_map(|(allow_list, predicate, refuse_destructive)| Narrowing { allow_list, predicate, refuse_destructive })
+}
+
+/// A declared tool that may be destructive.
+struct Classified {
+    inner: Declared,
+    destructive: bool,
+}
+
+#[async_trait::async_trait]
+impl Tool for Classified {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn parameters_schema(&self) -> Value {
+        self.inner.parameters_schema()
+    }
+    fn family(&self) -> Option<&str> {
+        self.inner.family()
+    }
+    fn annotations(&self) -> tinytools::ToolAnnotations {
+        if self.destructive { tinytools::ToolAnnotations::UNCLASSIFIED } else { tinytools::ToolAnnotations::READ_ONLY }
+    }
+    async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
+        Ok(ToolResult::text("ok"))
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Through the agent loop — pre-promotion of the user's message, searches, calls of secret
+    /// names and their near misses, rejected arguments, resume — nothing the run shows the
+    /// model names a Hidden tool or one a rule refused.
+    #[test]
+    fn no_run_ever_shows_the_model_a_hidden_or_refused_tool(
+        specs in prop::collection::vec((spec(), prop::bool::ANY), 1..12),
+        hidden_words in prop::collection::vec((0..HIDDEN.len(), 0..HIDDEN.len()), 1..3),
+        queries in prop::collection::vec(query(), 1..4),
+        narrowing in narrowing(),
+        user in query(),
+    ) {
+        use tinytools::middleware::ToolPolicyMiddleware;
+        use tinytools::model::{Message, ModelResponse};
+        use tinytools::run::{Agent, RunPolicy};
+        use tinytools::testkit::ScriptedModel;
+
+        let mut registry = ToolRegistry::new();
+        let mut secret: Vec<String> = Vec::new();
+        let mut visible: Vec<String> = Vec::new();
+        for (i, (spec, destructive)) in specs.iter().enumerate() {
+            let name = format!("{}_{}_{i:02}", VISIBLE[spec.words.0], VISIBLE[spec.words.1]);
+            let description = format!("{} the {} of the user.", VISIBLE[spec.words.1], VISIBLE[spec.words.0]);
+            let exposure = [ToolExposure::Direct, ToolExposure::Deferred, ToolExposure::Hidden][spec.exposure as usize];
+            let inner = Declared { name: name.clone(), description, family: Some(VISIBLE[spec.words.0].to_owned()) };
+            registry.register_as(Arc::new(Classified { inner, destructive: *destructive }), exposure).expect("unique names");
+            let refused = (narrowing.allow_list && !spec.admitted)
+                || (narrowing.predicate && i % 3 == 0)
+                || (narrowing.refuse_destructive && *destructive);
+            if exposure == ToolExposure::Hidden || refused { secret.push(name) } else { visible.push(name) }
+        }
+        for (i, (a, b)) in hidden_words.iter().enumerate() {
+            let name = format!("{}_{}_{i:02}", HIDDEN[*a], HIDDEN[*b]);
+            let description = format!("{} every {} in the {} store.", HIDDEN[*a], HIDDEN[*b], VISIBLE[i % VISIBLE.len()]);
+            let inner = Declared { name: name.clone(), description, family: Some(HIDDEN[*b].to_owned()) };
+            registry.register_as(Arc::new(Classified { inner, destructive: false }), ToolExposure::Hidden).expect("unique");
+            secret.push(name);
+        }
+        let registry = Arc::new(registry);
+
+        let mut turns: Vec<ModelResponse> = Vec::new();
+        for (i, query) in queries.iter().enumerate() {
+            turns.push(ModelResponse::calls([(format!("s{i}").as_str(), "tool_search", json!({"query": query, "limit": 20}))]));
+        }
+        for (i, name) in secret.iter().enumerate() {
+            turns.push(ModelResponse::calls([
+                (format!("h{i}").as_str(), name.as_str(), json!({"query": "x"})),
+                (format!("m{i}").as_str(), format!("{name}x").as_str(), json!({})),
+            ]));
+        }
+        for (i, name) in visible.iter().enumerate() {
+            turns.push(ModelResponse::calls([(format!("v{i}").as_str(), name.as_str(), json!({"query": 7}))]));
+        }
+        turns.push(ModelResponse::text("done"));
+        let model = Arc::new(ScriptedModel::new(turns));
+
+        let mut policy = RunPolicy { max_turns: 64, ..RunPolicy::default() };
+        policy.discovery.pre_promotion.min_confidence = 0.0;
+        if narrowing.allow_list {
+            let admitted = specs.iter().enumerate().filter(|(_, (s, _))| s.admitted).map(|(i, (s, _))| {
+                format!("{}_{}_{i:02}", VISIBLE[s.words.0], VISIBLE[s.words.1])
+            });
+            policy = policy.allow_only(admitted);
+        }
+        let refused_by_predicate: Vec<String> = specs.iter().enumerate().filter(|(i, _)| i % 3 == 0).map(|(i, (s, _))| {
+            format!("{}_{}_{i:02}", VISIBLE[s.words.0], VISIBLE[s.words.1])
+        }).collect();
+        // The same narrowing for the run and for its resume.
+        let agent = |model: Arc<ScriptedModel>| {
+            let mut agent = Agent::new(registry.clone(), model).with_policy(policy.clone());
+            if narrowing.predicate {
+                let refused = refused_by_predicate.clone();
+                agent = agent.with_rule(Arc::new(move |subject: Subject<'_>| !refused.iter().any(|r| r == subject.name())));
+            }
+            if narrowing.refuse_destructive {
+                let policy = ToolPolicyMiddleware::strict(registry.policies()).exempt_discovery_bridge(true).refuse_destructive(true);
+                agent = agent.with_middleware(Arc::new(policy));
+            }
+            agent
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+        let user_text = format!("{user} {}", HIDDEN.join(" "));
+        let outcome = runtime.block_on(agent(model.clone()).run(vec![Message::user(user_text.clone())])).expect("runs");
+        let mut transcript = outcome.transcript;
+        transcript.messages.push(Message::user(user_text));
+        let resumed = Arc::new(ScriptedModel::new([ModelResponse::text("again")]));
+        let _ = runtime.block_on(agent(resumed.clone()).resume(transcript));
+
+        let mut requests = model.requests();
+        requests.extend(resumed.requests());
+        for request in &requests {
+            let mut shown = serde_json::to_string(&request.tools).unwrap_or_default();
+            shown.push_str(&request.callable_by_name.join(","));
+            for message in &request.messages {
+                if let Message::Tool { content, .. } = message {
+                    shown.push_str(content);
+                }
+            }
+            for name in &secret {
+                prop_assert!(!shown.contains(name.as_str()), "`{}` reached the model in: {}", name, shown);
             }
         }
     }

@@ -264,8 +264,7 @@ async fn per_tool_exposure_overrides_and_third_party_compaction_on_the_wire() {
 
     // The tool's budget is applied wherever the run projects schemas (`RunPolicy::tool_schemas`).
     let preparation = SchemaPreparation::new(ProviderProfile::PORTABLE);
-    let bridge =
-        tinytools::DiscoveryBridge::new(&registry, Default::default(), |_| true).with_preparation(Some(preparation));
+    let bridge = tinytools::DiscoveryBridge::new(&registry, Default::default()).with_preparation(Some(preparation));
     let described = bridge.prepared_schema("awk__describe").expect("deferred and admitted");
     assert!(described.description.len() <= 1_000, "THIRD_PARTY clips a 4,000-byte description");
     assert!(registry.get("awk__describe").expect("registered").schema().description.len() > 3_000);

@@ -34,7 +34,7 @@ async fn import(peer: Peer, dir: &Path) -> Option<(McpServer, ToolRegistry)> {
 
 /// The names `tool_search` answers with for this query.
 async fn search(registry: &ToolRegistry, query: &str) -> Vec<String> {
-    let bridge = DiscoveryBridge::new(registry, Default::default(), |_| true);
+    let bridge = DiscoveryBridge::new(registry, Default::default());
     let answer = bridge.search(&json!({"query": query, "limit": 3})).await;
     let body: Value = serde_json::from_str(&answer.result.to_model_text()).expect("JSON");
     body["matches"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str().map(str::to_owned)).collect()

@@ -355,8 +355,8 @@ async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget()
         SchemaPreparation::new(ProviderProfile::PORTABLE).with_compaction(SchemaCompaction::THIRD_PARTY),
     ] {
         let policy = tinytools::RunPolicy { tool_schemas: Some(preparation), ..tinytools::RunPolicy::default() };
-        let bridge = DiscoveryBridge::for_run(&registry, &policy, |_| true);
-        let advertised = bridge.advertised(&registry, |_| true, &EstimatedTokens);
+        let bridge = DiscoveryBridge::for_run(tinytools::surface::Surface::all(&registry), &policy);
+        let advertised = bridge.advertised(&EstimatedTokens);
         assert_eq!(advertised.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note", "tool_search"]);
         for schema in &advertised {
             assert_eq!(preparation.check(&schema.parameters), Vec::<String>::new(), "{}", schema.name);
@@ -382,6 +382,63 @@ async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget()
                 assert!(hit["parameters"]["properties"]["tracking"].get("type").is_some(), "{hit}");
                 assert!(hit["parameters"]["properties"]["number"].get("description").is_none());
             }
+        }
+    }
+}
+
+#[test]
+fn the_ladder_runs_its_rungs_in_the_specs_order() {
+    // Every rung has something to do: an unreachable definition, nested and top-level
+    // descriptions, a used definition, an object five levels deep, a combinator below the root.
+    let parameters = json!({
+        "type": "object",
+        "$defs": {
+            "Unused": {"type": "object", "description": "never referenced", "properties": {"u": {"type": "string"}}},
+            "Filter": {"type": "object", "description": "a filter", "properties": {"field": {"type": "string", "description": "which field"}}}
+        },
+        "properties": {
+            "filter": {"$ref": "#/$defs/Filter", "description": "how to filter"},
+            "deep": {"type": "object", "description": "deep", "properties": {"a": {"type": "object", "properties": {
+                "b": {"type": "object", "properties": {"c": {"type": "object", "properties": {"d": {"type": "string", "description": "bottom"}}}}}}}}},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "one or the other"}
+        },
+        "required": ["filter"]
+    });
+    let impossible = SchemaCompaction { max_schema_bytes: Some(1), ..SchemaCompaction::UNLIMITED };
+    let (_, report) = impossible.compact_parameters(&parameters);
+    // The spec: prune unreachable $defs → strip nested property descriptions → strip all
+    // property descriptions → drop definition tables → collapse objects deeper than 3 → drop
+    // anyOf/oneOf/allOf; then this crate's floor.
+    assert_eq!(
+        report.rungs,
+        [
+            CompactionRung::PruneUnreachableDefinitions,
+            CompactionRung::StripNestedDescriptions,
+            CompactionRung::StripAllDescriptions,
+            CompactionRung::DropDefinitions,
+            CompactionRung::CollapseDeepObjects,
+            CompactionRung::DropCombinators,
+            CompactionRung::BareTopLevelTypes,
+        ]
+    );
+    // Every budget stops the ladder after a prefix of that order, keeping the top-level
+    // argument surface.
+    for budget in 1..=4_000 {
+        let (compact, report) = SchemaCompaction { max_schema_bytes: Some(budget * 10), ..SchemaCompaction::UNLIMITED }
+            .compact_parameters(&parameters);
+        let spec_prefix = [
+            CompactionRung::PruneUnreachableDefinitions,
+            CompactionRung::StripNestedDescriptions,
+            CompactionRung::StripAllDescriptions,
+            CompactionRung::DropDefinitions,
+            CompactionRung::CollapseDeepObjects,
+            CompactionRung::DropCombinators,
+            CompactionRung::BareTopLevelTypes,
+        ];
+        assert_eq!(report.rungs[..], spec_prefix[..report.rungs.len()], "budget {}", budget * 10);
+        assert_eq!(top_level_names(&compact), top_level_names(&parameters));
+        if report.rungs.is_empty() {
+            break;
         }
     }
 }

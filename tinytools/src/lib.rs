@@ -71,6 +71,7 @@ pub mod registry;
 pub mod run;
 pub mod schema;
 mod summarization;
+pub mod surface;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod tool;

@@ -6,15 +6,17 @@ use serde_json::{Value, json};
 use super::manifest::{Manifest, ManifestDetail};
 use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
 use crate::schema::{SchemaPreparation, TokenCounter};
+use crate::surface::Surface;
 use crate::tool::TOOL_SEARCH;
-use crate::{RunPolicy, SchemaCompaction, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
+use crate::{RunPolicy, SchemaCompaction, ToolRegistry, ToolResult, ToolSchema};
 
 /// A run's discovery: its deferred catalogue, its policy, and whether the intrinsic
 /// `tool_search` is advertised.
 ///
 /// `tool_search` is not a registered tool. It is appended after the name-sorted Direct tools
-/// whenever discovery is enabled, at least one Deferred tool survives the host allow-list, and
-/// the host has not registered a tool of that name (the host's always wins).
+/// whenever discovery is enabled, at least one Deferred tool is on the run's
+/// [`Surface`](crate::surface::Surface), the run's rules admit the bridge, and the host has not
+/// registered (and admitted) a tool of that name (the host's always wins).
 ///
 /// ```
 /// use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
@@ -31,9 +33,9 @@ use crate::{RunPolicy, SchemaCompaction, ToolExposure, ToolRegistry, ToolResult,
 ///
 /// let mut registry = ToolRegistry::new();
 /// registry.register(ReadNote)?.register(StockQuote)?;
-/// let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default(), |_| true);
+/// let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
 ///
-/// let tools = bridge.advertised(&registry, |_| true, &EstimatedTokens);
+/// let tools = bridge.advertised(&EstimatedTokens);
 /// let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
 /// assert_eq!(names, ["read_note", "tool_search"]);
 /// assert!(tools[1].description.contains("- stock_quote: Fetch the latest price for a ticker symbol."));
@@ -48,7 +50,7 @@ use crate::{RunPolicy, SchemaCompaction, ToolExposure, ToolRegistry, ToolResult,
 pub struct DiscoveryBridge {
     catalog: DeferredCatalog,
     policy: ToolDiscoveryPolicy,
-    host_owns_name: bool,
+    surface: Surface,
     preparation: Option<SchemaPreparation>,
 }
 
@@ -64,19 +66,26 @@ pub struct SearchAnswer {
 }
 
 impl DiscoveryBridge {
-    /// Fixes the run's catalogue: the registry's Deferred tools that `allowed` admits.
-    pub fn new(registry: &ToolRegistry, policy: ToolDiscoveryPolicy, allowed: impl Fn(&str) -> bool) -> Self {
+    /// A bridge over every Direct and Deferred tool of `registry` (no narrowing rules): its
+    /// catalogue is the registry's Deferred tools.
+    pub fn new(registry: &ToolRegistry, policy: ToolDiscoveryPolicy) -> Self {
+        Self::over(Surface::all(registry), policy)
+    }
+
+    /// A bridge over a run's [`Surface`]: its catalogue is the surface's Deferred tools (none
+    /// when discovery is disabled), and every answer reads only the surface.
+    pub fn over(surface: Surface, policy: ToolDiscoveryPolicy) -> Self {
         let catalog = if policy.enabled {
-            DeferredCatalog::new(registry, allowed)
+            DeferredCatalog::of_surface(&surface)
         } else {
             DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
         };
-        Self { catalog, policy, host_owns_name: registry.contains(TOOL_SEARCH), preparation: None }
+        Self { catalog, policy, surface, preparation: None }
     }
 
     /// The bridge a run with this policy uses: its discovery policy and schema preparation.
-    pub fn for_run(registry: &ToolRegistry, policy: &RunPolicy, allowed: impl Fn(&str) -> bool) -> Self {
-        Self::new(registry, policy.discovery.clone(), allowed).with_preparation(policy.tool_schemas)
+    pub fn for_run(surface: Surface, policy: &RunPolicy) -> Self {
+        Self::over(surface, policy.discovery.clone()).with_preparation(policy.tool_schemas)
     }
 
     /// Projects every schema the bridge sends — the tools array, `tool_search`'s own
@@ -92,6 +101,12 @@ impl DiscoveryBridge {
     /// other schema the run sends. `None` when the catalogue does not hold it.
     pub fn prepared_schema(&self, name: &str) -> Option<ToolSchema> {
         self.catalog.get(name).map(|tool| self.project(tool.schema(), tool.compaction()))
+    }
+
+    /// The declaration of any tool on the surface (Direct or Deferred), projected like every
+    /// schema the run sends. `None` when the surface does not admit it.
+    pub fn projected_schema(&self, name: &str) -> Option<ToolSchema> {
+        self.surface.get(name).map(|tool| self.project(tool.schema(), tool.compaction()))
     }
 
     fn project(&self, schema: &ToolSchema, budget: Option<SchemaCompaction>) -> ToolSchema {
@@ -111,20 +126,23 @@ impl DiscoveryBridge {
         &self.policy
     }
 
-    /// Whether the intrinsic `tool_search` is advertised and answered this run.
-    pub fn is_active(&self) -> bool {
-        self.policy.enabled && !self.catalog.is_empty() && !self.host_owns_name
+    /// The surface the bridge reads.
+    pub fn surface(&self) -> &Surface {
+        &self.surface
     }
 
-    /// The tools array a run starts from: the Direct tools `allowed` admits, name-sorted,
-    /// then `tool_search` when the bridge [is active](Self::is_active).
-    pub fn advertised(
-        &self,
-        registry: &ToolRegistry,
-        allowed: impl Fn(&str) -> bool,
-        counter: &dyn TokenCounter,
-    ) -> Vec<ToolSchema> {
-        let direct = registry.iter().filter(|tool| tool.exposure() == ToolExposure::Direct && allowed(tool.name()));
+    /// Whether the intrinsic `tool_search` is advertised and answered this run.
+    pub fn is_active(&self) -> bool {
+        self.policy.enabled
+            && !self.catalog.is_empty()
+            && !self.surface.admits(TOOL_SEARCH)
+            && self.surface.admits_bridge()
+    }
+
+    /// The tools array a run starts from: the surface's Direct tools, name-sorted, then
+    /// `tool_search` when the bridge [is active](Self::is_active).
+    pub fn advertised(&self, counter: &dyn TokenCounter) -> Vec<ToolSchema> {
+        let direct = self.surface.direct();
         let mut tools: Vec<ToolSchema> = direct.map(|tool| self.project(tool.schema(), tool.compaction())).collect();
         if self.is_active() {
             tools.push(self.schema(counter));
@@ -207,11 +225,10 @@ impl DiscoveryBridge {
     }
 
     /// The answer to a call of a name the model may not call this run. Close matches come only
-    /// from what it may call: the Direct tools `allowed` admits and, while the bridge is active,
-    /// the deferred catalogue.
-    pub fn unknown_tool(&self, requested: &str, registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> ToolResult {
-        let direct = registry.iter().filter(|tool| tool.exposure() == ToolExposure::Direct && allowed(tool.name()));
-        let mut callable: Vec<&str> = direct.map(|tool| tool.name()).collect();
+    /// from the surface: its Direct tools and, while the bridge is active, the deferred
+    /// catalogue.
+    pub fn unknown_tool(&self, requested: &str) -> ToolResult {
+        let mut callable: Vec<&str> = self.surface.direct().map(|tool| tool.schema().name.as_str()).collect();
         if self.is_active() {
             callable.extend(self.catalog.iter().map(|tool| tool.schema().name.as_str()));
         }

@@ -5,40 +5,12 @@ use std::time::Instant;
 
 use super::policy::{RankMode, ToolDiscoveryPolicy};
 use crate::rank::{Bm25Index, Bm25Params, FieldWeights, RankContext, RankRequest, RankedTool, Tokenizer, ToolDocument};
+use crate::surface::{Surface, SurfaceTool};
 use crate::unwind::CatchUnwind;
-use crate::{SchemaCompaction, ToolExposure, ToolRegistry, ToolSchema};
+use crate::{ToolExposure, ToolRegistry, ToolSchema};
 
-/// One deferred tool as the catalogue holds it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CatalogTool {
-    schema: Arc<ToolSchema>,
-    family: Option<String>,
-    compaction: Option<SchemaCompaction>,
-}
-
-impl CatalogTool {
-    /// Its canonical declaration.
-    pub fn schema(&self) -> &ToolSchema {
-        &self.schema
-    }
-
-    /// Its declaration as the registry shares it: the same allocation in every catalogue built
-    /// from one registry, so a ranker can tell a tool it has seen without reading it again.
-    #[cfg(feature = "embedding")]
-    pub(crate) fn shared_schema(&self) -> &Arc<ToolSchema> {
-        &self.schema
-    }
-
-    /// Its family.
-    pub fn family(&self) -> Option<&str> {
-        self.family.as_deref()
-    }
-
-    /// Its own schema budget, if it declares one.
-    pub fn compaction(&self) -> Option<SchemaCompaction> {
-        self.compaction
-    }
-}
+/// One deferred tool as the catalogue holds it: the surface's own record of it.
+pub type CatalogTool = SurfaceTool;
 
 /// The deferred tools of a run: built once at run start from the registry's Deferred tools
 /// that the host allow-list admits, and indexed for BM25.
@@ -92,18 +64,22 @@ pub struct RankOutcome {
 }
 
 impl DeferredCatalog {
-    /// The registry's Deferred tools that `allowed` admits (the host allow-list).
+    /// The registry's Deferred tools that `allowed` admits (for ranking outside a run; a run
+    /// builds its catalogue from its [`Surface`] with [`of_surface`](Self::of_surface)).
     pub fn new(registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> Self {
         let tools = registry
             .iter()
             .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
-            .map(|tool| CatalogTool {
-                schema: tool.shared_schema(),
-                family: tool.family().map(str::to_owned),
-                compaction: tool.compaction(),
+            .map(|tool| {
+                SurfaceTool::new(tool.shared_schema(), ToolExposure::Deferred, tool.family(), tool.compaction())
             })
             .collect();
         Self::index(tools, &FieldWeights::default())
+    }
+
+    /// A run's catalogue: the Deferred tools its surface admits.
+    pub fn of_surface(surface: &Surface) -> Self {
+        Self::index(surface.deferred().cloned().collect(), &FieldWeights::default())
     }
 
     /// A catalogue of the given declarations and families, sorted by name (so the manifest is
@@ -119,7 +95,7 @@ impl DeferredCatalog {
     ) -> Self {
         let tools = tools
             .into_iter()
-            .map(|(schema, family)| CatalogTool { schema: schema.into(), family, compaction: None })
+            .map(|(schema, family)| SurfaceTool::new(schema.into(), ToolExposure::Deferred, family.as_deref(), None))
             .collect();
         Self::index(tools, weights)
     }
@@ -127,18 +103,18 @@ impl DeferredCatalog {
     /// Sorts, deduplicates and indexes the catalogue's tools.
     fn index(mut list: Vec<CatalogTool>, weights: &FieldWeights) -> Self {
         // Stable: of two tools with one name, the first given stays.
-        list.sort_by(|a, b| a.schema.name.cmp(&b.schema.name));
-        list.dedup_by(|later, kept| later.schema.name == kept.schema.name);
+        list.sort_by(|a, b| a.schema().name.cmp(&b.schema().name));
+        list.dedup_by(|later, kept| later.schema().name == kept.schema().name);
         let weights = *weights;
         // Each document's fields are read on the thread that tokenizes it.
-        let document = |i: usize| ToolDocument::new(&list[i].schema, list[i].family.as_deref()).fields(weights);
+        let document = |i: usize| ToolDocument::new(list[i].schema(), list[i].family()).fields(weights);
         let index = Bm25Index::build_split(list.len(), document, Tokenizer::default(), Bm25Params::default());
         Self { tools: list, index }
     }
 
     /// The tool of that name, if the catalogue holds it.
     pub fn get(&self, name: &str) -> Option<&CatalogTool> {
-        self.tools.binary_search_by(|tool| tool.schema.name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
+        self.tools.binary_search_by(|tool| tool.schema().name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
     }
 
     /// How many tools the catalogue holds.
@@ -161,7 +137,7 @@ impl DeferredCatalog {
         self.index
             .search(query, limit)
             .into_iter()
-            .map(|hit| RankedTool { name: self.tools[hit.doc].schema.name.clone(), confidence: Some(hit.confidence) })
+            .map(|hit| RankedTool { name: self.tools[hit.doc].schema().name.clone(), confidence: Some(hit.confidence) })
             .collect()
     }
 

@@ -4,7 +4,8 @@
 //!   the host allow-list, and [`rank`](DeferredCatalog::rank), which never fails.
 //! - [`DiscoveryBridge`]: the intrinsic `tool_search` tool — its declaration with a
 //!   [`Manifest`] under a token budget, its answers, and the unknown-tool answer.
-//! - [`ToolDiscoveryPolicy`]: `enabled`, the manifest budget, limits, the host ranker.
+//! - [`ToolDiscoveryPolicy`]: `enabled`, the manifest budget, limits, the host ranker, and
+//!   [`PrePromotion`] (query-aware discovery of each new user message).
 
 mod bridge;
 mod catalog;
@@ -15,5 +16,5 @@ mod unknown;
 pub use bridge::{DiscoveryBridge, SearchAnswer};
 pub use catalog::{CatalogTool, DeferredCatalog, RankOutcome};
 pub use manifest::{Manifest, ManifestDetail, SUMMARY_CHARS, first_sentence};
-pub use policy::{RankMode, ToolDiscoveryPolicy};
+pub use policy::{PrePromotion, RankMode, ToolDiscoveryPolicy};
 pub use unknown::{MAX_SUGGESTIONS, unknown_tool_answer};

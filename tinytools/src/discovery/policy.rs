@@ -54,6 +54,54 @@ pub struct ToolDiscoveryPolicy {
     /// How long a host ranker may take before BM25 answers instead. Enforced with Tokio's
     /// timer: a run with a host ranker needs a runtime with time enabled.
     pub ranker_timeout: Duration,
+    /// Query-aware discovery: promote the deferred tools that best match each new user
+    /// message before the model is called.
+    pub pre_promotion: PrePromotion,
+}
+
+/// Query-aware discovery (`ToolDiscoveryPolicy::pre_promotion`): at run start, and whenever a
+/// run resumes on a new user message, that message is ranked against the run's deferred
+/// catalogue with the run's ranker, and the best hits are promoted — their full declarations
+/// join the tools array, recorded as a transcript patch exactly like searched tools — before
+/// the model is called. A model that would not search still sees the tool it needs, typed.
+///
+/// Only hits at or above `min_confidence` are promoted (a hit without a confidence never is),
+/// at most `limit` of them, and only while their declarations fit `token_budget`. The
+/// defaults were chosen by the live task suite (`docs/live.md`).
+///
+/// ```
+/// use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
+///
+/// let policy = ToolDiscoveryPolicy::default();
+/// assert_eq!(policy.pre_promotion, PrePromotion::default());
+/// let bridge_only = ToolDiscoveryPolicy { pre_promotion: PrePromotion::off(), ..ToolDiscoveryPolicy::default() };
+/// assert!(!bridge_only.pre_promotion.enabled);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrePromotion {
+    /// Whether user messages are ranked and their best hits promoted.
+    pub enabled: bool,
+    /// The most tools one message promotes.
+    pub limit: usize,
+    /// The lowest ranker confidence (`0.0..=1.0`) a hit needs to be promoted, so a message
+    /// unrelated to every deferred tool promotes nothing.
+    pub min_confidence: f32,
+    /// The most tokens the promoted declarations of one message may cost, as the run's token
+    /// counter counts them.
+    pub token_budget: usize,
+}
+
+impl Default for PrePromotion {
+    fn default() -> Self {
+        Self { enabled: true, limit: 3, min_confidence: 0.1, token_budget: 600 }
+    }
+}
+
+impl PrePromotion {
+    /// Query-aware discovery switched off: only `tool_search` promotes.
+    pub fn off() -> Self {
+        Self { enabled: false, ..Self::default() }
+    }
 }
 
 impl Default for ToolDiscoveryPolicy {
@@ -66,6 +114,7 @@ impl Default for ToolDiscoveryPolicy {
             ranker: None,
             rank_mode: RankMode::Ranker,
             ranker_timeout: Duration::from_secs(2),
+            pre_promotion: PrePromotion::default(),
         }
     }
 }
@@ -116,6 +165,7 @@ impl fmt::Debug for ToolDiscoveryPolicy {
             .field("ranker", &self.ranker.as_ref().map(|ranker| ranker.name().to_owned()))
             .field("rank_mode", &self.rank_mode)
             .field("ranker_timeout", &self.ranker_timeout)
+            .field("pre_promotion", &self.pre_promotion)
             .finish()
     }
 }

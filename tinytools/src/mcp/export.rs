@@ -11,13 +11,16 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use super::McpError;
-use crate::{RegisteredTool, ToolContent, ToolContext, ToolError, ToolExposure, ToolRegistry, ToolResult};
+use crate::surface::{Rule, Surface};
+use crate::{RegisteredTool, ToolContent, ToolContext, ToolError, ToolRegistry, ToolResult};
 
 /// An MCP server whose tools are a [`ToolRegistry`]'s.
 ///
 /// Direct and Deferred tools are listed, name-sorted, with the schema the registry holds (the
-/// one `#[tool]` derived) and the classification as MCP annotations. Hidden tools are neither
-/// listed nor callable: a call to one gets exactly the answer an unknown name gets. Arguments
+/// one `#[tool]` derived) and the classification as MCP annotations. Hidden tools, and tools a
+/// narrowing [rule](crate::surface::Rule) refuses ([`with_rule`](Self::with_rule), the same
+/// rules an agent run takes), are neither listed nor callable: a call to one gets exactly the
+/// answer an unknown name gets. Arguments
 /// go through the registry's admission, so a bad call is answered with every violation as a
 /// tool error the client's model can fix; a tool that fails or panics answers with an error
 /// result that keeps the cause on this side.
@@ -46,6 +49,8 @@ use crate::{RegisteredTool, ToolContent, ToolContext, ToolError, ToolExposure, T
 #[derive(Clone)]
 pub struct McpToolServer {
     registry: Arc<ToolRegistry>,
+    rules: Vec<Arc<dyn Rule>>,
+    surface: Arc<Surface>,
     info: Implementation,
     instructions: Option<String>,
 }
@@ -53,7 +58,41 @@ pub struct McpToolServer {
 impl McpToolServer {
     /// Serves this registry, introducing itself as `tinytools` at this crate's version.
     pub fn new(registry: Arc<ToolRegistry>) -> Self {
-        Self { registry, info: Implementation::new("tinytools", env!("CARGO_PKG_VERSION")), instructions: None }
+        let surface = Arc::new(Surface::all(&registry));
+        let info = Implementation::new("tinytools", env!("CARGO_PKG_VERSION"));
+        Self { registry, rules: Vec::new(), surface, info, instructions: None }
+    }
+
+    /// Narrows what is served with a rule (evaluated now, with the rules added before): a tool
+    /// it refuses is neither listed nor callable.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tinytools::mcp::McpToolServer;
+    /// use tinytools::middleware::ToolPolicyMiddleware;
+    /// use tinytools::{ToolRegistry, tool};
+    ///
+    /// /// Read a note.
+    /// #[tool(read_only)]
+    /// async fn read_note(title: String) -> String { title }
+    ///
+    /// /// Delete a note.
+    /// #[tool(destructive)]
+    /// async fn delete_note(title: String) {}
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(ReadNote)?.register(DeleteNote)?;
+    /// let policy = ToolPolicyMiddleware::strict(registry.policies()).refuse_destructive(true);
+    /// let server = McpToolServer::new(Arc::new(registry)).with_rule(Arc::new(policy));
+    /// assert_eq!(server.listed_tools().iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["read_note"]);
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    #[must_use]
+    pub fn with_rule(mut self, rule: Arc<dyn Rule>) -> Self {
+        self.rules.push(rule);
+        let rules: Vec<&dyn Rule> = self.rules.iter().map(AsRef::as_ref).collect();
+        self.surface = Arc::new(Surface::new(&self.registry, &rules));
+        self
     }
 
     /// The name and version sent in the handshake.
@@ -70,7 +109,7 @@ impl McpToolServer {
 
     /// The tools `tools/list` answers with.
     pub fn listed_tools(&self) -> Vec<RemoteTool> {
-        self.registry.iter().filter(|tool| exported(tool)).map(listed).collect()
+        self.registry.iter().filter(|tool| self.surface.admits(tool.name())).map(listed).collect()
     }
 
     /// Serves on this process's stdin and stdout until the client disconnects.
@@ -88,7 +127,7 @@ impl McpToolServer {
 
     /// Runs one call: the registry's admission and dispatch, never reaching a Hidden tool.
     async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> Result<ToolResult, ErrorData> {
-        if !self.registry.get(name).is_some_and(exported) {
+        if !self.surface.admits(name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`; call tools/list for the names"),
                 None,
@@ -139,11 +178,6 @@ impl ServerHandler for McpToolServer {
         let result = self.call(&request.name, args, &ctx).await?;
         Ok(call_result(result).into())
     }
-}
-
-/// Whether a tool is served at all: listed and callable. Hidden tools never are.
-fn exported(tool: &RegisteredTool) -> bool {
-    tool.exposure() != ToolExposure::Hidden
 }
 
 fn listed(tool: &RegisteredTool) -> RemoteTool {

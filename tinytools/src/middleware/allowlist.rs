@@ -1,35 +1,37 @@
-//! [`ToolAllowlistMiddleware`]: an execution-time allow-list.
+//! [`ToolAllowlistMiddleware`]: a run-wide allow-list of names.
 
-use std::collections::BTreeSet;
+use super::Middleware;
+use crate::surface::{AllowList, Rule};
 
-use super::{Middleware, ToolGate};
-use crate::model::{ModelRequest, ToolCall};
-
-/// Only these names are offered and may run. `tool_search` is a name like any other: list it
-/// to keep discovery.
+/// Only these names exist for the run: any other tool is absent from every surface (tools
+/// array, manifest, search, promotion, execution), as if Hidden. `tool_search` is a name like
+/// any other: list it to keep discovery.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tinytools::middleware::ToolAllowlistMiddleware;
+/// use tinytools::run::Agent;
+/// # use tinytools::testkit::ScriptedModel;
+/// # let (registry, model) = (Arc::new(tinytools::ToolRegistry::new()), Arc::new(ScriptedModel::new([])));
+///
+/// let agent = Agent::new(registry, model)
+///     .with_middleware(Arc::new(ToolAllowlistMiddleware::new(["read_note", "tool_search", "stock_quote"])));
+/// # let _ = agent;
+/// ```
 #[derive(Clone, Debug)]
 pub struct ToolAllowlistMiddleware {
-    allowed: BTreeSet<String>,
+    allowed: AllowList,
 }
 
 impl ToolAllowlistMiddleware {
     /// Allows exactly these names.
     pub fn new<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
-        Self { allowed: names.into_iter().map(Into::into).collect() }
+        Self { allowed: AllowList::new(names).covering_bridge(true) }
     }
 }
 
-#[async_trait::async_trait]
 impl Middleware for ToolAllowlistMiddleware {
-    async fn before_model(&self, request: &mut ModelRequest) {
-        request.tools.retain(|tool| self.allowed.contains(&tool.name));
-    }
-
-    async fn before_tool(&self, call: &ToolCall) -> ToolGate {
-        if self.allowed.contains(&call.name) {
-            ToolGate::Allow
-        } else {
-            ToolGate::Deny("This tool is not permitted in this run.".to_owned())
-        }
+    fn rule(&self) -> Option<&dyn Rule> {
+        Some(&self.allowed)
     }
 }

@@ -1,8 +1,15 @@
 //! Middleware: hooks around a run's model calls and tool calls.
 //!
-//! Exposure middleware shapes `request.tools` in `before_model`, which runs before searched
-//! tools are appended, so it never sees a deferred tool. Execution gates judge each call in
-//! `before_tool` by its real name — deferred tools included, and `tool_search` too.
+//! Three kinds, which narrow in three different ways (see `docs/narrowing.md`):
+//! - **Rules** ([`Middleware::rule`]): [`ToolAllowlistMiddleware`] and [`ToolPolicyMiddleware`]
+//!   decide once per run which tools exist for it at all. A tool they refuse is absent from
+//!   every surface (tools array, manifest, search, promotion, resume, suggestions, execution),
+//!   as a Hidden tool is. See [`crate::surface`].
+//! - **Per-turn selection** (`before_model`): [`ContextualToolSelectionMiddleware`] and
+//!   [`DynamicToolSelectionMiddleware`] shape one request's tools array, before promoted tools
+//!   are appended; a wire-size optimisation that only subsets what the rules allow.
+//! - **Per-call gates** (`before_tool`): [`HostAuthorization`] may refuse one call, by its real
+//!   name — deferred tools included, and `tool_search` too.
 
 mod allowlist;
 mod authorization;
@@ -17,6 +24,7 @@ pub use policy::ToolPolicyMiddleware;
 pub use selection::{ContextualToolSelectionMiddleware, DynamicToolSelectionMiddleware};
 
 use crate::model::{Message, ModelRequest, ModelResponse, ToolCall};
+use crate::surface::Rule;
 use crate::{ToolResult, ToolSchema};
 
 /// Whether a tool call may run.
@@ -31,6 +39,12 @@ pub enum ToolGate {
 /// Hooks around a run. Every method has a do-nothing default.
 #[async_trait::async_trait]
 pub trait Middleware: Send + Sync {
+    /// The rule this middleware narrows the run with, evaluated once at run start into the
+    /// run's [`Surface`](crate::surface::Surface). Default: none.
+    fn rule(&self) -> Option<&dyn Rule> {
+        None
+    }
+
     /// Once, before the first model call: may edit the starting messages.
     async fn before_agent(&self, _messages: &mut Vec<Message>) {}
 

@@ -28,8 +28,11 @@ pub struct Bm25Hit {
     pub doc: usize,
     /// BM25 score (higher is better; not comparable across queries).
     pub score: f32,
-    /// The score over the highest score any document could reach for this query's terms, in
-    /// `0.0..=1.0`: a rough, query-independent "how sure".
+    /// The score over the highest score any document could reach for this query, in
+    /// `0.0..=1.0`: a rough, query-independent "how sure". Every distinct content term of the
+    /// query counts toward that ceiling — one no document has at the IDF of an unseen term — so
+    /// a query that shares one incidental word with a tool ("thanks, that is all for *today*")
+    /// is not taken for one about it.
     pub confidence: f32,
 }
 
@@ -182,11 +185,13 @@ impl Bm25Index {
         if limit == 0 || self.is_empty() {
             return Vec::new();
         }
-        let mut terms = self.query_terms(query);
+        let (mut terms, unseen) = self.query_terms(query);
         if terms.is_empty() {
             return Vec::new();
         }
-        let ceiling: f32 = terms.iter().map(|&t| self.idf[t as usize] * (self.params.k1 + 1.0)).sum();
+        let unseen_idf = ((self.documents as f32 + 0.5) / 0.5 + 1.0).ln();
+        let known: f32 = terms.iter().map(|&t| self.idf[t as usize]).sum();
+        let ceiling = (known + unseen as f32 * unseen_idf) * (self.params.k1 + 1.0);
         // Rarest, strongest terms first; `rest[i]` bounds what terms `i..` can still add.
         terms.sort_by(|a, b| self.upper_bound[*b as usize].total_cmp(&self.upper_bound[*a as usize]));
         let mut rest: Vec<f32> = terms
@@ -246,9 +251,11 @@ impl Bm25Index {
             .collect()
     }
 
-    /// The query's distinct known terms.
-    fn query_terms(&self, query: &str) -> Vec<u32> {
+    /// The query's distinct known terms, and how many distinct terms it has that no document
+    /// has.
+    fn query_terms(&self, query: &str) -> (Vec<u32>, usize) {
         let mut terms: Vec<u32> = Vec::new();
+        let mut unseen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
         let mut add = |id: u32| {
             if !terms.contains(&id) {
                 terms.push(id);
@@ -256,13 +263,16 @@ impl Bm25Index {
         };
         for_each_word(query, |word| match self.words.get(word) {
             Some(ids) => ids.iter().copied().for_each(&mut add),
-            None => self.tokenizer.word_terms(word, |term| {
-                if let Some(&id) = self.terms.get(term) {
-                    add(id);
+            None => self.tokenizer.word_terms(word, |term| match self.terms.get(term) {
+                Some(&id) => add(id),
+                None => {
+                    if !unseen.contains(term) {
+                        unseen.insert(term.to_owned());
+                    }
                 }
             }),
         });
-        terms
+        (terms, unseen.len())
     }
 }
 

@@ -212,11 +212,12 @@ fn is_stop_word(word: &str) -> bool {
 /// please help me ...") that never names a capability. Sorted, for binary search.
 const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he", "her",
-    "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "lets",
-    "me", "might", "my", "myself", "of", "off", "on", "or", "our", "ours", "please", "she", "should", "so", "some",
-    "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too",
-    "us", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
+    "by", "can", "could", "d", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he",
+    "hello", "her", "here", "hers", "hey", "hi", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "let", "lets", "ll", "m", "me", "might", "my", "myself", "now", "of", "off", "on", "or", "our",
+    "ours", "please", "re", "right", "s", "she", "should", "so", "some", "such", "t", "than", "thank", "thanks",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "today", "too", "us",
+    "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
     "would", "you", "your", "yours",
 ];
 

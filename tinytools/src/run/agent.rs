@@ -4,25 +4,32 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::events::{EventSink, RunEvent};
+use super::events::{EventSink, Promotion, RunEvent};
 use super::policy::RunPolicy;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::DiscoveryBridge;
 use crate::middleware::{Middleware, ToolGate};
 use crate::model::{ChatModel, Message, ModelError, ModelRequest, ToolCall, Usage};
-use crate::schema::{EstimatedTokens, TokenCounter};
-use crate::tool::TOOL_SEARCH;
+use crate::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
+use crate::surface::{AllowList, Rule, Surface};
+use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
 use crate::{CancellationToken, ToolContext, ToolError, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
 
 /// Runs conversations against a model with a registry's tools.
 ///
-/// Each turn sends the Direct tools (and `tool_search` when anything is deferred), then every
-/// tool a search found, in the order found; runs the model's tool calls concurrently, keeping
-/// their results in call order; and stops when the model answers without calling a tool, the
-/// turn limit is reached, or the run is cancelled. A deferred tool is called by its own name —
-/// there is no wrapper — so every gate sees the real name and arguments. Unknown, Hidden and
-/// non-admitted names get the unknown-tool answer; a tool that fails, panics or times out gets
-/// an error result; the run goes on.
+/// At its start a run evaluates its rules (the host allow-list, every middleware's
+/// [`rule`](Middleware::rule), the agent's own [`with_rule`](Self::with_rule)) into one
+/// [`Surface`]: what exists for this run. Before the first model call, query-aware discovery
+/// ([`PrePromotion`](crate::discovery::PrePromotion)) promotes the deferred tools that best
+/// match the new user message. Each turn sends the Direct tools (and `tool_search` when
+/// anything is deferred), then every promoted tool, in the order promoted; runs the model's
+/// tool calls concurrently, keeping their results in call order; and stops when the model
+/// answers without calling a tool, the turn limit is reached, or the run is cancelled. A
+/// deferred tool is called by its own name — there is no wrapper — so every gate sees the real
+/// name and arguments. Unknown, Hidden and refused names get the unknown-tool answer; arguments
+/// admission refuses get every violation and the tool's compact signature (and a deferred tool
+/// called that way is promoted); a tool that fails, panics or times out gets an error result;
+/// the run goes on.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -63,6 +70,7 @@ pub struct Agent {
     events: Option<Arc<dyn EventSink>>,
     counter: Arc<dyn TokenCounter>,
     state: Option<Arc<dyn Fn(ToolContext) -> ToolContext + Send + Sync>>,
+    rules: Vec<Arc<dyn Rule>>,
 }
 
 /// How a run ended.
@@ -123,7 +131,29 @@ impl Agent {
             events: None,
             counter: Arc::new(EstimatedTokens),
             state: None,
+            rules: Vec::new(),
         }
+    }
+
+    /// Adds a narrowing rule (a host predicate such as `|subject: Subject<'_>| ...`): evaluated
+    /// once per run with the allow-list and the middleware's rules; a tool it refuses is absent
+    /// from every surface of the run. See [`crate::surface`].
+    #[must_use]
+    pub fn with_rule(mut self, rule: Arc<dyn Rule>) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// The run's surface: the registry narrowed by every rule, evaluated now.
+    pub fn surface(&self) -> Surface {
+        let allow_list = self.policy.allowed_tools.clone().map(AllowList::from_set);
+        let mut rules: Vec<&dyn Rule> = Vec::new();
+        if let Some(allow_list) = &allow_list {
+            rules.push(allow_list);
+        }
+        rules.extend(self.middleware.iter().filter_map(|middleware| middleware.rule()));
+        rules.extend(self.rules.iter().map(AsRef::as_ref));
+        Surface::new(&self.registry, &rules)
     }
 
     /// Sets the run policy.
@@ -182,8 +212,9 @@ impl Agent {
         self.drive(Transcript { messages, patches: Vec::new() }, cancel, true).await
     }
 
-    /// Continues a run from its transcript. Promoted tools come back only if the current host
-    /// allow-list still admits them (and they are still deferred and searchable).
+    /// Continues a run from its transcript. Promoted tools come back only if the current rules
+    /// still admit them (and they are still deferred and searchable). When the transcript ends
+    /// with a user message, query-aware discovery ranks it first, as at a run's start.
     ///
     /// # Errors
     /// As [`run`](Self::run).
@@ -197,8 +228,7 @@ impl Agent {
         cancel: CancellationToken,
         fresh: bool,
     ) -> Result<RunOutcome, RunError> {
-        let policy = &self.policy;
-        let bridge = DiscoveryBridge::for_run(&self.registry, policy, |name| policy.allows(name));
+        let bridge = DiscoveryBridge::for_run(self.surface(), &self.policy);
         let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
         let mut run = Run { agent: self, bridge, transcript, promoted, cancel };
         if fresh {
@@ -206,10 +236,15 @@ impl Agent {
                 middleware.before_agent(&mut run.transcript.messages).await;
             }
         }
-        let surface = run.surface();
+        let surface = run.bridge.advertised(self.counter.as_ref());
         let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
-        let direct = surface.iter().filter(|tool| tool.name != TOOL_SEARCH || !run.bridge.is_active()).count();
-        self.emit(RunEvent::ToolsAdvertised { direct, deferred: run.bridge.catalog().len(), schema_bytes });
+        let active = run.bridge.is_active();
+        self.emit(RunEvent::ToolsAdvertised {
+            direct: surface.len() - usize::from(active),
+            deferred: if active { run.bridge.catalog().len() } else { 0 },
+            schema_bytes,
+        });
+        run.pre_promote().await;
         let callable_by_name = run.callable_by_name();
         run.turns(surface, callable_by_name).await
     }
@@ -220,20 +255,9 @@ impl Agent {
             sink.emit(&event);
         }
     }
-
-    fn callable(&self, name: &str) -> Option<ToolExposure> {
-        let tool = self.registry.get(name)?;
-        (tool.exposure().is_model_callable() && self.policy.allows(name)).then_some(tool.exposure())
-    }
 }
 
 impl Run<'_> {
-    /// The registry-derived tools: Direct (admitted) plus the bridge.
-    fn surface(&self) -> Vec<ToolSchema> {
-        let policy = &self.agent.policy;
-        self.bridge.advertised(&self.agent.registry, |name| policy.allows(name), self.agent.counter.as_ref())
-    }
-
     async fn turns(mut self, surface: Vec<ToolSchema>, callable_by_name: Vec<String>) -> Result<RunOutcome, RunError> {
         let mut usage = Usage::default();
         let mut answer = String::new();
@@ -274,17 +298,21 @@ impl Run<'_> {
                 return Ok(self.finish(answer, StopReason::Answered, turn, usage));
             }
             let answers = futures_util::future::join_all(calls.iter().map(|call| self.call(call))).await;
-            let mut found: Vec<String> = Vec::new();
-            for (call, (result, searched)) in calls.iter().zip(answers) {
-                found.extend(searched);
+            let (mut found, mut rejected) = (Vec::new(), Vec::new());
+            for (call, answer) in calls.iter().zip(answers) {
+                found.extend(answer.searched);
+                rejected.extend(answer.rejected);
                 self.transcript.messages.push(Message::Tool {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
-                    content: result.to_model_text(),
-                    is_error: result.is_error,
+                    content: answer.result.to_model_text(),
+                    is_error: answer.result.is_error,
                 });
             }
-            self.promote(found);
+            let found = found.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(found.collect(), Promotion::Searched);
+            let rejected = rejected.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(rejected.collect(), Promotion::RejectedCall);
         }
         let turns = self.agent.policy.max_turns;
         Ok(self.finish(answer, StopReason::TurnLimit, turns, usage))
@@ -303,40 +331,85 @@ impl Run<'_> {
         RunOutcome { answer, stop, transcript: self.transcript, turns, usage }
     }
 
-    /// Adds newly found tools to every later request, once, in the order found.
-    fn promote(&mut self, found: Vec<String>) {
-        let mut added = Vec::new();
-        for name in found {
-            let known = self.promoted.iter().chain(&added).any(|tool: &ToolSchema| tool.name == name);
-            if !known && let Some(schema) = self.bridge.prepared_schema(&name) {
+    /// Query-aware discovery: when the conversation ends with a user message, ranks it against
+    /// the catalogue and promotes the hits that pass the floor and fit the token budget.
+    async fn pre_promote(&mut self) {
+        let pre = self.agent.policy.discovery.pre_promotion;
+        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
+            return;
+        }
+        let Some(Message::User { content }) = self.transcript.messages.last() else {
+            return;
+        };
+        let query = content.trim();
+        if query.is_empty() {
+            return;
+        }
+        let wanted = pre.limit.saturating_add(self.promoted.len());
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), query, wanted).await;
+        let (mut chosen, mut confidences, mut spent) = (Vec::new(), Vec::new(), 0_usize);
+        for hit in &outcome.matched {
+            let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
+                continue;
+            };
+            if chosen.len() == pre.limit || self.promoted.iter().any(|tool| tool.name == hit.name) {
+                continue;
+            }
+            let Some(schema) = self.bridge.prepared_schema(&hit.name) else {
+                continue;
+            };
+            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), self.agent.counter.as_ref());
+            if spent.saturating_add(cost) > pre.token_budget {
+                continue;
+            }
+            spent += cost;
+            confidences.push(confidence);
+            chosen.push(schema);
+        }
+        let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
+        self.promote(chosen, cause);
+    }
+
+    /// Adds newly promoted declarations to every later request, once each, in order, as one
+    /// transcript patch.
+    fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {
+        let mut added: Vec<ToolSchema> = Vec::new();
+        for schema in found {
+            let known = self.promoted.iter().chain(&added).any(|tool| tool.name == schema.name);
+            if !known {
                 added.push(schema);
             }
         }
         if added.is_empty() {
             return;
         }
-        self.agent.emit(RunEvent::ToolsPromoted { names: added.iter().map(|tool| tool.name.clone()).collect() });
+        if let Promotion::UserMessage { confidences, .. } = &cause {
+            debug_assert_eq!(confidences.len(), added.len(), "pre-promotion chose only new tools");
+        }
+        let names = added.iter().map(|tool| tool.name.clone()).collect();
+        self.agent.emit(RunEvent::ToolsPromoted { names, cause });
         self.transcript.patches.push(ToolPatch { at_message: self.transcript.messages.len(), added: added.clone() });
         self.promoted.extend(added);
     }
 
-    /// Answers one call; also returns the tools a `tool_search` found.
-    async fn call(&self, call: &ToolCall) -> (ToolResult, Vec<String>) {
+    /// Answers one call.
+    async fn call(&self, call: &ToolCall) -> CallAnswer {
         let agent = self.agent;
+        let surface = self.bridge.surface();
         let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.is_active();
-        let exposure = agent.callable(&call.name);
+        let exposure = surface.exposure(&call.name);
         if !intrinsic_search && exposure.is_none() {
-            agent.emit(RunEvent::ToolRejected {
-                call_id: call.id.clone(),
-                reason: "unknown, hidden or not admitted".into(),
-            });
-            let policy = &agent.policy;
-            return (self.bridge.unknown_tool(&call.name, &agent.registry, |name| policy.allows(name)), Vec::new());
+            let reason = match surface.refusal(&call.name) {
+                Some(refusal) => format!("refused by the run's rules: {refusal}"),
+                None => "unknown or hidden".to_owned(),
+            };
+            agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
+            return CallAnswer::just(self.bridge.unknown_tool(&call.name));
         }
         for middleware in &agent.middleware {
             if let ToolGate::Deny(reason) = middleware.before_tool(call).await {
                 agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: reason.clone() });
-                return (ToolResult::error(reason), Vec::new());
+                return CallAnswer::just(ToolResult::error(reason));
             }
         }
         if intrinsic_search {
@@ -349,7 +422,11 @@ impl Run<'_> {
             Ok(admitted) => admitted,
             Err(error) => {
                 agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: error.to_string() });
-                return (error.to_model_result(), Vec::new());
+                let mut answer = CallAnswer::just(self.rejection(&call.name, &error));
+                if exposure == Some(ToolExposure::Deferred) {
+                    answer.rejected.push(call.name.clone());
+                }
+                return answer;
             }
         };
         agent.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone() });
@@ -389,10 +466,28 @@ impl Run<'_> {
         for middleware in &agent.middleware {
             middleware.after_tool(call, &mut result).await;
         }
-        (result, Vec::new())
+        CallAnswer::just(result)
     }
 
-    async fn search(&self, call: &ToolCall) -> (ToolResult, Vec<String>) {
+    /// What the model reads when admission refuses a call: every violation, then the tool's
+    /// compact signature and argument notes (from the declaration the run sends), so a model
+    /// that guessed the arguments without the schema can fix them.
+    fn rejection(&self, name: &str, error: &ToolError) -> ToolResult {
+        let answer = error.to_model_result();
+        let Some(schema) = self.bridge.projected_schema(name) else {
+            return answer;
+        };
+        let mut text = answer.to_model_text();
+        text.push_str(&format!("\n`{name}` takes: {}", type_signature(&schema.parameters)));
+        let notes = argument_notes(&schema.parameters);
+        if !notes.is_empty() {
+            text.push('\n');
+            text.push_str(&notes);
+        }
+        ToolResult::error(text)
+    }
+
+    async fn search(&self, call: &ToolCall) -> CallAnswer {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let answer = self.bridge.search(&args).await;
         let found: Vec<String> =
@@ -409,7 +504,22 @@ impl Run<'_> {
                 latency_ms: outcome.latency_ms,
             });
         }
-        (answer.result, found)
+        CallAnswer { result: answer.result, searched: found, rejected: Vec::new() }
+    }
+}
+
+/// One call's answer, and the deferred tools it makes the loop promote.
+struct CallAnswer {
+    result: ToolResult,
+    /// Found by `tool_search`.
+    searched: Vec<String>,
+    /// Deferred tools called by name whose arguments admission refused.
+    rejected: Vec<String>,
+}
+
+impl CallAnswer {
+    fn just(result: ToolResult) -> Self {
+        Self { result, searched: Vec::new(), rejected: Vec::new() }
     }
 }
 

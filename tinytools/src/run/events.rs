@@ -47,10 +47,13 @@ pub enum RunEvent {
         /// Ranking time.
         latency_ms: f64,
     },
-    /// Searched tools gained typed declarations for the following requests.
+    /// Deferred tools gained typed declarations for the following requests (recorded as a
+    /// transcript patch, restored on resume).
     ToolsPromoted {
         /// The newly promoted tools.
         names: Vec<String>,
+        /// What promoted them.
+        cause: Promotion,
     },
     /// A deferred tool was called by its own name.
     DeferredToolCall {
@@ -91,6 +94,28 @@ pub enum RunEvent {
         /// Why.
         reason: String,
     },
+}
+
+/// What promoted deferred tools into a run's tools array.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Promotion {
+    /// The model's `tool_search` calls of the turn found them.
+    Searched,
+    /// Query-aware discovery ranked a new user message and they passed the
+    /// [`PrePromotion`](crate::discovery::PrePromotion) floor and budget.
+    UserMessage {
+        /// Which ranking answered (`"bm25"` or the host ranker's name).
+        ranker: String,
+        /// Each promoted tool's confidence, in the order of `names`.
+        confidences: Vec<f32>,
+        /// Why a host ranker was not served, when it was not.
+        fallback: Option<String>,
+    },
+    /// The model called the deferred tool by name without its declaration and admission
+    /// refused the arguments: the declaration now comes with every request.
+    RejectedCall,
 }
 
 /// Receives a run's events.

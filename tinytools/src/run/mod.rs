@@ -6,6 +6,6 @@ mod policy;
 mod transcript;
 
 pub use agent::{Agent, RunError, RunOutcome, StopReason};
-pub use events::{EventSink, RunEvent};
+pub use events::{EventSink, Promotion, RunEvent};
 pub use policy::{Capture, RunPolicy};
 pub use transcript::{ToolPatch, Transcript};

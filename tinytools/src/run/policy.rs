@@ -13,6 +13,7 @@ use crate::schema::SchemaPreparation;
 /// ```
 /// use tinytools::discovery::DiscoveryBridge;
 /// use tinytools::schema::{EstimatedTokens, ProviderProfile, SchemaPreparation};
+/// use tinytools::surface::Surface;
 /// use tinytools::{RunPolicy, SchemaCompaction, ToolRegistry};
 ///
 /// let policy = RunPolicy {
@@ -23,8 +24,8 @@ use crate::schema::SchemaPreparation;
 /// assert!(policy.discovery.enabled);
 /// assert!(policy.allows("stock_quote") && !policy.allows("gmail_send"));
 /// let registry = ToolRegistry::new();
-/// let bridge = DiscoveryBridge::for_run(&registry, &policy, |name| policy.allows(name));
-/// assert!(bridge.advertised(&registry, |_| true, &EstimatedTokens).is_empty());
+/// let bridge = DiscoveryBridge::for_run(Surface::all(&registry), &policy);
+/// assert!(bridge.advertised(&EstimatedTokens).is_empty());
 /// ```
 #[derive(Clone, Debug)]
 pub struct RunPolicy {
@@ -33,8 +34,9 @@ pub struct RunPolicy {
     /// How every advertised and deferred schema is projected before it is sent;
     /// `None` sends them as declared.
     pub tool_schemas: Option<SchemaPreparation>,
-    /// The host allow-list: `None` admits every registered tool. The deferred catalogue is
-    /// fixed from it at run start.
+    /// The host allow-list: `None` admits every registered tool. Like every narrowing rule it
+    /// is evaluated once, at run start, into the run's [`Surface`](crate::surface::Surface):
+    /// a tool it does not list is absent from every surface of the run.
     pub allowed_tools: Option<BTreeSet<String>>,
     /// What events may carry.
     pub capture: Capture,

@@ -1,0 +1,206 @@
+//! The live task-suite benchmark: the suite's tasks over the 41-tool catalogue, through the
+//! agent loop, against a real model, in four arms — all Direct; Deferred behind `tool_search`
+//! only; Deferred with query-aware discovery (the default policy); and the same over 1,000
+//! more BFCL tools as Deferred distractors.
+//!
+//! ```text
+//! ../shared/live/local-model.sh start                       # once: a local model on 127.0.0.1
+//! cargo run --release -p tinytools-examples --example live_tasks
+//! cargo run --release -p tinytools-examples --example live_tasks -- --json > results.json
+//! cargo run -p tinytools-examples --example live_tasks -- --scripted   # offline, what CI runs
+//! ```
+//!
+//! The model is `--base-url` / `--model`, else `TINYTOOLS_BASE_URL` / `TINYTOOLS_MODEL`, else
+//! the server `local-model.sh` starts (`http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`, port 8091,
+//! model `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`, size 0.5b). Prints per arm: tasks succeeded, runs
+//! that searched, `tool_search` calls, mean first-call prompt tokens (and their share of the
+//! all-Direct arm's), first-request tool bytes, total prompt tokens, wall time.
+//!
+//! Options: `--arms all-direct,deferred,discovery,scale`; `--tasks ID,ID` or `--family NAME`
+//! or `--limit N`; `--runs N`; `--dialect auto|native|json|pformat`; `--manifest-tokens N`
+//! (default 400); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
+//! `--pre-tokens N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
+//! defaults: the library's); `--max-turns N` (default 8); `--timeout-secs N` (provider
+//! timeout, default 900: a cold first call on two cores takes minutes); `--json`;
+//! `--transcripts FILE` (the JSON report with every transcript).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tinytools::dialect::Dialect;
+use tinytools::discovery::PrePromotion;
+use tinytools::model::ChatModel;
+use tinytools::providers::{HttpOptions, OpenAiCompatible, Retry};
+use tinytools_examples::bench::{self, ArmKind, KeywordModel};
+use tinytools_examples::live::MANIFEST_TOKEN_BUDGET;
+use tinytools_examples::tasks::{self, Task};
+
+struct Options {
+    arms: Vec<ArmKind>,
+    tasks: Vec<&'static Task>,
+    runs: usize,
+    scripted: bool,
+    base_url: String,
+    model: String,
+    dialect: Dialect,
+    manifest_tokens: usize,
+    distractors: usize,
+    pre_promotion: PrePromotion,
+    max_turns: usize,
+    timeout: Duration,
+    json: bool,
+    transcripts: Option<String>,
+}
+
+fn main() {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("live_tasks: {message}");
+            std::process::exit(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("live_tasks: cannot start a runtime: {err}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(message) = runtime.block_on(run(options)) {
+        eprintln!("live_tasks: {message}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(options: Options) -> Result<(), String> {
+    let (model, name): (Arc<dyn ChatModel>, String) = if options.scripted {
+        (Arc::new(KeywordModel), "scripted keyword model (offline; its score measures nothing)".to_owned())
+    } else {
+        let http = HttpOptions { timeout: options.timeout, retry: Retry { max_retries: 1, ..Retry::default() } };
+        let client = OpenAiCompatible::new(&options.base_url, &options.model, http).map_err(|e| e.to_string())?;
+        (options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url))
+    };
+    eprintln!("live_tasks: {} tasks x {} run(s), model {name}", options.tasks.len(), options.runs);
+    let mut reports = Vec::new();
+    for kind in &options.arms {
+        let spec =
+            bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
+        eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
+        let report = bench::run_arm(model.clone(), &spec, &options.tasks, options.runs, |result| {
+            eprintln!(
+                "  {:<32} {} {:>6.1}s  calls {:?}{}  {}",
+                result.id,
+                if result.success { "ok  " } else { "FAIL" },
+                result.wall_ms / 1_000.0,
+                result.calls,
+                if result.pre_promoted.is_empty() { String::new() } else { format!(" pre {:?}", result.pre_promoted) },
+                result.reason
+            );
+        })
+        .await;
+        reports.push(report);
+    }
+    let summary = json!({
+        "model": name,
+        "dialect": format!("{:?}", options.dialect),
+        "tasks": options.tasks.len(),
+        "runs_per_task": options.runs,
+        "manifest_token_budget": options.manifest_tokens,
+        "pre_promotion": format!("{:?}", options.pre_promotion),
+        "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
+    });
+    if let Some(path) = &options.transcripts {
+        let mut full = summary.clone();
+        full["arms"] = reports.iter().map(|r| r.to_json(true)).collect();
+        std::fs::write(path, full.to_string()).map_err(|err| format!("cannot write {path}: {err}"))?;
+    }
+    if options.json {
+        println!("{summary}");
+    } else {
+        println!("model {name}\n\n{}", bench::table(&reports));
+    }
+    Ok(())
+}
+
+fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let port = var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
+    let size = var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| "0.5b".into());
+    let mut options = Options {
+        arms: ArmKind::ALL.to_vec(),
+        tasks: tasks::all().iter().collect(),
+        runs: 1,
+        scripted: false,
+        base_url: var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1")),
+        model: var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}")),
+        dialect: Dialect::Auto,
+        manifest_tokens: MANIFEST_TOKEN_BUDGET,
+        distractors: 1_000,
+        pre_promotion: PrePromotion::default(),
+        max_turns: 8,
+        timeout: Duration::from_secs(900),
+        json: false,
+        transcripts: None,
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
+        let number = |text: String| text.parse::<usize>().map_err(|_| format!("not a count: {text}"));
+        match arg.as_str() {
+            "--arms" => {
+                options.arms = value()?
+                    .split(',')
+                    .map(|name| ArmKind::parse(name.trim()).ok_or_else(|| format!("unknown arm `{name}`")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--tasks" => {
+                options.tasks = value()?
+                    .split(',')
+                    .map(|id| tasks::get(id.trim()).ok_or_else(|| format!("unknown task `{id}`")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--family" => {
+                let family = value()?;
+                options.tasks.retain(|task| task.family == family);
+            }
+            "--limit" => {
+                let limit = number(value()?)?;
+                options.tasks.truncate(limit);
+            }
+            "--runs" => options.runs = number(value()?)?,
+            "--scripted" => options.scripted = true,
+            "--base-url" => options.base_url = value()?,
+            "--model" => options.model = value()?,
+            "--dialect" => {
+                options.dialect = match value()?.as_str() {
+                    "auto" => Dialect::Auto,
+                    "native" => Dialect::Native,
+                    "json" => Dialect::JsonInTag,
+                    "pformat" => Dialect::PFormat,
+                    other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
+                }
+            }
+            "--manifest-tokens" => options.manifest_tokens = number(value()?)?,
+            "--distractors" => options.distractors = number(value()?)?,
+            "--pre-limit" => options.pre_promotion.limit = number(value()?)?,
+            "--pre-tokens" => options.pre_promotion.token_budget = number(value()?)?,
+            "--pre-floor" => {
+                let text = value()?;
+                options.pre_promotion.min_confidence =
+                    text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
+            }
+            "--no-pre" => options.pre_promotion = PrePromotion::off(),
+            "--max-turns" => options.max_turns = number(value()?)?,
+            "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
+            "--json" => options.json = true,
+            "--transcripts" => options.transcripts = Some(value()?),
+            other => return Err(format!("unknown option `{other}` (the options are in the example's header)")),
+        }
+    }
+    if options.tasks.is_empty() {
+        return Err("no task selected".into());
+    }
+    Ok(options)
+}

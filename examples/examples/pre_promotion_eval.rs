@@ -1,0 +1,165 @@
+//! How query-aware discovery's floor trades promotions against mistakes, measured offline.
+//!
+//! ```text
+//! cargo run --release -p tinytools-examples --example pre_promotion_eval            # a table
+//! cargo run --release -p tinytools-examples --example pre_promotion_eval -- --json  # one JSON object
+//! ```
+//!
+//! For each floor it ranks every user message of three sets with the catalogue's BM25 (the
+//! path pre-promotion takes) and keeps at most three hits at or above the floor:
+//! - **MetaTool** (`../shared/eval/metatool`, 2,000 queries over its 199 tools): how often
+//!   something is promoted, and how often the gold tool is among what is promoted;
+//! - **the live suite's tasks** over the 41-tool catalogue, the same two figures;
+//! - **unrelated**: BFCL's queries (maths, physics, code) over the 41-tool catalogue, where
+//!   any promotion is a wrong one.
+//!
+//! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`);
+//! `--dump FILE` writes every message's top five hits as JSON lines.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use tinytools_examples::eval::{self, EvalQuery, EvalTool};
+use tinytools_examples::tasks::{self, Expect};
+use tinytools_examples::{catalogue, models};
+
+const FLOORS: [f32; 9] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
+const LIMIT: usize = 3;
+const METATOOL_QUERIES: usize = 2_000;
+
+/// One message: what it says and which tool names are right for it (empty: none is).
+struct Probe {
+    text: String,
+    gold: Vec<String>,
+}
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("pre_promotion_eval: {message}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let json_output = std::env::args().any(|a| a == "--json");
+    let minilm = std::env::args().collect::<Vec<_>>().windows(2).any(|w| w[0] == "--ranker" && w[1] == "minilm");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let mut policy = ToolDiscoveryPolicy { max_limit: 20, ..ToolDiscoveryPolicy::default() };
+    if minilm {
+        let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
+        policy = policy.with_ranker(Arc::new(EmbeddingRanker::new(Arc::new(embedder))));
+        policy.ranker_timeout = std::time::Duration::from_secs(600);
+    }
+
+    let meta_tools: Vec<EvalTool> = eval::read_jsonl(&root.join("metatool/tools.jsonl"))?;
+    let meta_queries: Vec<EvalQuery> = eval::read_jsonl(&root.join("metatool/queries.jsonl"))?;
+    let meta_set = eval::register(&meta_tools)?;
+    let meta_catalog = DeferredCatalog::new(&meta_set.registry, |_| true);
+    let meta: Vec<Probe> = meta_queries
+        .iter()
+        .take(METATOOL_QUERIES)
+        .map(|q| Probe {
+            text: q.query.clone(),
+            gold: q
+                .gold
+                .iter()
+                .map(|id| meta_set.id_of.iter().find(|(_, v)| *v == id).map_or_else(|| id.clone(), |(k, _)| k.clone()))
+                .collect(),
+        })
+        .collect();
+
+    let suite_catalog = DeferredCatalog::new(&catalogue::registry(), |_| true);
+    let suite: Vec<Probe> = tasks::all()
+        .iter()
+        .map(|task| Probe {
+            text: task.prompt.to_owned(),
+            gold: match task.expect {
+                Expect::NoTool => Vec::new(),
+                Expect::Steps(steps) => steps.iter().map(|s| s.tool.to_owned()).filter(|t| t != "read_note").collect(),
+            },
+        })
+        .collect();
+    let bfcl: Vec<EvalQuery> = eval::read_jsonl(&root.join("bfcl/queries.jsonl"))?;
+    let unrelated: Vec<Probe> = bfcl.iter().map(|q| Probe { text: q.query.clone(), gold: Vec::new() }).collect();
+
+    let dump = std::env::args().collect::<Vec<_>>().windows(2).find(|w| w[0] == "--dump").map(|w| w[1].clone());
+    let mut dumped = String::new();
+    let mut rows = Vec::new();
+    for (label, catalog, probes) in [
+        ("metatool", &meta_catalog, &meta),
+        ("suite", &suite_catalog, &suite),
+        ("unrelated", &suite_catalog, &unrelated),
+    ] {
+        let ranked: Vec<Vec<(String, f32)>> = probes
+            .iter()
+            .map(|probe| {
+                let outcome = runtime.block_on(catalog.rank(&policy, &probe.text, LIMIT.max(5)));
+                outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
+            })
+            .collect();
+        for (probe, hits) in probes.iter().zip(&ranked) {
+            let line = json!({"set": label, "text": probe.text, "gold": probe.gold, "hits": hits});
+            dumped.push_str(&line.to_string());
+            dumped.push('\n');
+        }
+        let ranked: Vec<Vec<(String, f32)>> =
+            ranked.into_iter().map(|hits| hits.into_iter().take(LIMIT).collect()).collect();
+        for floor in FLOORS {
+            let (mut promoting, mut with_gold, mut wrong_only, mut promoted) = (0, 0, 0, 0);
+            let mut tool_probes = 0;
+            for (probe, hits) in probes.iter().zip(&ranked) {
+                let kept: Vec<&str> = hits.iter().filter(|(_, c)| *c >= floor).map(|(n, _)| n.as_str()).collect();
+                tool_probes += usize::from(!probe.gold.is_empty());
+                promoted += kept.len();
+                if kept.is_empty() {
+                    continue;
+                }
+                promoting += 1;
+                if probe.gold.iter().any(|g| kept.contains(&g.as_str())) {
+                    with_gold += 1;
+                } else {
+                    wrong_only += 1;
+                }
+            }
+            let n = probes.len().max(1) as f64;
+            rows.push(json!({
+                "set": label, "floor": floor, "messages": probes.len(),
+                "promoting": round(promoting as f64 / n),
+                "gold_promoted": round(with_gold as f64 / tool_probes.max(1) as f64),
+                "only_wrong": round(wrong_only as f64 / n),
+                "mean_promoted": round(promoted as f64 / n),
+            }));
+        }
+    }
+    if let Some(path) = dump {
+        std::fs::write(&path, dumped).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    if json_output {
+        println!("{}", json!({"ranker": if minilm { "minilm" } else { "bm25" }, "limit": LIMIT, "rows": rows}));
+        return Ok(());
+    }
+    println!(
+        "{:<10} {:>5} {:>10} {:>14} {:>11} {:>13}",
+        "set", "floor", "promoting", "gold promoted", "only wrong", "mean promoted"
+    );
+    for row in &rows {
+        let f = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{:<10} {:>5.2} {:>10.3} {:>14.3} {:>11.3} {:>13.2}",
+            row["set"].as_str().unwrap_or(""),
+            f("floor"),
+            f("promoting"),
+            f("gold_promoted"),
+            f("only_wrong"),
+            f("mean_promoted")
+        );
+    }
+    Ok(())
+}
+
+fn round(x: f64) -> Value {
+    json!((x * 1_000.0).round() / 1_000.0)
+}

@@ -1,0 +1,78 @@
+//! The benchmark's arms: how each exposes the 41-tool catalogue.
+
+use std::sync::Arc;
+
+use tinytools::ToolRegistry;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
+use tinytools::run::RunPolicy;
+
+use crate::{catalogue, tasks};
+
+/// Which exposure an arm measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArmKind {
+    /// All 41 tools Direct: the baseline.
+    AllDirect,
+    /// `read_note` Direct, 40 Deferred behind `tool_search` only (no pre-promotion): the
+    /// spec's bridge.
+    Bridge,
+    /// As `Bridge`, with query-aware discovery (the default policy).
+    Discovery,
+    /// As `Discovery`, over the catalogue plus BFCL distractors, all Deferred.
+    Scale,
+}
+
+impl ArmKind {
+    /// Every arm, in the order they run.
+    pub const ALL: [ArmKind; 4] = [Self::AllDirect, Self::Bridge, Self::Discovery, Self::Scale];
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AllDirect => "all-direct",
+            Self::Bridge => "deferred",
+            Self::Discovery => "discovery",
+            Self::Scale => "scale",
+        }
+    }
+
+    /// The arm a name means.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// A ready arm: its registry and the policy every run of it uses.
+#[derive(Clone, Debug)]
+pub struct ArmSpec {
+    /// Which arm.
+    pub kind: ArmKind,
+    /// Tools registered.
+    pub registry: Arc<ToolRegistry>,
+    /// The run policy.
+    pub policy: RunPolicy,
+}
+
+/// Builds an arm. `manifest_token_budget` sizes `tool_search`'s manifest, `distractors` the
+/// scale arm's BFCL additions, `pre_promotion` the discovery and scale arms' query-aware
+/// discovery (the bridge arm always runs without it), `max_turns` every run.
+///
+/// # Errors
+/// When the scale arm cannot read the BFCL set.
+pub fn arm(
+    kind: ArmKind,
+    manifest_token_budget: usize,
+    distractors: usize,
+    pre_promotion: PrePromotion,
+    max_turns: usize,
+) -> Result<ArmSpec, String> {
+    let registry = match kind {
+        ArmKind::AllDirect => catalogue::all_direct_registry(),
+        ArmKind::Bridge | ArmKind::Discovery => catalogue::registry(),
+        ArmKind::Scale => tasks::scale_registry(distractors)?,
+    };
+    let pre_promotion = if kind == ArmKind::Bridge { PrePromotion::off() } else { pre_promotion };
+    let discovery = ToolDiscoveryPolicy { manifest_token_budget, pre_promotion, ..ToolDiscoveryPolicy::default() };
+    let policy = RunPolicy { discovery, max_turns, ..RunPolicy::default() };
+    Ok(ArmSpec { kind, registry: Arc::new(registry), policy })
+}

@@ -1,0 +1,117 @@
+//! The live task-suite benchmark: every task of [`crate::tasks`] run through the agent loop
+//! against a real model, in arms that expose the catalogue differently, and what each arm
+//! costs and achieves. The `live_tasks` example is its command line.
+//!
+//! Arms ([`ArmKind`]): every tool Direct; the long tail Deferred behind `tool_search` alone
+//! (the spec's bridge); the same with query-aware discovery (pre-promotion, the default
+//! policy); and the same over a catalogue grown by BFCL distractors.
+
+mod arms;
+mod report;
+mod scripted;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub use arms::{ArmKind, ArmSpec, arm};
+pub use report::{ArmReport, TaskResult, table};
+pub use scripted::KeywordModel;
+use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, RunEvent};
+use tinytools::tool::TOOL_SEARCH;
+
+use crate::live::SYSTEM_PROMPT;
+use crate::tasks::{self, Task};
+
+/// Records what a model is sent and what it reports, per run.
+struct Recording {
+    inner: Arc<dyn ChatModel>,
+    log: Mutex<Vec<(usize, Option<u64>)>>,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Recording {
+    fn profile(&self) -> tinytools::model::ModelProfile {
+        self.inner.profile()
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let bytes = serde_json::to_string(&request.tools).map_or(0, |text| text.len());
+        let response = self.inner.complete(request).await;
+        let tokens = response.as_ref().ok().and_then(|r| r.usage).map(|u| u.prompt_tokens);
+        if let Ok(mut log) = self.log.lock() {
+            log.push((bytes, tokens));
+        }
+        response
+    }
+}
+
+/// Runs one task in one arm: a fresh agent over the arm's registry and policy, the suite's
+/// system prompt, the task's words. A failed model call is a failed task, never a crash.
+pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) -> TaskResult {
+    let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
+    let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
+    let sink = events.clone();
+    let agent = Agent::new(spec.registry.clone(), recording.clone()).with_policy(spec.policy.clone()).with_events(
+        Arc::new(move |event: &RunEvent| {
+            if let Ok(mut log) = sink.lock() {
+                log.push(event.clone());
+            }
+        }),
+    );
+    let started = Instant::now();
+    let outcome = agent.run(vec![Message::system(SYSTEM_PROMPT), Message::user(task.prompt)]).await;
+    let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
+    let log = recording.log.lock().map(|log| log.clone()).unwrap_or_default();
+    let events = events.lock().map(|events| events.clone()).unwrap_or_default();
+    let (messages, error) = match outcome {
+        Ok(outcome) => (outcome.transcript.messages, None),
+        Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
+    };
+    let judgement = tasks::judge(task, &messages);
+    let pre_promoted = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolsPromoted { names, cause: tinytools::run::Promotion::UserMessage { .. } } => Some(names),
+            _ => None,
+        })
+        .flatten()
+        .cloned()
+        .collect();
+    TaskResult {
+        id: task.id.to_owned(),
+        success: judgement.success && error.is_none(),
+        reason: error.clone().map_or(judgement.reason, |e| format!("run error: {e}")),
+        search_calls: judgement.calls.iter().filter(|name| *name == TOOL_SEARCH).count(),
+        calls: judgement.calls,
+        pre_promoted,
+        model_calls: log.len(),
+        first_call_prompt_tokens: log.first().and_then(|(_, tokens)| *tokens),
+        first_call_tool_bytes: log.first().map_or(0, |(bytes, _)| *bytes),
+        total_prompt_tokens: log.iter().filter_map(|(_, tokens)| *tokens).sum(),
+        wall_ms,
+        error,
+        messages,
+    }
+}
+
+/// Runs `tasks` in one arm, one after another (a stable request prefix lets a local server's
+/// prompt cache serve the tools), `runs` times each; `progress` hears of every finished task.
+pub async fn run_arm(
+    model: Arc<dyn ChatModel>,
+    spec: &ArmSpec,
+    tasks: &[&Task],
+    runs: usize,
+    mut progress: impl FnMut(&TaskResult),
+) -> ArmReport {
+    let started = Instant::now();
+    let mut results = Vec::new();
+    for _ in 0..runs.max(1) {
+        for task in tasks {
+            let result = run_task(model.clone(), spec, task).await;
+            progress(&result);
+            results.push(result);
+        }
+    }
+    ArmReport::new(spec, results, started.elapsed().as_secs_f64())
+}

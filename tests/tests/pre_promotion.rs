@@ -1,0 +1,244 @@
+//! Query-aware discovery: a new user message is ranked against the deferred catalogue and the
+//! best hits are promoted before the model is called; a deferred tool called by name with
+//! arguments admission refuses is promoted and answered with its signature.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
+use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::rank::{RankRequest, RankedTool, ToolRanker};
+use tinytools::run::{Agent, EventSink, Promotion, RunEvent, RunPolicy, Transcript};
+use tinytools::testkit::ScriptedModel;
+use tinytools_examples::catalogue;
+
+fn names(request: &ModelRequest) -> Vec<&str> {
+    request.tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<RunEvent>>);
+
+impl Recorder {
+    fn promotions(&self) -> Vec<(Vec<String>, Promotion)> {
+        let events = self.0.lock().map(|events| events.clone()).unwrap_or_default();
+        events
+            .into_iter()
+            .filter_map(|event| match event {
+                RunEvent::ToolsPromoted { names, cause } => Some((names, cause)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl EventSink for Recorder {
+    fn emit(&self, event: &RunEvent) {
+        if let Ok(mut events) = self.0.lock() {
+            events.push(event.clone());
+        }
+    }
+}
+
+fn policy(pre_promotion: PrePromotion) -> RunPolicy {
+    RunPolicy {
+        discovery: ToolDiscoveryPolicy { pre_promotion, ..ToolDiscoveryPolicy::default() },
+        ..RunPolicy::default()
+    }
+}
+
+fn answer_only() -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new([ModelResponse::text("done")]))
+}
+
+async fn first_request(pre: PrePromotion, user: &str) -> (ModelRequest, Vec<(Vec<String>, Promotion)>, Transcript) {
+    let model = answer_only();
+    let recorder = Arc::new(Recorder::default());
+    let agent = Agent::new(Arc::new(catalogue::registry()), model.clone())
+        .with_policy(policy(pre))
+        .with_events(recorder.clone());
+    let outcome = agent.run(vec![Message::user(user)]).await.expect("runs");
+    (model.requests().remove(0), recorder.promotions(), outcome.transcript)
+}
+
+const SPEC_TASK: &str = "What is ACME stock trading at right now?";
+
+#[tokio::test]
+async fn the_best_hit_is_promoted_before_the_first_call_and_recorded_like_a_searched_one() {
+    let (request, promotions, transcript) = first_request(PrePromotion::default(), SPEC_TASK).await;
+    assert_eq!(names(&request)[..2], ["read_note", "tool_search"], "the stable prefix comes first");
+    assert!(names(&request)[2..].contains(&"stock_quote"), "{:?}", names(&request));
+    let quote = request.tools.iter().find(|t| t.name == "stock_quote").expect("promoted");
+    assert_eq!(quote.parameters["properties"]["symbol"]["type"], "string", "the full typed declaration");
+    let [(promoted, Promotion::UserMessage { ranker, confidences, fallback })] = promotions.as_slice() else {
+        panic!("one pre-promotion event: {promotions:?}")
+    };
+    assert_eq!(promoted[0], "stock_quote");
+    assert_eq!((ranker.as_str(), fallback), ("bm25", &None));
+    assert_eq!(confidences.len(), promoted.len());
+    assert!(confidences.iter().all(|c| *c >= PrePromotion::default().min_confidence), "{confidences:?}");
+    assert!(confidences.windows(2).all(|w| w[0] >= w[1]), "best first: {confidences:?}");
+    // The same transcript patch a search makes, before the first model call.
+    assert_eq!(transcript.patches.len(), 1);
+    assert_eq!(transcript.patches[0].at_message, 1);
+    assert_eq!(transcript.promoted().collect::<Vec<_>>(), promoted.iter().map(String::as_str).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn an_unrelated_message_promotes_nothing() {
+    let incidental = "Find the highest common factor of 36 and 24.";
+    for user in ["Tell me a joke about penguins.", "Thanks, that is all for today!", incidental, ""] {
+        let (request, promotions, transcript) = first_request(PrePromotion::default(), user).await;
+        assert_eq!(names(&request), ["read_note", "tool_search"], "{user:?}");
+        assert!(promotions.is_empty() && transcript.patches.is_empty(), "{user:?}: {promotions:?}");
+    }
+    // The same message with the floor at zero does promote: the floor is what held it back.
+    let (request, _, _) =
+        first_request(PrePromotion { min_confidence: 0.0, ..PrePromotion::default() }, incidental).await;
+    assert!(request.tools.len() > 2, "{:?}", names(&request));
+}
+
+#[tokio::test]
+async fn the_limit_and_the_token_budget_cap_what_is_promoted() {
+    let wide = PrePromotion { limit: 3, min_confidence: 0.0, token_budget: 100_000, ..PrePromotion::default() };
+    let message = "Email the team the stock price and the weather forecast";
+    let (request, _, _) = first_request(wide, message).await;
+    assert_eq!(request.tools.len(), 2 + 3, "{:?}", names(&request));
+    let (request, _, _) = first_request(PrePromotion { limit: 1, ..wide }, message).await;
+    assert_eq!(request.tools.len(), 2 + 1);
+    let (request, promotions, _) = first_request(PrePromotion { token_budget: 5, ..wide }, message).await;
+    assert_eq!(names(&request), ["read_note", "tool_search"], "no declaration fits 5 tokens");
+    assert!(promotions.is_empty());
+    let off = first_request(PrePromotion::off(), SPEC_TASK).await;
+    assert_eq!(names(&off.0), ["read_note", "tool_search"], "off means the bridge alone");
+}
+
+#[tokio::test]
+async fn a_search_that_finds_a_pre_promoted_tool_adds_nothing_twice() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("s", "tool_search", json!({"query": "stock price of a ticker", "limit": 1}))]),
+        ModelResponse::text("done"),
+    ]));
+    let agent = Agent::new(Arc::new(catalogue::registry()), model.clone()).with_policy(policy(PrePromotion::default()));
+    agent.run(vec![Message::user(SPEC_TASK)]).await.expect("runs");
+    let requests = model.requests();
+    assert_eq!(names(&requests[0]), names(&requests[1]), "the prefix did not change");
+    assert_eq!(names(&requests[1]).iter().filter(|n| **n == "stock_quote").count(), 1);
+}
+
+#[tokio::test]
+async fn resume_restores_pre_promotions_the_rules_still_admit_and_ranks_the_new_message() {
+    let (_, _, mut transcript) = first_request(PrePromotion::default(), SPEC_TASK).await;
+    assert!(transcript.promoted().any(|name| name == "stock_quote"));
+    transcript.messages.push(Message::Assistant { content: "ACME is at 12.50.".into(), tool_calls: Vec::new() });
+    transcript.messages.push(Message::user("And what will the weather forecast be in Paris tomorrow?"));
+
+    let next = answer_only();
+    let recorder = Arc::new(Recorder::default());
+    Agent::new(Arc::new(catalogue::registry()), next.clone())
+        .with_events(recorder.clone())
+        .resume(transcript.clone())
+        .await
+        .expect("resumes");
+    let tools = names(&next.requests()[0]).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    assert!(tools.contains(&"stock_quote".to_owned()), "restored: {tools:?}");
+    assert!(tools.contains(&"weather_forecast".to_owned()), "the new message is ranked: {tools:?}");
+    assert!(matches!(recorder.promotions().as_slice(), [(_, Promotion::UserMessage { .. })]));
+
+    // Under an allow-list without it, the earlier promotion is not restored.
+    let narrowed = answer_only();
+    let allow = RunPolicy::default().allow_only(["read_note", "weather_forecast"]);
+    Agent::new(Arc::new(catalogue::registry()), narrowed.clone())
+        .with_policy(allow)
+        .resume(transcript)
+        .await
+        .expect("resumes");
+    assert_eq!(names(&narrowed.requests()[0]), ["read_note", "tool_search", "weather_forecast"]);
+
+    // A transcript that does not end with a user message is not ranked again.
+    let (_, _, mut answered) = first_request(PrePromotion::off(), SPEC_TASK).await;
+    answered.messages.push(Message::Assistant { content: "Which ticker?".into(), tool_calls: Vec::new() });
+    let again = answer_only();
+    Agent::new(Arc::new(catalogue::registry()), again.clone()).resume(answered).await.expect("resumes");
+    assert_eq!(names(&again.requests()[0]), ["read_note", "tool_search"]);
+}
+
+/// Names `weather_forecast` for anything, with a confidence.
+struct AlwaysWeather;
+
+#[async_trait::async_trait]
+impl ToolRanker for AlwaysWeather {
+    fn name(&self) -> &str {
+        "always-weather"
+    }
+    async fn rank(&self, _request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+        Ok(vec![RankedTool { name: "weather_forecast".into(), confidence: Some(0.9) }])
+    }
+}
+
+/// Fails every time.
+struct Broken;
+
+#[async_trait::async_trait]
+impl ToolRanker for Broken {
+    fn name(&self) -> &str {
+        "broken"
+    }
+    async fn rank(&self, _request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+        anyhow::bail!("index offline")
+    }
+}
+
+#[tokio::test]
+async fn the_runs_ranker_decides_and_a_failing_one_falls_back_to_bm25() {
+    for (ranker, expect_ranker, expect_tool) in [
+        (Arc::new(AlwaysWeather) as Arc<dyn ToolRanker>, "always-weather", "weather_forecast"),
+        (Arc::new(Broken), "bm25", "stock_quote"),
+    ] {
+        let model = answer_only();
+        let recorder = Arc::new(Recorder::default());
+        let discovery = ToolDiscoveryPolicy::default().with_ranker(ranker);
+        Agent::new(Arc::new(catalogue::registry()), model.clone())
+            .with_policy(RunPolicy { discovery, ..RunPolicy::default() })
+            .with_events(recorder.clone())
+            .run(vec![Message::user(SPEC_TASK)])
+            .await
+            .expect("runs");
+        assert!(names(&model.requests()[0]).contains(&expect_tool));
+        let promotions = recorder.promotions();
+        let [(_, Promotion::UserMessage { ranker, fallback, .. })] = promotions.as_slice() else {
+            panic!("one pre-promotion")
+        };
+        assert_eq!(ranker, expect_ranker);
+        assert_eq!(fallback.is_some(), expect_ranker == "bm25");
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_tool_called_without_its_schema_and_refused_is_promoted_and_answered_with_its_signature() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "stock_quote", json!({"ticker": "ACME"}))]),
+        ModelResponse::calls([("c2", "read_note", json!({"name": "q3"}))]),
+        ModelResponse::text("done"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(Arc::new(catalogue::registry()), model.clone())
+        .with_policy(policy(PrePromotion::off()))
+        .with_events(recorder.clone())
+        .run(vec![Message::user("go")])
+        .await
+        .expect("runs");
+    let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[2] else { panic!("a tool answer") };
+    assert!(*is_error);
+    assert!(content.contains("\"symbol\" is a required property"), "{content}");
+    assert!(content.contains("`stock_quote` takes: {symbol: string, options?: {"), "{content}");
+    assert!(content.contains("- symbol: Ticker symbol"), "{content}");
+    let requests = model.requests();
+    assert_eq!(names(&requests[0]), ["read_note", "tool_search"]);
+    assert_eq!(names(&requests[1]), ["read_note", "tool_search", "stock_quote"], "promoted for the retry");
+    assert_eq!(recorder.promotions(), [(vec!["stock_quote".to_owned()], Promotion::RejectedCall)]);
+    // A Direct tool's rejection carries its signature too, and promotes nothing.
+    let Message::Tool { content, .. } = &outcome.transcript.messages[4] else { panic!("a tool answer") };
+    assert!(content.contains("`read_note` takes: {title: string}"), "{content}");
+    assert_eq!(outcome.transcript.patches.len(), 1);
+}
