@@ -45,6 +45,11 @@ fn main() {
         }
     };
     let search = runtime.block_on(bridge.search(&json!({"query": TASK})));
+    // The first request as a run really sends it: query-aware discovery (on by default) has
+    // ranked the task against the catalogue and promoted what passed its floor.
+    let first_request = runtime.block_on(first_request_tools(registry.clone()));
+    let first_bytes = serde_json::to_string(&first_request).map_or(0, |text| text.len());
+    let pre_promoted: Vec<&str> = first_request.iter().skip(deferred.tools.len()).map(|t| t.name.as_str()).collect();
     let found: Value = serde_json::from_str(&search.result.to_model_text()).unwrap_or(Value::Null);
     let found_names: Vec<&str> =
         found["matches"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str()).collect();
@@ -69,6 +74,7 @@ fn main() {
             "direct": direct.to_json(),
             "deferred": deferred.to_json(),
             "saved_bytes": direct.bytes.saturating_sub(deferred.bytes),
+            "first_request": {"tools": first_request.len(), "schema_bytes": first_bytes, "pre_promoted": pre_promoted},
             "manifest": {"detail": format!("{:?}", manifest.detail), "tokens": counter.count(&manifest.text)},
             "task": TASK,
             "tool_search": found_names,
@@ -103,6 +109,11 @@ fn main() {
     let saved = 100.0 * direct.bytes.saturating_sub(deferred.bytes) as f64 / direct.bytes.max(1) as f64;
     println!("  saved       {:>14} bytes ({saved:.0}%)", direct.bytes.saturating_sub(deferred.bytes));
     println!(
+        "  first request for the task: {} tools, {first_bytes} bytes (query-aware discovery promoted {})",
+        first_request.len(),
+        if pre_promoted.is_empty() { "nothing".to_owned() } else { pre_promoted.join(", ") }
+    );
+    println!(
         "\nThe manifest in tool_search's description ({:?}, {} tokens):",
         manifest.detail,
         counter.count(&manifest.text)
@@ -128,13 +139,25 @@ fn main() {
     }
 }
 
+/// The tools of the first request a run of the task sends (the scripted model answers at once).
+async fn first_request_tools(registry: ToolRegistry) -> Vec<tinytools::ToolSchema> {
+    let model = Arc::new(tinytools::testkit::ScriptedModel::new([tinytools::model::ModelResponse::text("-")]));
+    let policy = RunPolicy {
+        discovery: ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() },
+        ..RunPolicy::default()
+    };
+    let agent = Agent::new(Arc::new(registry), model.clone()).with_policy(policy);
+    let _ = agent.run(vec![Message::system(live::SYSTEM_PROMPT), Message::user(TASK)]).await;
+    model.requests().first().map(|request| request.tools.clone()).unwrap_or_default()
+}
+
 /// The real A/B against the model the environment names.
 async fn live_ab() -> Result<(String, live::Arm, live::Arm), String> {
     let client = OpenAiCompatible::from_env().map_err(|err| err.to_string())?;
     let name = client.model().to_owned();
     let model: Arc<dyn tinytools::model::ChatModel> = Arc::new(client);
-    let direct = live::run_arm(model.clone(), false).await.map_err(|err| err.to_string())?;
-    let deferred = live::run_arm(model, true).await.map_err(|err| err.to_string())?;
+    let direct = live::run_arm(model.clone(), live::Exposure::AllDirect).await.map_err(|err| err.to_string())?;
+    let deferred = live::run_arm(model, live::Exposure::Discovery).await.map_err(|err| err.to_string())?;
     Ok((name, direct, deferred))
 }
 

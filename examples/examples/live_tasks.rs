@@ -21,8 +21,11 @@
 //! (default 400); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
 //! `--pre-tokens N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
 //! defaults: the library's); `--max-turns N` (default 8); `--timeout-secs N` (provider
-//! timeout, default 900: a cold first call on two cores takes minutes); `--json`;
-//! `--transcripts FILE` (the JSON report with every transcript).
+//! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (arms run
+//! side by side in N lanes, default 2: the all-Direct arm alone in one, the others in turn in
+//! the rest; a local server decodes its slots together); `--json`; `--transcripts FILE` (the
+//! JSON report with every transcript); `--max-tokens N` (each answer's cap, default 512: a
+//! small model that starts repeating itself stops there).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +34,7 @@ use serde_json::json;
 use tinytools::dialect::Dialect;
 use tinytools::discovery::PrePromotion;
 use tinytools::model::ChatModel;
-use tinytools::providers::{HttpOptions, OpenAiCompatible, Retry};
+use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools_examples::bench::{self, ArmKind, KeywordModel};
 use tinytools_examples::live::MANIFEST_TOKEN_BUDGET;
 use tinytools_examples::tasks::{self, Task};
@@ -51,6 +54,8 @@ struct Options {
     timeout: Duration,
     json: bool,
     transcripts: Option<String>,
+    lanes: usize,
+    max_tokens: u32,
 }
 
 fn main() {
@@ -78,30 +83,70 @@ async fn run(options: Options) -> Result<(), String> {
     let (model, name): (Arc<dyn ChatModel>, String) = if options.scripted {
         (Arc::new(KeywordModel), "scripted keyword model (offline; its score measures nothing)".to_owned())
     } else {
-        let http = HttpOptions { timeout: options.timeout, retry: Retry { max_retries: 1, ..Retry::default() } };
-        let client = OpenAiCompatible::new(&options.base_url, &options.model, http).map_err(|e| e.to_string())?;
+        let http = HttpOptions { timeout: options.timeout, ..HttpOptions::local() };
+        let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
+            .map_err(|e| e.to_string())?
+            .with_max_tokens(options.max_tokens);
         (options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url))
     };
     eprintln!("live_tasks: {} tasks x {} run(s), model {name}", options.tasks.len(), options.runs);
-    let mut reports = Vec::new();
+    let mut specs = Vec::new();
     for kind in &options.arms {
         let spec =
             bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
         eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
-        let report = bench::run_arm(model.clone(), &spec, &options.tasks, options.runs, |result| {
-            eprintln!(
-                "  {:<32} {} {:>6.1}s  calls {:?}{}  {}",
-                result.id,
-                if result.success { "ok  " } else { "FAIL" },
-                result.wall_ms / 1_000.0,
-                result.calls,
-                if result.pre_promoted.is_empty() { String::new() } else { format!(" pre {:?}", result.pre_promoted) },
-                result.reason
-            );
-        })
-        .await;
-        reports.push(report);
+        specs.push(spec);
     }
+    // Lanes run side by side (a local server decodes its slots together); the all-Direct arm,
+    // whose prompt fills most of a small server's shared context, gets a lane of its own.
+    let lanes = options.lanes.clamp(1, specs.len().max(1));
+    let mut plan: Vec<Vec<usize>> = vec![Vec::new(); lanes];
+    let mut others = 0;
+    for (i, spec) in specs.iter().enumerate() {
+        let lane = match (lanes, spec.kind) {
+            (1, _) => 0,
+            (_, ArmKind::AllDirect) => 0,
+            _ => {
+                others += 1;
+                1 + (others - 1) % (lanes - 1)
+            }
+        };
+        plan[lane].push(i);
+    }
+    let started = std::time::Instant::now();
+    let lane_runs = plan.iter().map(|arms| {
+        let (model, specs, tasks) = (model.clone(), &specs, &options.tasks);
+        async move {
+            let mut done = Vec::new();
+            for &i in arms {
+                let spec = &specs[i];
+                let report = bench::run_arm(model.clone(), spec, tasks, options.runs, |result| {
+                    let pre = if result.pre_promoted.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" pre {:?}", result.pre_promoted)
+                    };
+                    eprintln!(
+                        "  {:<10} {:<32} {} {:>6.1}s  calls {:?}{pre}  {}",
+                        spec.kind.name(),
+                        result.id,
+                        if result.success { "ok  " } else { "FAIL" },
+                        result.wall_ms / 1_000.0,
+                        result.calls,
+                        result.reason
+                    );
+                })
+                .await;
+                done.push((i, report));
+            }
+            done
+        }
+    });
+    let mut finished: Vec<(usize, bench::ArmReport)> =
+        futures_util::future::join_all(lane_runs).await.into_iter().flatten().collect();
+    finished.sort_by_key(|(i, _)| *i);
+    let reports: Vec<bench::ArmReport> = finished.into_iter().map(|(_, report)| report).collect();
+    let wall_s = started.elapsed().as_secs_f64();
     let summary = json!({
         "model": name,
         "dialect": format!("{:?}", options.dialect),
@@ -109,6 +154,8 @@ async fn run(options: Options) -> Result<(), String> {
         "runs_per_task": options.runs,
         "manifest_token_budget": options.manifest_tokens,
         "pre_promotion": format!("{:?}", options.pre_promotion),
+        "lanes": lanes,
+        "wall_s": (wall_s * 10.0).round() / 10.0,
         "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
     });
     if let Some(path) = &options.transcripts {
@@ -119,7 +166,7 @@ async fn run(options: Options) -> Result<(), String> {
     if options.json {
         println!("{summary}");
     } else {
-        println!("model {name}\n\n{}", bench::table(&reports));
+        println!("model {name}, {lanes} lane(s), {wall_s:.0} s in all\n\n{}", bench::table(&reports));
     }
     Ok(())
 }
@@ -143,6 +190,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         timeout: Duration::from_secs(900),
         json: false,
         transcripts: None,
+        lanes: 2,
+        max_tokens: 512,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -196,6 +245,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
             "--json" => options.json = true,
             "--transcripts" => options.transcripts = Some(value()?),
+            "--lanes" => options.lanes = number(value()?)?,
+            "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
             other => return Err(format!("unknown option `{other}` (the options are in the example's header)")),
         }
     }

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use tinytools::dialect::Dialect;
-use tinytools::discovery::ToolDiscoveryPolicy;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::providers::OpenAiCompatible;
 use tinytools::run::{Agent, RunError, RunPolicy};
@@ -30,6 +30,8 @@ pub const MANIFEST_TOKEN_BUDGET: usize = 400;
 pub enum Route {
     /// It was in the tools array (all-Direct arm).
     Direct,
+    /// Query-aware discovery promoted it before the first call, and the model called it.
+    PrePromoted,
     /// Through `tool_search`.
     Search,
     /// Straight off the manifest, by name, without searching.
@@ -38,10 +40,32 @@ pub enum Route {
     Missed,
 }
 
+/// How an arm exposes the 41-tool catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// Every tool Direct: the baseline.
+    AllDirect,
+    /// The long tail Deferred behind `tool_search` alone: the spec's bridge, no pre-promotion.
+    Bridge,
+    /// The long tail Deferred with the library's default discovery (pre-promotion on).
+    Discovery,
+}
+
+impl Exposure {
+    /// The arm's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::AllDirect => "all Direct",
+            Self::Bridge => "bridge only",
+            Self::Discovery => "deferred",
+        }
+    }
+}
+
 /// One arm's figures.
 #[derive(Clone, Debug)]
 pub struct Arm {
-    /// "all Direct" or "deferred".
+    /// "all Direct", "bridge only" or "deferred".
     pub label: &'static str,
     /// The route to the task's tool.
     pub route: Route,
@@ -79,7 +103,9 @@ pub fn model_from_env() -> Result<(Arc<dyn ChatModel>, String), String> {
         return Err("a live run needs OPENROUTER_API_KEY or TOOL_DEFERRAL_BASE_URL (with TOOL_DEFERRAL_MODEL)".into());
     };
     let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "local".into());
-    Ok((Arc::new(OpenAiCompatible::local(base_url, name.clone()).map_err(|e| e.to_string())?), name))
+    // A small local model that starts repeating itself stops at 512 tokens, not at the context limit.
+    let client = OpenAiCompatible::local(base_url, name.clone()).map_err(|e| e.to_string())?.with_max_tokens(512);
+    Ok((Arc::new(client), name))
 }
 
 /// The prompt dialect `TOOL_DEFERRAL_DIALECT` names (`json`, `pformat`, `native`; anything
@@ -152,8 +178,8 @@ impl ChatModel for Recording {
 ///
 /// # Errors
 /// [`RunError`] when a model call fails.
-pub async fn run_arm(model: Arc<dyn ChatModel>, deferred: bool) -> Result<Arm, RunError> {
-    run_arm_with(model, deferred, MANIFEST_TOKEN_BUDGET).await
+pub async fn run_arm(model: Arc<dyn ChatModel>, exposure: Exposure) -> Result<Arm, RunError> {
+    run_arm_with(model, exposure, MANIFEST_TOKEN_BUDGET).await
 }
 
 /// Runs one arm with a given manifest budget (a small one leaves only a count: the model must
@@ -163,12 +189,24 @@ pub async fn run_arm(model: Arc<dyn ChatModel>, deferred: bool) -> Result<Arm, R
 /// [`RunError`] when a model call fails.
 pub async fn run_arm_with(
     model: Arc<dyn ChatModel>,
-    deferred: bool,
+    exposure: Exposure,
     manifest_token_budget: usize,
 ) -> Result<Arm, RunError> {
-    let registry: ToolRegistry = if deferred { catalogue::registry() } else { catalogue::all_direct_registry() };
-    let task = LiveTask { prompt: TASK, target: "stock_quote", deferred, manifest_token_budget };
-    run_task(model, registry, task).await
+    let registry = match exposure {
+        Exposure::AllDirect => catalogue::all_direct_registry(),
+        Exposure::Bridge | Exposure::Discovery => catalogue::registry(),
+    };
+    let pre_promotion = if exposure == Exposure::Discovery { PrePromotion::default() } else { PrePromotion::off() };
+    let task = LiveTask {
+        prompt: TASK,
+        target: "stock_quote",
+        deferred: exposure != Exposure::AllDirect,
+        manifest_token_budget,
+        pre_promotion,
+    };
+    let mut arm = run_task(model, registry, task).await?;
+    arm.label = exposure.label();
+    Ok(arm)
 }
 
 /// One task for a live arm: the user's words, the tool that answers them, and how the
@@ -183,6 +221,8 @@ pub struct LiveTask<'a> {
     pub deferred: bool,
     /// The bridge's manifest budget.
     pub manifest_token_budget: usize,
+    /// Query-aware discovery.
+    pub pre_promotion: PrePromotion,
 }
 
 /// Runs `task` over `registry` against `model` and reports the arm.
@@ -190,10 +230,10 @@ pub struct LiveTask<'a> {
 /// # Errors
 /// [`RunError`] when a model call fails.
 pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: LiveTask<'_>) -> Result<Arm, RunError> {
-    let LiveTask { prompt, target, deferred, manifest_token_budget } = task;
+    let LiveTask { prompt, target, deferred, manifest_token_budget, pre_promotion } = task;
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
     let policy = RunPolicy {
-        discovery: ToolDiscoveryPolicy { manifest_token_budget, ..Default::default() },
+        discovery: ToolDiscoveryPolicy { manifest_token_budget, pre_promotion, ..Default::default() },
         max_turns: 6,
         ..RunPolicy::default()
     };
@@ -211,16 +251,18 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
         .collect();
     let quote_at = calls.iter().position(|name| *name == target);
     let searched = calls.iter().position(|name| *name == "tool_search");
+    let first: Vec<ToolSchema> = log.first().map(|(request, _)| request.tools.clone()).unwrap_or_default();
+    let pre_promoted = first.iter().any(|tool| tool.name == target);
     let route = match (quote_at, searched) {
         (None, _) => Route::Missed,
         (Some(_), _) if !deferred => Route::Direct,
+        (Some(_), _) if pre_promoted => Route::PrePromoted,
         (Some(q), Some(s)) if s < q => Route::Search,
         (Some(_), _) => Route::Manifest,
     };
-    let first: Vec<ToolSchema> = log.first().map(|(request, _)| request.tools.clone()).unwrap_or_default();
     let typed_declaration = log.iter().skip(1).any(|(request, _)| request.tools.iter().any(|t| t.name == target));
     Ok(Arm {
-        label: if deferred { "deferred" } else { "all Direct" },
+        label: if deferred { Exposure::Discovery.label() } else { Exposure::AllDirect.label() },
         route,
         first_call_prompt_tokens: log.first().and_then(|(_, tokens)| *tokens),
         total_prompt_tokens: log.iter().filter_map(|(_, tokens)| *tokens).sum(),

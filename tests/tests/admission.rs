@@ -186,3 +186,28 @@ async fn an_infallible_result_is_plain_output() {
     let result = registry().dispatch("flaky_backend", json!({})).await.expect("runs");
     assert_eq!(result.to_model_text(), "unreachable");
 }
+
+/// Takes what it is given.
+#[tool(read_only, allow_unknown_arguments)]
+async fn lenient(
+    /// A key.
+    key: String,
+) -> String {
+    key
+}
+
+#[tokio::test]
+async fn arguments_a_tool_does_not_declare_are_refused_unless_it_allows_them() {
+    let mut registry = registry();
+    registry.register(Lenient).expect("registers");
+    let schema = &registry.get("stock_quote").expect("registered").schema().parameters;
+    assert_eq!(schema["additionalProperties"], false, "{schema}");
+    let err = registry.dispatch("stock_quote", json!({"symbol": "ACME", "ticker": "ACME"})).await.expect_err("refused");
+    let ToolError::InvalidArguments { violations, .. } = &err else { panic!("{err}") };
+    assert_eq!(violations.len(), 1);
+    assert!(violations[0].message.contains("ticker"), "the model learns which key was wrong: {violations:?}");
+    // Opting out admits the extra key; serde ignores it.
+    let lenient = registry.dispatch("lenient", json!({"key": "k", "extra": 1})).await.expect("admitted");
+    assert_eq!(lenient.to_model_text(), "k");
+    assert!(registry.get("lenient").expect("registered").schema().parameters.get("additionalProperties").is_none());
+}

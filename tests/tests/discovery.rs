@@ -255,7 +255,7 @@ async fn disabled_discovery_advertises_nothing_but_a_direct_call_by_name_still_r
     assert!(bridge.catalog().is_empty());
     let tools = bridge.advertised(&EstimatedTokens);
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note"]);
-    let answer = bridge.unknown_tool("stock_qoute").to_model_text();
+    let answer = bridge.unknown_tool("stock_qoute", &[]).to_model_text();
     assert!(!answer.contains("tool_search") && !answer.contains("stock_quote"), "{answer}");
     let result = registry.dispatch("stock_quote", json!({"symbol": "ACME"})).await.expect("deferral only subtracts");
     assert!(!result.is_error);
@@ -301,14 +301,14 @@ async fn the_allow_list_fixes_the_catalogue_at_run_start() {
     assert!(!bridge.schema(&EstimatedTokens).description.contains("gmail"));
     let (answer, _) = search(&bridge, json!({"query": "search my gmail inbox for messages", "limit": 20})).await;
     assert!(names(&answer).iter().all(|n| !n.starts_with("gmail_")), "{answer}");
-    let unknown = bridge.unknown_tool("gmail_serch").to_model_text();
+    let unknown = bridge.unknown_tool("gmail_serch", &[]).to_model_text();
     assert!(!unknown.contains("gmail_search"), "{unknown}");
 }
 
 #[test]
 fn the_unknown_tool_answer_names_at_most_three_close_matches_and_points_to_search() {
     let (_, bridge) = bridge(ToolDiscoveryPolicy::default());
-    let answer = bridge.unknown_tool("calendar_invites").to_model_text();
+    let answer = bridge.unknown_tool("calendar_invites", &[]).to_model_text();
     assert!(answer.contains("`calendar_invite`"), "{answer}");
     assert!(answer.matches('`').count() / 2 <= 3 + 1, "at most three names plus tool_search: {answer}");
     assert!(answer.contains("call `tool_search` with a short description"), "{answer}");
@@ -321,13 +321,13 @@ fn a_hidden_tool_gets_exactly_the_unknown_tool_answer() {
     registry.register_as(Arc::new(HostTool("purge_all_notes")), ToolExposure::Hidden).expect("registers");
     let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
     for requested in ["purge_all_notes", "purge_all_note", "never_registered"] {
-        let answer = bridge.unknown_tool(requested);
+        let answer = bridge.unknown_tool(requested, &[]);
         assert!(!answer.to_model_text().contains("purge_all_notes"), "{requested}: {answer:?}");
     }
     let callable: Vec<String> = bridge.advertised(&EstimatedTokens).iter().map(|t| t.name.clone()).collect();
     assert!(!callable.iter().any(|n| n == "purge_all_notes"));
-    let hidden_answer = bridge.unknown_tool("purge_all_notes");
+    let hidden_answer = bridge.unknown_tool("purge_all_notes", &[]);
     let mut visible: Vec<&str> = vec!["read_note"];
     visible.extend(bridge.catalog().iter().map(|t| t.schema().name.as_str()));
-    assert_eq!(hidden_answer, unknown_tool_answer("purge_all_notes", visible, true));
+    assert_eq!(hidden_answer, unknown_tool_answer("purge_all_notes", visible, true, &[]));
 }

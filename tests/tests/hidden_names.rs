@@ -111,7 +111,7 @@ proptest! {
         requests.extend(queries.iter().map(|q| q.replace(' ', "_")));
         requests.extend(secret.iter().map(|s| format!("{s}x")));
         for requested in &requests {
-            said.push(bridge.unknown_tool(requested).to_model_text());
+            said.push(bridge.unknown_tool(requested, &[]).to_model_text());
         }
 
         for text in &said {

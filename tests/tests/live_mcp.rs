@@ -40,7 +40,13 @@ async fn live_mcp_deferral() {
     let (mut direct_reached, mut deferred_reached) = (0, 0);
     let budget = live::MANIFEST_TOKEN_BUDGET;
     for run in 1..=runs {
-        let task = |deferred| LiveTask { prompt: QUESTION, target: TARGET, deferred, manifest_token_budget: budget };
+        let task = |deferred| LiveTask {
+            prompt: QUESTION,
+            target: TARGET,
+            deferred,
+            manifest_token_budget: budget,
+            pre_promotion: tinytools::discovery::PrePromotion::default(),
+        };
         let all_direct = live::run_task(model.clone(), direct.clone(), task(false)).await.expect("the all-Direct run");
         let behind = live::run_task(model.clone(), deferred.clone(), task(true)).await.expect("the deferred run");
         println!("run {run}/{runs}\n{}", live::table(&name, &all_direct, &behind));

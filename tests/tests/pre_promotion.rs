@@ -242,3 +242,67 @@ async fn a_deferred_tool_called_without_its_schema_and_refused_is_promoted_and_a
     assert!(content.contains("`read_note` takes: {title: string}"), "{content}");
     assert_eq!(outcome.transcript.patches.len(), 1);
 }
+
+#[tokio::test]
+async fn an_invented_name_is_ranked_like_a_message_and_its_best_matches_are_loaded_and_named() {
+    let run = |registry: tinytools::ToolRegistry, pre: PrePromotion| async move {
+        let model = Arc::new(ScriptedModel::new([
+            ModelResponse::calls([("c1", "get_stock_price", json!({"ticker": "ACME"}))]),
+            ModelResponse::text("done"),
+        ]));
+        let recorder = Arc::new(Recorder::default());
+        let outcome = Agent::new(Arc::new(registry), model.clone())
+            .with_policy(policy(pre))
+            .with_events(recorder.clone())
+            .run(vec![Message::user("go")])
+            .await
+            .expect("runs");
+        let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[2] else { panic!("an answer") };
+        assert!(*is_error);
+        (
+            content.clone(),
+            names(&model.requests()[1]).iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+            recorder.promotions(),
+        )
+    };
+    let (answer, tools, promotions) = run(catalogue::registry(), PrePromotion::default()).await;
+    assert!(
+        answer.starts_with("No tool by that name is available. These tools may fit, and are now loaded:"),
+        "{answer}"
+    );
+    assert!(answer.contains("- `stock_quote` takes {symbol: string"), "{answer}");
+    assert!(!answer.contains("get_stock_price"), "the invented name is not repeated");
+    assert!(tools.contains(&"stock_quote".to_owned()), "promoted for the next call: {tools:?}");
+    assert!(
+        matches!(promotions.as_slice(), [(names, Promotion::UnknownName)] if names.contains(&"stock_quote".to_owned()))
+    );
+
+    // A Hidden tool of that very name gets the very same answer: no oracle for hidden names.
+    let mut with_hidden = catalogue::registry();
+    with_hidden.register_as(Arc::new(HiddenPrice), tinytools::ToolExposure::Hidden).expect("registers");
+    assert_eq!(run(with_hidden, PrePromotion::default()).await.0, answer);
+
+    // With query-aware discovery off, the classic answer: close names and tool_search.
+    let (answer, tools, promotions) = run(catalogue::registry(), PrePromotion::off()).await;
+    assert!(answer.starts_with("No tool by that name is available.") && !answer.contains("now loaded"), "{answer}");
+    assert!(answer.contains("tool_search") && tools == ["read_note", "tool_search"] && promotions.is_empty());
+}
+
+/// A Hidden tool named like the model's guess.
+struct HiddenPrice;
+
+#[async_trait::async_trait]
+impl tinytools::Tool for HiddenPrice {
+    fn name(&self) -> &str {
+        "get_stock_price"
+    }
+    fn description(&self) -> &str {
+        "Internal price feed."
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {"ticker": {"type": "string"}}})
+    }
+    async fn execute(&self, _args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
+        Ok(tinytools::ToolResult::text("secret"))
+    }
+}

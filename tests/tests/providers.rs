@@ -15,7 +15,12 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 fn fast() -> HttpOptions {
     HttpOptions {
         timeout: Duration::from_secs(5),
-        retry: Retry { max_retries: 2, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50) },
+        retry: Retry {
+            max_retries: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+            ..Retry::default()
+        },
     }
 }
 
@@ -262,7 +267,12 @@ async fn a_provider_that_hangs_times_out_with_a_clear_error_and_no_secret() {
         .await;
     let options = HttpOptions {
         timeout: Duration::from_millis(200),
-        retry: Retry { max_retries: 1, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(10) },
+        retry: Retry {
+            max_retries: 1,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(10),
+            ..Retry::default()
+        },
     };
     let client =
         OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", options).expect("client").with_api_key("sk-hidden");
@@ -272,4 +282,11 @@ async fn a_provider_that_hangs_times_out_with_a_clear_error_and_no_secret() {
     assert!(!err.to_string().contains("sk-hidden"));
     assert!(started.elapsed() < Duration::from_secs(3), "two attempts of 200 ms, not the server's 3 s");
     assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 2, "retried once");
+
+    // A local server's timed-out request is not sent again: it is still computing the first.
+    let local = HttpOptions { timeout: Duration::from_millis(200), ..HttpOptions::local() };
+    let client = OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", local).expect("client");
+    let err = client.complete(&request()).await.expect_err("times out");
+    assert!(matches!(&err, ModelError::Transport(message) if message.starts_with("timed out")), "{err}");
+    assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 3, "one more request, no retry");
 }

@@ -76,6 +76,8 @@ pub mod surface;
 pub mod testkit;
 pub mod tool;
 mod unwind;
+#[doc(hidden)]
+pub(crate) mod variant;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -129,6 +131,7 @@ pub use tool::{CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContex
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | flag, or `= true` / `= false` | [`ToolAnnotations::UNCLASSIFIED`]; `read_only` starts from [`ToolAnnotations::READ_ONLY`] |
 /// | `compaction` | `"third_party"` or `"unlimited"` | none |
 /// | `max_schema_bytes`, `max_description_bytes` | a byte count (overrides the preset's) | none |
+/// | `allow_unknown_arguments` | flag | off: an argument the fn does not take is refused (the schema says `additionalProperties: false`), and the model is told which exist |
 ///
 /// # Parameters
 ///

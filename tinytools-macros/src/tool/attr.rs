@@ -9,7 +9,7 @@ use syn::{Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Token};
 use super::Errors;
 
 /// Every key `#[tool]` accepts, for "did you mean" and the unknown-key message.
-pub(crate) const KEYS: [&str; 11] = [
+pub(crate) const KEYS: [&str; 12] = [
     "name",
     "description",
     "exposure",
@@ -21,6 +21,7 @@ pub(crate) const KEYS: [&str; 11] = [
     "compaction",
     "max_schema_bytes",
     "max_description_bytes",
+    "allow_unknown_arguments",
 ];
 
 /// The attribute's keys, each with its literal (and so its span).
@@ -37,6 +38,7 @@ pub(crate) struct ToolAttr {
     pub(crate) compaction: Option<LitStr>,
     pub(crate) max_schema_bytes: Option<LitInt>,
     pub(crate) max_description_bytes: Option<LitInt>,
+    pub(crate) allow_unknown_arguments: Option<Flag>,
 }
 
 /// A boolean key: `read_only` alone means `read_only = true`.
@@ -80,6 +82,9 @@ impl ToolAttr {
             "destructive" => set(&mut self.destructive, flag(meta, &key, errors), meta, &key, errors),
             "idempotent" => set(&mut self.idempotent, flag(meta, &key, errors), meta, &key, errors),
             "open_world" => set(&mut self.open_world, flag(meta, &key, errors), meta, &key, errors),
+            "allow_unknown_arguments" => {
+                set(&mut self.allow_unknown_arguments, flag(meta, &key, errors), meta, &key, errors);
+            }
             "max_schema_bytes" => set(&mut self.max_schema_bytes, integer(meta, &key, errors), meta, &key, errors),
             "max_description_bytes" => {
                 set(&mut self.max_description_bytes, integer(meta, &key, errors), meta, &key, errors);

@@ -63,9 +63,13 @@ fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
             #ident: #ty,
         }
     });
+    // `deny_unknown_fields` makes schemars declare `additionalProperties: false`, which
+    // admission enforces: a misnamed argument is refused with the names that exist.
+    let deny = (!tool.allow_unknown_arguments).then(|| quote!(#[serde(deny_unknown_fields)]));
     quote! {
         #[derive(__tt::serde::Deserialize, __tt::schemars::JsonSchema)]
         #[serde(crate = "::tinytools::__private::serde")]
+        #deny
         #[schemars(crate = "::tinytools::__private::schemars")]
         struct Arguments {
             #(#fields)*

@@ -28,6 +28,9 @@ pub(crate) struct Tool {
     pub(crate) compaction: Option<Compaction>,
     /// The description of each argument parameter, in order (`None`: undocumented).
     pub(crate) argument_docs: Vec<Option<String>>,
+    /// Arguments the schema does not name are admitted (by default they are refused, and the
+    /// model is told which exist).
+    pub(crate) allow_unknown_arguments: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -99,6 +102,7 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
         annotations,
         compaction,
         argument_docs,
+        allow_unknown_arguments: attr.allow_unknown_arguments.is_some_and(|flag| flag.value),
     })
 }
 

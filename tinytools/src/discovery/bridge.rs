@@ -154,9 +154,15 @@ impl DiscoveryBridge {
     /// sized to `manifest_token_budget` as `counter` counts. Byte-stable for a catalogue.
     pub fn schema(&self, counter: &dyn TokenCounter) -> ToolSchema {
         let manifest = Manifest::build(&self.catalog, self.policy.manifest_token_budget, counter);
-        let intro = "Find tools that are not loaded yet. Describe what you want to do in a few words; \
+        let intro = if crate::variant::on("directive") {
+            "Your other tools are not loaded yet: their names are listed below. Before you use one, call \
+             tool_search with a few words describing the task; it returns the matching tools with their \
+             parameters, and you then call the right one by its own name."
+        } else {
+            "Find tools that are not loaded yet. Describe what you want to do in a few words; \
                      the best matching tools come back with their full schemas, and you then call a \
-                     tool by its own name.";
+                     tool by its own name."
+        };
         let description = match manifest.detail {
             ManifestDetail::Summaries | ManifestDetail::Names => {
                 format!("{intro}\n\nTools you can find:\n{}", manifest.text)
@@ -220,19 +226,31 @@ impl DiscoveryBridge {
         } else {
             "Call the tool that fits by its own name, with the arguments its parameters describe."
         };
-        let text = serde_json::to_string(&Answer { matches, note }).unwrap_or_default();
+        let text = if crate::variant::on("usage") {
+            let usage: Vec<serde_json::Value> = matches
+                .iter()
+                .map(|m| {
+                    json!({"name": m.name, "description": m.description, "parameters": m.parameters,
+                    "usage": format!("{}({})", m.name, crate::tool::type_signature(&m.parameters))})
+                })
+                .collect();
+            serde_json::to_string(&json!({"matches": usage, "note": note})).unwrap_or_default()
+        } else {
+            serde_json::to_string(&Answer { matches, note }).unwrap_or_default()
+        };
         SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome) }
     }
 
     /// The answer to a call of a name the model may not call this run. Close matches come only
     /// from the surface: its Direct tools and, while the bridge is active, the deferred
-    /// catalogue.
-    pub fn unknown_tool(&self, requested: &str) -> ToolResult {
+    /// catalogue. `loaded` are deferred tools the run has just promoted for this call (ranked
+    /// from what the model wrote); the answer names them first, with their signatures.
+    pub fn unknown_tool(&self, requested: &str, loaded: &[ToolSchema]) -> ToolResult {
         let mut callable: Vec<&str> = self.surface.direct().map(|tool| tool.schema().name.as_str()).collect();
         if self.is_active() {
             callable.extend(self.catalog.iter().map(|tool| tool.schema().name.as_str()));
         }
-        unknown_tool_answer(requested, callable, self.is_active())
+        unknown_tool_answer(requested, callable, self.is_active(), loaded)
     }
 }
 

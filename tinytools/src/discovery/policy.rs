@@ -65,6 +65,10 @@ pub struct ToolDiscoveryPolicy {
 /// join the tools array, recorded as a transcript patch exactly like searched tools — before
 /// the model is called. A model that would not search still sees the tool it needs, typed.
 ///
+/// The same ranking answers a call of a name the model may not call (an invented
+/// `get_stock_price`, a near miss): the name's words and the call's arguments are ranked, the
+/// hits are promoted, and the unknown-tool answer names them with their signatures.
+///
 /// Only hits at or above `min_confidence` are promoted (a hit without a confidence never is),
 /// at most `limit` of them, and only while their declarations fit `token_budget`. The
 /// defaults were chosen by the live task suite (`docs/live.md`).

@@ -1,7 +1,8 @@
 //! The answer to a call of a tool the model may not call: unknown, Hidden, or not admitted.
 
-use crate::ToolResult;
 use crate::rank::tokenize;
+use crate::tool::type_signature;
+use crate::{ToolResult, ToolSchema};
 
 /// The most close matches the answer names.
 pub const MAX_SUGGESTIONS: usize = 3;
@@ -9,26 +10,43 @@ pub const MAX_SUGGESTIONS: usize = 3;
 /// The answer the model reads when it calls a name it may not call.
 ///
 /// The answer never repeats the name it was given and suggests only from `callable` (the
-/// names the model may call this run), so a Hidden or non-admitted tool's name never reaches
-/// the model. It names at most three close matches and, when `discovery` is true (anything
-/// is deferred and searchable), tells the model to call `tool_search` with what it wants to
-/// do instead of listing every callable name.
+/// names the model may call this run) and `loaded`, so a Hidden or non-admitted tool's name
+/// never reaches the model. It names at most three close matches and, when `discovery` is
+/// true (anything is deferred and searchable), tells the model to call `tool_search` with
+/// what it wants to do instead of listing every callable name.
+///
+/// `loaded` are tools the run has just promoted for this call (query-aware discovery ranked
+/// what the model wrote): they are named first, each with its compact signature, so the
+/// model's next call can be typed.
 ///
 /// ```
 /// use tinytools::discovery::unknown_tool_answer;
+/// use tinytools::ToolSchema;
 ///
-/// let answer = unknown_tool_answer("stock_qoute", ["read_note", "stock_quote", "send_email"], true);
+/// let answer = unknown_tool_answer("stock_qoute", ["read_note", "stock_quote", "send_email"], true, &[]);
 /// assert!(answer.is_error);
 /// let text = answer.to_model_text();
 /// assert!(text.contains("Did you mean `stock_quote`?"), "{text}");
 /// assert!(text.contains("tool_search"), "{text}");
 /// assert!(!text.contains("stock_qoute"));
+///
+/// let quote = ToolSchema {
+///     name: "stock_quote".into(),
+///     description: "Fetch a price.".into(),
+///     parameters: serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
+/// };
+/// let text = unknown_tool_answer("get_stock_price", ["read_note"], true, &[quote]).to_model_text();
+/// assert!(text.contains("- `stock_quote` takes {symbol: string}"), "{text}");
 /// ```
 pub fn unknown_tool_answer<'a>(
     requested: &str,
     callable: impl IntoIterator<Item = &'a str>,
     discovery: bool,
+    loaded: &[ToolSchema],
 ) -> ToolResult {
+    if !loaded.is_empty() {
+        return loaded_answer(requested, callable, loaded);
+    }
     let suggestions = close_matches(requested, callable);
     let mut text = String::from("No tool by that name is available.");
     match suggestions.as_slice() {
@@ -44,6 +62,31 @@ pub fn unknown_tool_answer<'a>(
             " To find a tool for what you want to do, call `tool_search` with a short description of the task.",
         );
     }
+    ToolResult::error(text)
+}
+
+/// The unknown-tool answer that names the tools just loaded for this call, then close
+/// spellings among the rest, at most [`MAX_SUGGESTIONS`] names in all.
+fn loaded_answer<'a>(
+    requested: &str,
+    callable: impl IntoIterator<Item = &'a str>,
+    loaded: &[ToolSchema],
+) -> ToolResult {
+    let mut text = String::from("No tool by that name is available. These tools may fit, and are now loaded:");
+    let loaded = &loaded[..loaded.len().min(MAX_SUGGESTIONS)];
+    for tool in loaded {
+        text.push_str(&format!("\n- `{}` takes {}", tool.name, type_signature(&tool.parameters)));
+    }
+    let also: Vec<String> = close_matches(requested, callable)
+        .into_iter()
+        .filter(|name| loaded.iter().all(|tool| tool.name != *name))
+        .take(MAX_SUGGESTIONS - loaded.len())
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !also.is_empty() {
+        text.push_str(&format!("\nAlso close: {}.", also.join(", ")));
+    }
+    text.push_str("\nCall the one that fits by its own name; if none fits, call `tool_search` with a short description of the task.");
     ToolResult::error(text)
 }
 
@@ -92,7 +135,7 @@ mod tests {
 
     #[test]
     fn without_discovery_there_is_no_search_hint() {
-        let text = unknown_tool_answer("nope", ["read_note"], false).to_model_text();
+        let text = unknown_tool_answer("nope", ["read_note"], false, &[]).to_model_text();
         assert_eq!(text, "No tool by that name is available.");
     }
 }

@@ -54,11 +54,19 @@ pub struct Retry {
     pub base_delay: Duration,
     /// The longest wait, `Retry-After` included.
     pub max_delay: Duration,
+    /// Whether a request that ran out of time is sent again. A local server that timed out is
+    /// still busy with the same prompt: sending it again only queues a second copy.
+    pub retry_timeouts: bool,
 }
 
 impl Default for Retry {
     fn default() -> Self {
-        Self { max_retries: 3, base_delay: Duration::from_millis(500), max_delay: Duration::from_secs(30) }
+        Self {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+            retry_timeouts: true,
+        }
     }
 }
 
@@ -74,6 +82,23 @@ pub struct HttpOptions {
 impl Default for HttpOptions {
     fn default() -> Self {
         Self { timeout: Duration::from_secs(120), retry: Retry::default() }
+    }
+}
+
+impl HttpOptions {
+    /// For a model served on this machine (llama.cpp, Ollama, LM Studio): ten minutes a request
+    /// (a cold first call of a few thousand prompt tokens takes minutes on two CPU cores), and a
+    /// timed-out request is not sent again.
+    ///
+    /// ```
+    /// use tinytools::providers::HttpOptions;
+    ///
+    /// let local = HttpOptions::local();
+    /// assert_eq!(local.timeout.as_secs(), 600);
+    /// assert!(!local.retry.retry_timeouts);
+    /// ```
+    pub fn local() -> Self {
+        Self { timeout: Duration::from_secs(600), retry: Retry { retry_timeouts: false, ..Retry::default() } }
     }
 }
 
@@ -107,7 +132,7 @@ impl Http {
             let retryable = attempt < self.options.retry.max_retries;
             match outcome {
                 Err(err) => {
-                    if !retryable {
+                    if !retryable || (err.is_timeout() && !self.options.retry.retry_timeouts) {
                         return Err(ModelError::Transport(transport_message(&err)));
                     }
                     tracing::warn!(target: "tinytools::providers", attempt, error = %transport_message(&err), "retrying");

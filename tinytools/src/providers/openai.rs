@@ -25,6 +25,7 @@ pub struct OpenAiCompatible {
     api_key: Option<ApiKey>,
     model: String,
     headers: Vec<(String, String)>,
+    max_tokens: Option<u32>,
 }
 
 impl OpenAiCompatible {
@@ -38,7 +39,8 @@ impl OpenAiCompatible {
         options: HttpOptions,
     ) -> Result<Self, ConfigError> {
         let base_url = base_url.into().trim_end_matches('/').to_owned();
-        Ok(Self { http: Http::new(options)?, base_url, api_key: None, model: model.into(), headers: Vec::new() })
+        let http = Http::new(options)?;
+        Ok(Self { http, base_url, api_key: None, model: model.into(), headers: Vec::new(), max_tokens: None })
     }
 
     /// OpenAI.
@@ -59,12 +61,13 @@ impl OpenAiCompatible {
     }
 
     /// A local server: llama.cpp's `llama-server` (`http://127.0.0.1:8080/v1`), Ollama
-    /// (`http://127.0.0.1:11434/v1`), LM Studio (`http://127.0.0.1:1234/v1`). No key.
+    /// (`http://127.0.0.1:11434/v1`), LM Studio (`http://127.0.0.1:1234/v1`). No key;
+    /// [`HttpOptions::local`] timeouts.
     ///
     /// # Errors
     /// As [`new`](Self::new).
     pub fn local(base_url: impl Into<String>, model: impl Into<String>) -> Result<Self, ConfigError> {
-        Self::new(base_url, model, HttpOptions::default())
+        Self::new(base_url, model, HttpOptions::local())
     }
 
     /// From the environment: `OPENROUTER_API_KEY` (with `TINYTOOLS_MODEL`, default
@@ -106,6 +109,23 @@ impl OpenAiCompatible {
         self
     }
 
+    /// Caps every answer at this many tokens (`max_tokens`): a small model that starts
+    /// repeating itself stops there instead of at the server's context limit.
+    ///
+    /// ```
+    /// use tinytools::providers::OpenAiCompatible;
+    ///
+    /// let client = OpenAiCompatible::local("http://127.0.0.1:8091/v1", "qwen")?.with_max_tokens(512);
+    /// let body = client.body(&Default::default());
+    /// assert_eq!(body["max_tokens"], 512);
+    /// # Ok::<(), tinytools::providers::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
     /// The model asked for.
     pub fn model(&self) -> &str {
         &self.model
@@ -122,6 +142,9 @@ impl OpenAiCompatible {
                 .map(|tool| json!({"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}))
                 .collect();
             body["tools"] = Value::Array(tools);
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
         }
         body
     }

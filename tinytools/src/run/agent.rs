@@ -2,18 +2,17 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
+use super::call::CallAnswer;
 use super::events::{EventSink, Promotion, RunEvent};
+use super::guard::{self, Repeats};
 use super::policy::RunPolicy;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::DiscoveryBridge;
-use crate::middleware::{Middleware, ToolGate};
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, ToolCall, Usage};
+use crate::middleware::Middleware;
+use crate::model::{ChatModel, Message, ModelError, ModelRequest, Usage};
 use crate::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
 use crate::surface::{AllowList, Rule, Surface};
-use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
-use crate::{CancellationToken, ToolContext, ToolError, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
+use crate::{CancellationToken, ToolContext, ToolRegistry, ToolResult, ToolSchema};
 
 /// Runs conversations against a model with a registry's tools.
 ///
@@ -63,18 +62,19 @@ use crate::{CancellationToken, ToolContext, ToolError, ToolExposure, ToolRegistr
 /// # Ok::<(), tinytools::RegistryError>(())
 /// ```
 pub struct Agent {
-    registry: Arc<ToolRegistry>,
+    pub(super) registry: Arc<ToolRegistry>,
     model: Arc<dyn ChatModel>,
-    policy: RunPolicy,
-    middleware: Vec<Arc<dyn Middleware>>,
+    pub(super) policy: RunPolicy,
+    pub(super) middleware: Vec<Arc<dyn Middleware>>,
     events: Option<Arc<dyn EventSink>>,
     counter: Arc<dyn TokenCounter>,
-    state: Option<Arc<dyn Fn(ToolContext) -> ToolContext + Send + Sync>>,
+    pub(super) state: Option<Arc<dyn Fn(ToolContext) -> ToolContext + Send + Sync>>,
     rules: Vec<Arc<dyn Rule>>,
 }
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StopReason {
     /// The model answered without calling a tool.
     Answered,
@@ -82,6 +82,9 @@ pub enum StopReason {
     TurnLimit,
     /// The run's cancellation token fired.
     Cancelled,
+    /// The model kept repeating one call (`RunPolicy::loop_guard`): the run stopped offering
+    /// tools and the answer is what the model said when asked for its final answer.
+    RepeatedCalls,
 }
 
 /// What a run produced.
@@ -112,12 +115,13 @@ pub struct RunError {
     pub turns: usize,
 }
 
-struct Run<'a> {
-    agent: &'a Agent,
-    bridge: DiscoveryBridge,
-    transcript: Transcript,
-    promoted: Vec<ToolSchema>,
-    cancel: CancellationToken,
+/// One run in progress: what every step of it reads and writes.
+pub(super) struct Run<'a> {
+    pub(super) agent: &'a Agent,
+    pub(super) bridge: DiscoveryBridge,
+    pub(super) transcript: Transcript,
+    pub(super) promoted: Vec<ToolSchema>,
+    pub(super) cancel: CancellationToken,
 }
 
 impl Agent {
@@ -249,7 +253,12 @@ impl Agent {
         run.turns(surface, callable_by_name).await
     }
 
-    fn emit(&self, event: RunEvent) {
+    /// The token counter that sizes the manifest and the promotion budgets.
+    pub(super) fn counter(&self) -> &dyn TokenCounter {
+        self.counter.as_ref()
+    }
+
+    pub(super) fn emit(&self, event: RunEvent) {
         tracing::debug!(target: "tinytools::run", ?event);
         if let Some(sink) = &self.events {
             sink.emit(&event);
@@ -259,8 +268,11 @@ impl Agent {
 
 impl Run<'_> {
     async fn turns(mut self, surface: Vec<ToolSchema>, callable_by_name: Vec<String>) -> Result<RunOutcome, RunError> {
+        let guard = self.agent.policy.loop_guard;
         let mut usage = Usage::default();
         let mut answer = String::new();
+        let mut repeats = Repeats::default();
+        let (mut nudged, mut answered_a_call, mut stop_tools) = (false, false, false);
         for turn in 1..=self.agent.policy.max_turns {
             if self.cancel.is_cancelled() {
                 return Ok(self.finish(answer, StopReason::Cancelled, turn - 1, usage));
@@ -270,10 +282,16 @@ impl Run<'_> {
                 tools: surface.clone(),
                 callable_by_name: callable_by_name.clone(),
             };
-            for middleware in &self.agent.middleware {
-                middleware.before_model(&mut request).await;
+            if stop_tools {
+                // The loop guard's last request: no tools, and the model's final answer.
+                self.transcript.messages.push(Message::user(guard::FINAL_ANSWER));
+                request = ModelRequest { messages: self.transcript.messages.clone(), ..ModelRequest::default() };
+            } else {
+                for middleware in &self.agent.middleware {
+                    middleware.before_model(&mut request).await;
+                }
+                request.tools.extend(self.promoted.iter().cloned());
             }
-            request.tools.extend(self.promoted.iter().cloned());
             for middleware in &self.agent.middleware {
                 middleware.before_send(&mut request.messages, &request.tools).await;
             }
@@ -290,18 +308,61 @@ impl Run<'_> {
             }
             self.agent.emit(RunEvent::ModelCalled { turn, tools: request.tools.len(), usage: response.usage });
             answer.clone_from(&response.content);
+            if stop_tools {
+                self.transcript.messages.push(Message::Assistant { content: response.content, tool_calls: Vec::new() });
+                return Ok(self.finish(answer, StopReason::RepeatedCalls, turn, usage));
+            }
             let calls = response.tool_calls.clone();
             self.transcript
                 .messages
                 .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
             if calls.is_empty() {
-                return Ok(self.finish(answer, StopReason::Answered, turn, usage));
+                let offered = request
+                    .tools
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .chain(request.callable_by_name.iter().map(String::as_str));
+                match guard::described_call(&answer, offered) {
+                    Some(name) if guard.nudge_described_calls && !nudged && !answered_a_call => {
+                        nudged = true;
+                        self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
+                        self.transcript.messages.push(Message::user(guard::nudge(name)));
+                        continue;
+                    }
+                    _ => return Ok(self.finish(answer, StopReason::Answered, turn, usage)),
+                }
             }
-            let answers = futures_util::future::join_all(calls.iter().map(|call| self.call(call))).await;
-            let (mut found, mut rejected) = (Vec::new(), Vec::new());
-            for (call, answer) in calls.iter().zip(answers) {
+            // Calls made before (or twice in this turn) are answered from their first answer.
+            let keys: Vec<String> = calls.iter().map(Repeats::key).collect();
+            let fresh: Vec<usize> =
+                (0..calls.len()).filter(|&i| !repeats.contains(&keys[i]) && !keys[..i].contains(&keys[i])).collect();
+            let answered = futures_util::future::join_all(fresh.iter().map(|&i| self.call(&calls[i]))).await;
+            let mut answers: Vec<Option<CallAnswer>> = (0..calls.len()).map(|_| None).collect();
+            for (i, answer) in fresh.into_iter().zip(answered) {
+                repeats.record(keys[i].clone(), &answer.result);
+                answered_a_call |= answer.ran_ok;
+                answers[i] = Some(answer);
+            }
+            let (mut found, mut rejected, mut loaded) = (Vec::new(), Vec::new(), Vec::new());
+            for (i, call) in calls.iter().enumerate() {
+                let answer = match answers[i].take() {
+                    Some(answer) => answer,
+                    None => {
+                        let (result, count) = repeats.repeat(&keys[i]).unwrap_or_else(|| (ToolResult::error("?"), 0));
+                        let stopped = guard.max_repeats > 0 && count >= guard.max_repeats;
+                        stop_tools |= stopped;
+                        self.agent.emit(RunEvent::RepeatedCall {
+                            call_id: call.id.clone(),
+                            tool_name: call.name.clone(),
+                            repeats: count,
+                            stopped,
+                        });
+                        CallAnswer::just(result)
+                    }
+                };
                 found.extend(answer.searched);
                 rejected.extend(answer.rejected);
+                loaded.extend(answer.loaded);
                 self.transcript.messages.push(Message::Tool {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -313,6 +374,8 @@ impl Run<'_> {
             self.promote(found.collect(), Promotion::Searched);
             let rejected = rejected.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
             self.promote(rejected.collect(), Promotion::RejectedCall);
+            let loaded = loaded.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(loaded.collect(), Promotion::UnknownName);
         }
         let turns = self.agent.policy.max_turns;
         Ok(self.finish(answer, StopReason::TurnLimit, turns, usage))
@@ -390,145 +453,5 @@ impl Run<'_> {
         self.agent.emit(RunEvent::ToolsPromoted { names, cause });
         self.transcript.patches.push(ToolPatch { at_message: self.transcript.messages.len(), added: added.clone() });
         self.promoted.extend(added);
-    }
-
-    /// Answers one call.
-    async fn call(&self, call: &ToolCall) -> CallAnswer {
-        let agent = self.agent;
-        let surface = self.bridge.surface();
-        let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.is_active();
-        let exposure = surface.exposure(&call.name);
-        if !intrinsic_search && exposure.is_none() {
-            let reason = match surface.refusal(&call.name) {
-                Some(refusal) => format!("refused by the run's rules: {refusal}"),
-                None => "unknown or hidden".to_owned(),
-            };
-            agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
-            return CallAnswer::just(self.bridge.unknown_tool(&call.name));
-        }
-        for middleware in &agent.middleware {
-            if let ToolGate::Deny(reason) = middleware.before_tool(call).await {
-                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: reason.clone() });
-                return CallAnswer::just(ToolResult::error(reason));
-            }
-        }
-        if intrinsic_search {
-            return self.search(call).await;
-        }
-        if exposure == Some(ToolExposure::Deferred) {
-            agent.emit(RunEvent::DeferredToolCall { call_id: call.id.clone(), tool_name: call.name.clone() });
-        }
-        let admitted = match agent.registry.admit(&call.name, &call.arguments) {
-            Ok(admitted) => admitted,
-            Err(error) => {
-                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: error.to_string() });
-                let mut answer = CallAnswer::just(self.rejection(&call.name, &error));
-                if exposure == Some(ToolExposure::Deferred) {
-                    answer.rejected.push(call.name.clone());
-                }
-                return answer;
-            }
-        };
-        agent.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone() });
-        let mut ctx = ToolContext::new(call.id.as_str()).with_cancellation(self.cancel.child_token());
-        if let Some(state) = &agent.state {
-            ctx = state(ctx);
-        }
-        let timeout = agent.policy.tool_timeout;
-        let outcome = match tokio::time::timeout(timeout, admitted.run(&ctx)).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                ctx.cancellation().cancel();
-                Err(ToolError::Failed {
-                    tool: call.name.clone(),
-                    source: anyhow::anyhow!("timed out after {} ms", timeout.as_millis()),
-                })
-            }
-        };
-        let mut result = match outcome {
-            Ok(result) => {
-                agent.emit(RunEvent::ToolCompleted {
-                    call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    is_error: result.is_error,
-                });
-                result
-            }
-            Err(error) => {
-                agent.emit(RunEvent::ToolFailed {
-                    call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    error: format!("{error}"),
-                });
-                timed_out_note(&error).unwrap_or_else(|| error.to_model_result())
-            }
-        };
-        for middleware in &agent.middleware {
-            middleware.after_tool(call, &mut result).await;
-        }
-        CallAnswer::just(result)
-    }
-
-    /// What the model reads when admission refuses a call: every violation, then the tool's
-    /// compact signature and argument notes (from the declaration the run sends), so a model
-    /// that guessed the arguments without the schema can fix them.
-    fn rejection(&self, name: &str, error: &ToolError) -> ToolResult {
-        let answer = error.to_model_result();
-        let Some(schema) = self.bridge.projected_schema(name) else {
-            return answer;
-        };
-        let mut text = answer.to_model_text();
-        text.push_str(&format!("\n`{name}` takes: {}", type_signature(&schema.parameters)));
-        let notes = argument_notes(&schema.parameters);
-        if !notes.is_empty() {
-            text.push('\n');
-            text.push_str(&notes);
-        }
-        ToolResult::error(text)
-    }
-
-    async fn search(&self, call: &ToolCall) -> CallAnswer {
-        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-        let answer = self.bridge.search(&args).await;
-        let found: Vec<String> =
-            answer.outcome.as_ref().map(|o| o.matched.iter().map(|hit| hit.name.clone()).collect()).unwrap_or_default();
-        if let Some(outcome) = answer.outcome {
-            self.agent.emit(RunEvent::ToolSearched {
-                call_id: call.id.clone(),
-                query: answer.query.filter(|_| self.agent.policy.capture.tool_io),
-                matched: found.clone(),
-                ranker: outcome.ranker,
-                top_confidence: outcome.top_confidence,
-                fallback: outcome.fallback,
-                shadow_matched: outcome.shadow_matched,
-                latency_ms: outcome.latency_ms,
-            });
-        }
-        CallAnswer { result: answer.result, searched: found, rejected: Vec::new() }
-    }
-}
-
-/// One call's answer, and the deferred tools it makes the loop promote.
-struct CallAnswer {
-    result: ToolResult,
-    /// Found by `tool_search`.
-    searched: Vec<String>,
-    /// Deferred tools called by name whose arguments admission refused.
-    rejected: Vec<String>,
-}
-
-impl CallAnswer {
-    fn just(result: ToolResult) -> Self {
-        Self { result, searched: Vec::new(), rejected: Vec::new() }
-    }
-}
-
-/// A timeout reads better to the model than a generic failure: it may retry with less work.
-fn timed_out_note(error: &ToolError) -> Option<ToolResult> {
-    match error {
-        ToolError::Failed { tool, source } if source.to_string().starts_with("timed out") => {
-            Some(ToolResult::error(format!("Tool `{tool}` did not finish in time ({source}).")))
-        }
-        _ => None,
     }
 }

@@ -87,6 +87,23 @@ pub enum RunEvent {
         /// What went wrong (for the host; the model reads a short note).
         error: String,
     },
+    /// The model repeated a call it had made before; it was answered with the first answer.
+    RepeatedCall {
+        /// The repeated call.
+        call_id: String,
+        /// The tool it names.
+        tool_name: String,
+        /// How many times this call has now been repeated.
+        repeats: usize,
+        /// Whether this repeat made the run stop offering tools and ask for the final answer.
+        stopped: bool,
+    },
+    /// The model described a call to this tool in prose instead of making it; the run asked it
+    /// once to make the call or answer.
+    Nudged {
+        /// The tool the reply named.
+        tool_name: String,
+    },
     /// A call was answered without running: unknown name, bad arguments, or a gate said no.
     ToolRejected {
         /// The call.
@@ -116,6 +133,9 @@ pub enum Promotion {
     /// The model called the deferred tool by name without its declaration and admission
     /// refused the arguments: the declaration now comes with every request.
     RejectedCall,
+    /// The model called a name it may not call; ranking that name and its arguments against
+    /// the catalogue found these, and the unknown-tool answer named them.
+    UnknownName,
 }
 
 /// Receives a run's events.

@@ -44,6 +44,49 @@ pub struct RunPolicy {
     pub max_turns: usize,
     /// How long one tool call may run before the model is told it timed out.
     pub tool_timeout: Duration,
+    /// What the run does about a model that repeats a call or describes one instead of
+    /// making it.
+    pub loop_guard: LoopGuard,
+}
+
+/// How a run answers a model that goes round in circles (`RunPolicy::loop_guard`).
+///
+/// - The same call — name and arguments, whatever their key order — made again in one run is
+///   not run again: it is answered with its first answer behind a note saying so. At
+///   `max_repeats` repeats the run stops offering tools, asks the model for its final answer,
+///   and ends with `StopReason::RepeatedCalls`. Each intervention is a `RepeatedCall` event.
+/// - A reply without a call that names a tool the model may call, before any tool has
+///   answered successfully, gets one nudge (`nudge_described_calls`): the run asks the model to
+///   make the call it described, or to answer. A `Nudged` event records it.
+///
+/// ```
+/// use tinytools::run::{LoopGuard, RunPolicy};
+///
+/// let policy = RunPolicy::default();
+/// assert_eq!(policy.loop_guard, LoopGuard { max_repeats: 3, nudge_described_calls: true });
+/// let off = LoopGuard::off();
+/// assert_eq!((off.max_repeats, off.nudge_described_calls), (0, false));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopGuard {
+    /// Repeats of one call after which the run asks for the final answer (`0`: never; repeats
+    /// are still answered from the first result).
+    pub max_repeats: usize,
+    /// Nudge once when the model describes a call instead of making it.
+    pub nudge_described_calls: bool,
+}
+
+impl Default for LoopGuard {
+    fn default() -> Self {
+        Self { max_repeats: 3, nudge_described_calls: true }
+    }
+}
+
+impl LoopGuard {
+    /// No nudge, and repeats never end the run (they are still answered from the first result).
+    pub fn off() -> Self {
+        Self { max_repeats: 0, nudge_described_calls: false }
+    }
 }
 
 /// What events may carry beyond names and counts.
@@ -63,6 +106,7 @@ impl Default for RunPolicy {
             capture: Capture::default(),
             max_turns: 16,
             tool_timeout: Duration::from_secs(60),
+            loop_guard: LoopGuard::default(),
         }
     }
 }

@@ -25,6 +25,7 @@ struct Reading {
     read_only,
     open_world = true,
     compaction = "third_party",
+    allow_unknown_arguments,
 )]
 async fn weather(
     /// City name, such as Lisbon.

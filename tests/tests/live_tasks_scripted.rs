@@ -1,0 +1,56 @@
+//! The live task-suite benchmark, run end to end against the offline keyword model: every arm
+//! runs every task, the figures it reports are the ones its runs produced, and the deferred
+//! arms' first requests are the small ones. (Its success counts measure nothing: the real
+//! figures come from a real model, in `docs/live.md`.)
+
+use std::sync::Arc;
+
+use tinytools::discovery::PrePromotion;
+use tinytools::model::ChatModel;
+use tinytools_examples::bench::{self, ArmKind, KeywordModel};
+use tinytools_examples::tasks;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
+    let model: Arc<dyn ChatModel> = Arc::new(KeywordModel);
+    let all: Vec<&tasks::Task> = tasks::all().iter().collect();
+    let mut reports = Vec::new();
+    for kind in ArmKind::ALL {
+        let spec = match bench::arm(kind, 400, 1_000, PrePromotion::default(), 8) {
+            Ok(spec) => spec,
+            Err(message) if kind == ArmKind::Scale => {
+                eprintln!("skipped the scale arm: {message}");
+                continue;
+            }
+            Err(message) => panic!("{message}"),
+        };
+        let mut seen = 0;
+        let report = bench::run_arm(model.clone(), &spec, &all, 1, |_| seen += 1).await;
+        assert_eq!((seen, report.results.len()), (all.len(), all.len()), "{}", report.arm);
+        assert!(report.results.iter().all(|r| r.error.is_none()), "{}: no run error", report.arm);
+        // What the report says is what the runs did.
+        let searched = report.results.iter().filter(|r| r.calls.iter().any(|c| c == "tool_search")).count();
+        assert_eq!(report.searched_runs(), searched);
+        let json = report.to_json(false);
+        assert_eq!(json["succeeded"], report.results.iter().filter(|r| r.success).count());
+        assert_eq!(json["runs"], all.len());
+        reports.push(report);
+    }
+    let bytes = |arm: &str| reports.iter().find(|r| r.arm == arm).map(|r| r.mean_first_call_tool_bytes());
+    let direct = bytes("all-direct").expect("ran");
+    for arm in ["deferred", "discovery"] {
+        let deferred = bytes(arm).expect("ran");
+        assert!(deferred < direct * 0.15, "{arm}: {deferred} of {direct} bytes");
+    }
+    // The bridge-only arm never pre-promotes; the discovery arm does for some tasks.
+    let pre = |arm: &str| {
+        reports
+            .iter()
+            .find(|r| r.arm == arm)
+            .map_or(0, |r| r.results.iter().filter(|t| !t.pre_promoted.is_empty()).count())
+    };
+    assert_eq!(pre("deferred"), 0);
+    assert!(pre("discovery") > 0);
+    let table = bench::table(&reports);
+    assert!(table.lines().count() >= 4, "{table}");
+}

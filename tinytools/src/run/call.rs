@@ -1,0 +1,212 @@
+//! One tool call of a run: gates, the intrinsic search, admission (and what a refused call
+//! is answered with), execution with its timeout, and the answers to names the model may not
+//! call.
+
+use serde_json::Value;
+
+use super::agent::Run;
+use super::events::RunEvent;
+use crate::middleware::ToolGate;
+use crate::model::ToolCall;
+use crate::schema::count_tool_schema_tokens;
+use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
+use crate::{ToolContext, ToolError, ToolExposure, ToolResult};
+
+impl Run<'_> {
+    /// Answers one call.
+    pub(super) async fn call(&self, call: &ToolCall) -> CallAnswer {
+        let agent = self.agent;
+        let surface = self.bridge.surface();
+        let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.is_active();
+        let exposure = surface.exposure(&call.name);
+        if !intrinsic_search && exposure.is_none() {
+            let reason = match surface.refusal(&call.name) {
+                Some(refusal) => format!("refused by the run's rules: {refusal}"),
+                None => "unknown or hidden".to_owned(),
+            };
+            agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
+            return self.unknown_name(call).await;
+        }
+        for middleware in &agent.middleware {
+            if let ToolGate::Deny(reason) = middleware.before_tool(call).await {
+                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: reason.clone() });
+                return CallAnswer::just(ToolResult::error(reason));
+            }
+        }
+        if intrinsic_search {
+            return self.search(call).await;
+        }
+        if exposure == Some(ToolExposure::Deferred) {
+            agent.emit(RunEvent::DeferredToolCall { call_id: call.id.clone(), tool_name: call.name.clone() });
+        }
+        let admitted = match agent.registry.admit(&call.name, &call.arguments) {
+            Ok(admitted) => admitted,
+            Err(error) => {
+                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: error.to_string() });
+                let mut answer = CallAnswer::just(self.rejection(&call.name, &error));
+                if exposure == Some(ToolExposure::Deferred) {
+                    answer.rejected.push(call.name.clone());
+                }
+                return answer;
+            }
+        };
+        agent.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone() });
+        let mut ctx = ToolContext::new(call.id.as_str()).with_cancellation(self.cancel.child_token());
+        if let Some(state) = &agent.state {
+            ctx = state(ctx);
+        }
+        let timeout = agent.policy.tool_timeout;
+        let outcome = match tokio::time::timeout(timeout, admitted.run(&ctx)).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                ctx.cancellation().cancel();
+                Err(ToolError::Failed {
+                    tool: call.name.clone(),
+                    source: anyhow::anyhow!("timed out after {} ms", timeout.as_millis()),
+                })
+            }
+        };
+        let mut result = match outcome {
+            Ok(result) => {
+                agent.emit(RunEvent::ToolCompleted {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    is_error: result.is_error,
+                });
+                result
+            }
+            Err(error) => {
+                agent.emit(RunEvent::ToolFailed {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    error: format!("{error}"),
+                });
+                timed_out_note(&error).unwrap_or_else(|| error.to_model_result())
+            }
+        };
+        for middleware in &agent.middleware {
+            middleware.after_tool(call, &mut result).await;
+        }
+        let ran_ok = !result.is_error;
+        CallAnswer { ran_ok, ..CallAnswer::just(result) }
+    }
+
+    /// The answer to a name the model may not call. While the bridge is active and query-aware
+    /// discovery is on, the name's words and the call's arguments are ranked against the
+    /// catalogue like a user message: the hits that pass the floor and the token budget are
+    /// promoted, and the answer names them with their signatures. The answer depends only on
+    /// what the model wrote — an unknown, Hidden or refused name of the same spelling reads the
+    /// same — and names only tools of the surface.
+    async fn unknown_name(&self, call: &ToolCall) -> CallAnswer {
+        let pre = self.agent.policy.discovery.pre_promotion;
+        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
+            return CallAnswer::just(self.bridge.unknown_tool(&call.name, &[]));
+        }
+        let query = unknown_call_query(call);
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, pre.limit).await;
+        let (mut loaded, mut spent) = (Vec::new(), 0_usize);
+        for hit in outcome.matched.iter().filter(|hit| hit.confidence.is_some_and(|c| c >= pre.min_confidence)) {
+            let Some(schema) = self.bridge.prepared_schema(&hit.name) else { continue };
+            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), self.agent.counter());
+            if spent.saturating_add(cost) <= pre.token_budget {
+                spent += cost;
+                loaded.push(schema);
+            }
+        }
+        let result = self.bridge.unknown_tool(&call.name, &loaded);
+        CallAnswer { loaded: loaded.into_iter().map(|schema| schema.name).collect(), ..CallAnswer::just(result) }
+    }
+
+    /// What the model reads when admission refuses a call: every violation, then the tool's
+    /// compact signature and argument notes (from the declaration the run sends), so a model
+    /// that guessed the arguments without the schema can fix them.
+    fn rejection(&self, name: &str, error: &ToolError) -> ToolResult {
+        let answer = error.to_model_result();
+        let Some(schema) = self.bridge.projected_schema(name) else {
+            return answer;
+        };
+        let mut text = answer.to_model_text();
+        text.push_str(&format!("\n`{name}` takes: {}", type_signature(&schema.parameters)));
+        let notes = argument_notes(&schema.parameters);
+        if !notes.is_empty() {
+            text.push('\n');
+            text.push_str(&notes);
+        }
+        ToolResult::error(text)
+    }
+
+    async fn search(&self, call: &ToolCall) -> CallAnswer {
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let answer = self.bridge.search(&args).await;
+        let found: Vec<String> =
+            answer.outcome.as_ref().map(|o| o.matched.iter().map(|hit| hit.name.clone()).collect()).unwrap_or_default();
+        if let Some(outcome) = answer.outcome {
+            self.agent.emit(RunEvent::ToolSearched {
+                call_id: call.id.clone(),
+                query: answer.query.filter(|_| self.agent.policy.capture.tool_io),
+                matched: found.clone(),
+                ranker: outcome.ranker,
+                top_confidence: outcome.top_confidence,
+                fallback: outcome.fallback,
+                shadow_matched: outcome.shadow_matched,
+                latency_ms: outcome.latency_ms,
+            });
+        }
+        CallAnswer { searched: found, ..CallAnswer::just(answer.result) }
+    }
+}
+
+/// One call's answer, and the deferred tools it makes the loop promote.
+pub(super) struct CallAnswer {
+    pub(super) result: ToolResult,
+    /// Found by `tool_search`.
+    pub(super) searched: Vec<String>,
+    /// Deferred tools called by name whose arguments admission refused.
+    pub(super) rejected: Vec<String>,
+    /// Deferred tools an unknown name's ranking loaded.
+    pub(super) loaded: Vec<String>,
+    /// A tool ran and answered without an error (the intrinsic search does not count).
+    pub(super) ran_ok: bool,
+}
+
+impl CallAnswer {
+    pub(super) fn just(result: ToolResult) -> Self {
+        Self { result, searched: Vec::new(), rejected: Vec::new(), loaded: Vec::new(), ran_ok: false }
+    }
+}
+
+/// What an unknown call is ranked by: its name's words, its argument names and its string
+/// values, at most 1,000 bytes.
+fn unknown_call_query(call: &ToolCall) -> String {
+    const MAX: usize = 1_000;
+    let mut query = call.name.replace(['_', '-', '.'], " ");
+    if let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&call.arguments) {
+        for (key, value) in args {
+            if query.len() >= MAX {
+                break;
+            }
+            query.push(' ');
+            query.push_str(&key.replace('_', " "));
+            if let Value::String(text) = value {
+                query.push(' ');
+                query.push_str(&text);
+            }
+        }
+    }
+    let mut end = query.len().min(MAX);
+    while !query.is_char_boundary(end) {
+        end -= 1;
+    }
+    query.truncate(end);
+    query
+}
+
+/// A timeout reads better to the model than a generic failure: it may retry with less work.
+fn timed_out_note(error: &ToolError) -> Option<ToolResult> {
+    match error {
+        ToolError::Failed { tool, source } if source.to_string().starts_with("timed out") => {
+            Some(ToolResult::error(format!("Tool `{tool}` did not finish in time ({source}).")))
+        }
+        _ => None,
+    }
+}
