@@ -21,11 +21,12 @@
 //! (default 400); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
 //! `--pre-tokens N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
 //! defaults: the library's); `--max-turns N` (default 8); `--timeout-secs N` (provider
-//! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (arms run
-//! side by side in N lanes, default 2: the all-Direct arm alone in one, the others in turn in
-//! the rest; a local server decodes its slots together); `--json`; `--transcripts FILE` (the
-//! JSON report with every transcript); `--max-tokens N` (each answer's cap, default 512: a
-//! small model that starts repeating itself stops there).
+//! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
+//! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
+//! the other arms then run N at a time, default 3: a local server decodes its slots together); `--json`; `--transcripts FILE` (the
+//! JSON report with every transcript); `--max-tokens N` (each answer's cap, default 256: a
+//! small model that starts repeating itself stops there); `--temperature X` (default: the
+//! server's; `0` makes runs repeatable, for comparing variants).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,6 +57,7 @@ struct Options {
     transcripts: Option<String>,
     lanes: usize,
     max_tokens: u32,
+    temperature: Option<f32>,
 }
 
 fn main() {
@@ -87,6 +89,10 @@ async fn run(options: Options) -> Result<(), String> {
         let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
             .map_err(|e| e.to_string())?
             .with_max_tokens(options.max_tokens);
+        let client = match options.temperature {
+            Some(temperature) => client.with_temperature(temperature),
+            None => client,
+        };
         (options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url))
     };
     eprintln!("live_tasks: {} tasks x {} run(s), model {name}", options.tasks.len(), options.runs);
@@ -97,53 +103,47 @@ async fn run(options: Options) -> Result<(), String> {
         eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
         specs.push(spec);
     }
-    // Lanes run side by side (a local server decodes its slots together); the all-Direct arm,
-    // whose prompt fills most of a small server's shared context, gets a lane of its own.
-    let lanes = options.lanes.clamp(1, specs.len().max(1));
-    let mut plan: Vec<Vec<usize>> = vec![Vec::new(); lanes];
-    let mut others = 0;
-    for (i, spec) in specs.iter().enumerate() {
-        let lane = match (lanes, spec.kind) {
-            (1, _) => 0,
-            (_, ArmKind::AllDirect) => 0,
-            _ => {
-                others += 1;
-                1 + (others - 1) % (lanes - 1)
-            }
-        };
-        plan[lane].push(i);
-    }
+    // The all-Direct arm runs alone first: its prompt fills most of a small local server's
+    // shared context, and beside another conversation its cached prefix would be evicted (a
+    // minute to compute again on two cores). The other arms then run side by side in `lanes`
+    // lanes that take them from one queue (a local server decodes its slots together).
+    let lanes = options.lanes.max(1);
+    let heavy: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].kind == ArmKind::AllDirect).collect();
+    let light: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].kind != ArmKind::AllDirect).collect();
     let started = std::time::Instant::now();
-    let lane_runs = plan.iter().map(|arms| {
-        let (model, specs, tasks) = (model.clone(), &specs, &options.tasks);
-        async move {
-            let mut done = Vec::new();
-            for &i in arms {
-                let spec = &specs[i];
-                let report = bench::run_arm(model.clone(), spec, tasks, options.runs, |result| {
-                    let pre = if result.pre_promoted.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" pre {:?}", result.pre_promoted)
-                    };
-                    eprintln!(
-                        "  {:<10} {:<32} {} {:>6.1}s  calls {:?}{pre}  {}",
-                        spec.kind.name(),
-                        result.id,
-                        if result.success { "ok  " } else { "FAIL" },
-                        result.wall_ms / 1_000.0,
-                        result.calls,
-                        result.reason
-                    );
-                })
-                .await;
-                done.push((i, report));
+    let mut finished: Vec<(usize, bench::ArmReport)> = Vec::new();
+    for (phase, width) in [(heavy, 1), (light, lanes)] {
+        let queue = std::sync::Mutex::new(phase.into_iter().collect::<std::collections::VecDeque<usize>>());
+        let lane_runs = (0..width).map(|_| {
+            let (model, specs, tasks, queue) = (model.clone(), &specs, &options.tasks, &queue);
+            async move {
+                let mut done = Vec::new();
+                while let Some(i) = queue.lock().ok().and_then(|mut queue| queue.pop_front()) {
+                    let spec = &specs[i];
+                    let report = bench::run_arm(model.clone(), spec, tasks, options.runs, |result| {
+                        let pre = if result.pre_promoted.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" pre {:?}", result.pre_promoted)
+                        };
+                        eprintln!(
+                            "  {:<10} {:<32} {} {:>6.1}s  calls {:?}{pre}  {}",
+                            spec.kind.name(),
+                            result.id,
+                            if result.success { "ok  " } else { "FAIL" },
+                            result.wall_ms / 1_000.0,
+                            result.calls,
+                            result.reason
+                        );
+                    })
+                    .await;
+                    done.push((i, report));
+                }
+                done
             }
-            done
-        }
-    });
-    let mut finished: Vec<(usize, bench::ArmReport)> =
-        futures_util::future::join_all(lane_runs).await.into_iter().flatten().collect();
+        });
+        finished.extend(futures_util::future::join_all(lane_runs).await.into_iter().flatten());
+    }
     finished.sort_by_key(|(i, _)| *i);
     let reports: Vec<bench::ArmReport> = finished.into_iter().map(|(_, report)| report).collect();
     let wall_s = started.elapsed().as_secs_f64();
@@ -190,8 +190,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         timeout: Duration::from_secs(900),
         json: false,
         transcripts: None,
-        lanes: 2,
-        max_tokens: 512,
+        lanes: 3,
+        max_tokens: 256,
+        temperature: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -246,6 +247,10 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--json" => options.json = true,
             "--transcripts" => options.transcripts = Some(value()?),
             "--lanes" => options.lanes = number(value()?)?,
+            "--temperature" => {
+                let text = value()?;
+                options.temperature = Some(text.parse().map_err(|_| format!("not a temperature: {text}"))?);
+            }
             "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
             other => return Err(format!("unknown option `{other}` (the options are in the example's header)")),
         }

@@ -7,10 +7,11 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tinytools::{ToolExposure, ToolRegistry, ToolResult};
+use tinytools::{Tool, ToolExposure, ToolRegistry, ToolResult};
 
 /// One tool of a set.
 #[derive(Clone, Debug, Deserialize)]
@@ -47,11 +48,19 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
         .collect()
 }
 
-/// A tool of the set as a registered, Deferred `Tool`: what `tool_search` would see.
+/// A tool of a set as a registered, Deferred `Tool`: what `tool_search` would see. It only
+/// ever answers with a fixed text: it is there to be ranked, not to work.
 struct SetTool {
     registered_name: String,
     description: String,
     parameters: Value,
+    answer: &'static str,
+}
+
+/// A Deferred stand-in for a set's tool, under `name`, with its description and (already
+/// normalised) schema, answering every call with `answer`.
+pub fn stub_tool(name: String, description: String, parameters: Value, answer: &'static str) -> Arc<dyn Tool> {
+    Arc::new(SetTool { registered_name: name, description, parameters, answer })
 }
 
 #[async_trait::async_trait]
@@ -69,7 +78,7 @@ impl tinytools::Tool for SetTool {
         ToolExposure::Deferred
     }
     async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
-        Ok(ToolResult::text("evaluation stub: ranking only"))
+        Ok(ToolResult::text(self.answer))
     }
 }
 
@@ -94,12 +103,13 @@ pub fn register(tools: &[EvalTool]) -> Result<RegisteredSet, String> {
         while id_of.contains_key(&registered_name) {
             registered_name.push('_');
         }
-        let set_tool = SetTool {
-            registered_name: registered_name.clone(),
-            description: tool.description.clone(),
-            parameters: normalize_schema(&tool.parameters),
-        };
-        registry.register(set_tool).map_err(|err| format!("tool {}: {err}", tool.id))?;
+        let set_tool = stub_tool(
+            registered_name.clone(),
+            tool.description.clone(),
+            normalize_schema(&tool.parameters),
+            "evaluation stub: ranking only",
+        );
+        registry.register_arc(set_tool).map_err(|err| format!("tool {}: {err}", tool.id))?;
         id_of.insert(registered_name, tool.id.clone());
         name_of.insert(tool.id.clone(), tool.name.clone());
     }

@@ -12,26 +12,10 @@ use tinytools::run::{Agent, Capture, Promotion, RunEvent, RunPolicy, StopReason}
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolExposure, ToolRegistry, tool};
 use tinytools_examples::catalogue;
+use tinytools_integration_tests::Recorder;
 
 fn names(request: &ModelRequest) -> Vec<&str> {
     request.tools.iter().map(|t| t.name.as_str()).collect()
-}
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<RunEvent>>);
-
-impl Recorder {
-    fn events(&self) -> Vec<RunEvent> {
-        self.0.lock().map(|events| events.clone()).unwrap_or_default()
-    }
-}
-
-impl tinytools::run::EventSink for Recorder {
-    fn emit(&self, event: &RunEvent) {
-        if let Ok(mut events) = self.0.lock() {
-            events.push(event.clone());
-        }
-    }
 }
 
 /// The spec's task: search, call the found tool with typed arguments, answer.

@@ -409,3 +409,20 @@ fn pformat_renders_the_spec_compact_positional_signature() {
     let catalogue = Dialect::PFormat.render_catalogue(&[tool]);
     assert!(catalogue.contains("read_file[0|<path>|1|<limit>]"), "{catalogue}");
 }
+
+#[tokio::test]
+async fn a_reply_reduced_to_its_calls_leaves_no_stray_braces_in_the_history() {
+    // Qwen2.5-Coder-1.5B writes doubled braces; the replayed `{` made it answer `{` and stop.
+    let inner = Arc::new(ScriptedModel::new([
+        ModelResponse::text(r#"{{"name": "stock_quote", "arguments": {"symbol": "ACME"}}}"#),
+        ModelResponse::text("ACME is up."),
+    ]));
+    let outcome = Agent::new(Arc::new(catalogue::registry()), Dialect::Native.wrap(inner.clone()))
+        .run(vec![Message::user("What is ACME at?")])
+        .await
+        .expect("runs");
+    let Message::Assistant { content, tool_calls } = &outcome.transcript.messages[1] else { panic!("a turn") };
+    assert_eq!((content.as_str(), tool_calls.len()), ("", 1));
+    assert_eq!(tool_calls[0].name, "stock_quote");
+    assert_eq!(outcome.answer, "ACME is up.");
+}

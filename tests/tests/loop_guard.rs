@@ -2,13 +2,14 @@
 //! asks for the final answer; a call described in prose gets one nudge.
 
 use std::cell::Cell;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::run::{Agent, EventSink, LoopGuard, RunEvent, RunPolicy, StopReason};
+use tinytools::run::{Agent, LoopGuard, RunEvent, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, tool};
+use tinytools_integration_tests::Recorder;
 
 thread_local! {
     /// Runs of `counted` on this test's thread (each test runs its agent on its own thread).
@@ -27,23 +28,6 @@ async fn counted(
 ) -> String {
     COUNTED.with(|n| n.set(n.get() + 1));
     format!("value of {key}")
-}
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<RunEvent>>);
-
-impl EventSink for Recorder {
-    fn emit(&self, event: &RunEvent) {
-        if let Ok(mut events) = self.0.lock() {
-            events.push(event.clone());
-        }
-    }
-}
-
-impl Recorder {
-    fn events(&self) -> Vec<RunEvent> {
-        self.0.lock().map(|e| e.clone()).unwrap_or_default()
-    }
 }
 
 fn registry() -> Arc<ToolRegistry> {

@@ -12,27 +12,17 @@ use tinytools::middleware::{
     DynamicToolSelectionMiddleware, Middleware, ToolAllowlistMiddleware, ToolPolicyMiddleware,
 };
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::run::{Agent, EventSink, RunEvent, RunPolicy, Transcript};
+use tinytools::run::{Agent, RunEvent, RunPolicy, Transcript};
 use tinytools::surface::Subject;
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolPolicies, ToolRegistry};
 use tinytools_examples::catalogue;
+use tinytools_integration_tests::Recorder;
 
 /// The deferred, destructive tool every mechanism below refuses.
 const REFUSED: &str = "calendar_cancel_event";
 /// A user message that would pre-promote it.
 const ASK: &str = "Cancel the calendar event evt_2291 and notify its attendees.";
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<RunEvent>>);
-
-impl EventSink for Recorder {
-    fn emit(&self, event: &RunEvent) {
-        if let Ok(mut events) = self.0.lock() {
-            events.push(event.clone());
-        }
-    }
-}
 
 /// Searches for it, calls it, calls a near miss of it, answers.
 fn script() -> Arc<ScriptedModel> {
@@ -138,7 +128,7 @@ async fn every_rule_hides_a_refused_deferred_tool_from_every_surface() {
             ["read_note", "tool_search"]
         );
         assert!(!outcome.transcript.promoted().any(|n| n == REFUSED), "mechanism {i}: never promoted");
-        let events = recorder.0.lock().map(|e| e.clone()).unwrap_or_default();
+        let events = recorder.events();
         assert!(
             !events.iter().any(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == REFUSED)),
             "mechanism {i}: it never ran"

@@ -2,42 +2,30 @@
 //! best hits are promoted before the model is called; a deferred tool called by name with
 //! arguments admission refuses is promoted and answered with its signature.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelRequest, ModelResponse};
 use tinytools::rank::{RankRequest, RankedTool, ToolRanker};
-use tinytools::run::{Agent, EventSink, Promotion, RunEvent, RunPolicy, Transcript};
+use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy, Transcript};
 use tinytools::testkit::ScriptedModel;
 use tinytools_examples::catalogue;
+use tinytools_integration_tests::Recorder;
+
+fn promotions(recorder: &Recorder) -> Vec<(Vec<String>, Promotion)> {
+    recorder
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolsPromoted { names, cause } => Some((names, cause)),
+            _ => None,
+        })
+        .collect()
+}
 
 fn names(request: &ModelRequest) -> Vec<&str> {
     request.tools.iter().map(|t| t.name.as_str()).collect()
-}
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<RunEvent>>);
-
-impl Recorder {
-    fn promotions(&self) -> Vec<(Vec<String>, Promotion)> {
-        let events = self.0.lock().map(|events| events.clone()).unwrap_or_default();
-        events
-            .into_iter()
-            .filter_map(|event| match event {
-                RunEvent::ToolsPromoted { names, cause } => Some((names, cause)),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-impl EventSink for Recorder {
-    fn emit(&self, event: &RunEvent) {
-        if let Ok(mut events) = self.0.lock() {
-            events.push(event.clone());
-        }
-    }
 }
 
 fn policy(pre_promotion: PrePromotion) -> RunPolicy {
@@ -58,7 +46,7 @@ async fn first_request(pre: PrePromotion, user: &str) -> (ModelRequest, Vec<(Vec
         .with_policy(policy(pre))
         .with_events(recorder.clone());
     let outcome = agent.run(vec![Message::user(user)]).await.expect("runs");
-    (model.requests().remove(0), recorder.promotions(), outcome.transcript)
+    (model.requests().remove(0), promotions(&recorder), outcome.transcript)
 }
 
 const SPEC_TASK: &str = "What is ACME stock trading at right now?";
@@ -143,7 +131,7 @@ async fn resume_restores_pre_promotions_the_rules_still_admit_and_ranks_the_new_
     let tools = names(&next.requests()[0]).into_iter().map(str::to_owned).collect::<Vec<_>>();
     assert!(tools.contains(&"stock_quote".to_owned()), "restored: {tools:?}");
     assert!(tools.contains(&"weather_forecast".to_owned()), "the new message is ranked: {tools:?}");
-    assert!(matches!(recorder.promotions().as_slice(), [(_, Promotion::UserMessage { .. })]));
+    assert!(matches!(promotions(&recorder).as_slice(), [(_, Promotion::UserMessage { .. })]));
 
     // Under an allow-list without it, the earlier promotion is not restored.
     let narrowed = answer_only();
@@ -205,7 +193,7 @@ async fn the_runs_ranker_decides_and_a_failing_one_falls_back_to_bm25() {
             .await
             .expect("runs");
         assert!(names(&model.requests()[0]).contains(&expect_tool));
-        let promotions = recorder.promotions();
+        let promotions = promotions(&recorder);
         let [(_, Promotion::UserMessage { ranker, fallback, .. })] = promotions.as_slice() else {
             panic!("one pre-promotion")
         };
@@ -236,7 +224,7 @@ async fn a_deferred_tool_called_without_its_schema_and_refused_is_promoted_and_a
     let requests = model.requests();
     assert_eq!(names(&requests[0]), ["read_note", "tool_search"]);
     assert_eq!(names(&requests[1]), ["read_note", "tool_search", "stock_quote"], "promoted for the retry");
-    assert_eq!(recorder.promotions(), [(vec!["stock_quote".to_owned()], Promotion::RejectedCall)]);
+    assert_eq!(promotions(&recorder), [(vec!["stock_quote".to_owned()], Promotion::RejectedCall)]);
     // A Direct tool's rejection carries its signature too, and promotes nothing.
     let Message::Tool { content, .. } = &outcome.transcript.messages[4] else { panic!("a tool answer") };
     assert!(content.contains("`read_note` takes: {title: string}"), "{content}");
@@ -262,7 +250,7 @@ async fn an_invented_name_is_ranked_like_a_message_and_its_best_matches_are_load
         (
             content.clone(),
             names(&model.requests()[1]).iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
-            recorder.promotions(),
+            promotions(&recorder),
         )
     };
     let (answer, tools, promotions) = run(catalogue::registry(), PrePromotion::default()).await;

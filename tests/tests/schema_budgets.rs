@@ -409,33 +409,22 @@ fn the_ladder_runs_its_rungs_in_the_specs_order() {
     // The spec: prune unreachable $defs → strip nested property descriptions → strip all
     // property descriptions → drop definition tables → collapse objects deeper than 3 → drop
     // anyOf/oneOf/allOf; then this crate's floor.
-    assert_eq!(
-        report.rungs,
-        [
-            CompactionRung::PruneUnreachableDefinitions,
-            CompactionRung::StripNestedDescriptions,
-            CompactionRung::StripAllDescriptions,
-            CompactionRung::DropDefinitions,
-            CompactionRung::CollapseDeepObjects,
-            CompactionRung::DropCombinators,
-            CompactionRung::BareTopLevelTypes,
-        ]
-    );
+    const SPEC_ORDER: [CompactionRung; 7] = [
+        CompactionRung::PruneUnreachableDefinitions,
+        CompactionRung::StripNestedDescriptions,
+        CompactionRung::StripAllDescriptions,
+        CompactionRung::DropDefinitions,
+        CompactionRung::CollapseDeepObjects,
+        CompactionRung::DropCombinators,
+        CompactionRung::BareTopLevelTypes,
+    ];
+    assert_eq!(report.rungs, SPEC_ORDER);
     // Every budget stops the ladder after a prefix of that order, keeping the top-level
     // argument surface.
     for budget in 1..=4_000 {
         let (compact, report) = SchemaCompaction { max_schema_bytes: Some(budget * 10), ..SchemaCompaction::UNLIMITED }
             .compact_parameters(&parameters);
-        let spec_prefix = [
-            CompactionRung::PruneUnreachableDefinitions,
-            CompactionRung::StripNestedDescriptions,
-            CompactionRung::StripAllDescriptions,
-            CompactionRung::DropDefinitions,
-            CompactionRung::CollapseDeepObjects,
-            CompactionRung::DropCombinators,
-            CompactionRung::BareTopLevelTypes,
-        ];
-        assert_eq!(report.rungs[..], spec_prefix[..report.rungs.len()], "budget {}", budget * 10);
+        assert_eq!(report.rungs[..], SPEC_ORDER[..report.rungs.len()], "budget {}", budget * 10);
         assert_eq!(top_level_names(&compact), top_level_names(&parameters));
         if report.rungs.is_empty() {
             break;

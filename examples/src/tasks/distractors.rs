@@ -5,9 +5,8 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::Value;
 use tinytools::tool::{TOOL_SEARCH, check_tool_name};
-use tinytools::{Tool, ToolExposure, ToolRegistry, ToolResult};
+use tinytools::{Tool, ToolRegistry};
 
 use crate::catalogue;
 use crate::eval::{self, EvalTool};
@@ -15,32 +14,6 @@ use crate::eval::{self, EvalTool};
 /// Where BFCL's tool definitions live: `shared/eval/bfcl/tools.jsonl` beside the checkout.
 pub fn bfcl_tools_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl/tools.jsonl")
-}
-
-/// A BFCL tool that only answers "ok": there to be ranked past, not called.
-struct Distractor {
-    name: String,
-    description: String,
-    parameters: Value,
-}
-
-#[async_trait::async_trait]
-impl Tool for Distractor {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn parameters_schema(&self) -> Value {
-        self.parameters.clone()
-    }
-    fn exposure(&self) -> ToolExposure {
-        ToolExposure::Deferred
-    }
-    async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
-        Ok(ToolResult::text("ok"))
-    }
 }
 
 /// The first `n` of BFCL's tools in the file's order, each Deferred under its name made
@@ -71,7 +44,7 @@ pub fn bfcl_distractors(n: usize) -> Result<Vec<Arc<dyn Tool>>, String> {
             continue;
         }
         let parameters = eval::normalize_schema(&tool.parameters);
-        out.push(Arc::new(Distractor { name, description: tool.description.clone(), parameters }));
+        out.push(eval::stub_tool(name, tool.description.clone(), parameters, "ok"));
     }
     if out.len() < n {
         return Err(format!(

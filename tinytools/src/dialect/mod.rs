@@ -10,6 +10,7 @@ mod envelope;
 mod json_tag;
 mod pformat;
 mod recovery;
+mod relaxed_json;
 
 use std::sync::Arc;
 
@@ -212,6 +213,9 @@ impl ChatModel for DialectModel {
                     .collect();
                 response.content = text;
             }
+        }
+        if !response.tool_calls.is_empty() {
+            response.content = recovery::without_residue(&response.content);
         }
         Ok(response)
     }

@@ -28,12 +28,11 @@
 
 use std::cell::OnceCell;
 
+use super::relaxed_json::read_value;
+
 use serde_json::Value;
 
 use crate::model::ToolCall;
-
-/// How deep the relaxed reading nests, as serde_json's own limit.
-const MAX_DEPTH: usize = 128;
 
 /// The offered tool a written name means: itself, a unique case-insensitive match, or a
 /// unique close spelling (edit distance ≤ 2). `None` when nothing offered fits or several do.
@@ -140,9 +139,25 @@ fn is_definition(call: &Value) -> bool {
     call.get("description").is_some_and(Value::is_string) && call.get("arguments").is_none() && schema
 }
 
+/// The text of a reply that made calls, without what is left of the calls' own syntax: a
+/// reply reduced to stray braces, brackets and commas (`{}}`, what a small model's doubled
+/// braces leave once its call is read) is no text at all. That residue matters: the reply goes
+/// back to the model as its own earlier turn, and a small model copies it — measured on
+/// Qwen2.5-Coder-1.5B, a history with `{` before its call made it answer `{` and stop, where the
+/// same history without it made the right call.
+pub(crate) fn without_residue(text: &str) -> String {
+    if text.chars().any(char::is_alphanumeric) {
+        text.trim_matches(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '[' | ']' | ',')).to_owned()
+    } else {
+        String::new()
+    }
+}
+
 /// Calls a model wrote as bare or ```json-fenced JSON (see the module notes for what counts),
 /// with the text left once they are taken out. JSON that is no call stays text; a call with
-/// a name that is not offered is returned under that name, unchanged.
+/// a name that is not offered is returned under that name, unchanged. An object wrapped in a tag
+/// named after an offered tool (`<stock_quote>{"symbol": "ACME"}</stock_quote>`, a form small
+/// models write) is a call of that tool with those arguments.
 pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() -> String) -> (Vec<ToolCall>, String) {
     let marks = OnceCell::new();
     let mut calls = Vec::new();
@@ -159,6 +174,14 @@ pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() ->
                 kept.push_str(strip_fence_open(&rest[..start]));
                 rest = strip_fence_close(&candidate[end..]);
             }
+            Some((Value::Object(arguments), end))
+                if let Some(call) = tagged_call(&rest[..start], &candidate[end..], offered) =>
+            {
+                let (name, open, close) = call;
+                calls.push(ToolCall { id: next_id(), name, arguments: Value::Object(arguments).to_string() });
+                kept.push_str(&rest[..start - open]);
+                rest = &candidate[end + close..];
+            }
             // JSON that is no call is text; an array's elements are still looked at one by one.
             Some((value, end)) if !value.is_array() => {
                 kept.push_str(&rest[..start + end]);
@@ -174,168 +197,21 @@ pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() ->
     (calls, kept.trim().to_owned())
 }
 
-/// The JSON value starting at byte `at` of `text` and how many bytes it takes: strict JSON
-/// first, then the relaxed reading (comments, trailing commas).
-fn read_value(text: &str, at: usize, marks: &OnceCell<Marks>) -> Option<(Value, usize)> {
-    let candidate = &text[at..];
-    let mut stream = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
-    if let Some(Ok(value)) = stream.next() {
-        return Some((value, stream.byte_offset()));
+/// A tag around an arguments object that names an offered tool: `<stock_quote>` just before it
+/// and `</stock_quote>` just after (whitespace aside). Returns the tool, and how many bytes of
+/// `before` and `after` the tags take.
+fn tagged_call(before: &str, after: &str, offered: &[&str]) -> Option<(String, usize, usize)> {
+    let trimmed = before.trim_end();
+    let open_at = trimmed.strip_suffix('>')?.rfind('<')?;
+    let tag = &trimmed[open_at + 1..trimmed.len() - 1];
+    if tag.is_empty() || !tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return None;
     }
-    let mut reader = Relaxed { text, at, out: String::new(), marks };
-    reader.value(0)?;
-    let value = serde_json::from_str(&reader.out).ok()?;
-    Some((value, reader.at - at))
-}
-
-/// Where lines end and block comments could close in a reply, found in one pass the first time
-/// a comment is met, so no comment's end is searched for twice however many readings start.
-struct Marks {
-    newlines: Vec<usize>,
-    /// The byte offset of the `*` of each `*/`.
-    block_ends: Vec<usize>,
-}
-
-impl Marks {
-    fn of(text: &str) -> Self {
-        let bytes = text.as_bytes();
-        let mut marks = Self { newlines: Vec::new(), block_ends: Vec::new() };
-        for (at, byte) in bytes.iter().enumerate() {
-            match byte {
-                b'\n' => marks.newlines.push(at),
-                b'*' if bytes.get(at + 1) == Some(&b'/') => marks.block_ends.push(at),
-                _ => {}
-            }
-        }
-        marks
-    }
-
-    /// The first mark at or after `from`.
-    fn next(list: &[usize], from: usize) -> Option<usize> {
-        list.get(list.partition_point(|&at| at < from)).copied()
-    }
-}
-
-/// A one-pass reader of JSON with comments and trailing commas: it copies the value's tokens
-/// into `out` as strict JSON (serde_json then checks strings and numbers) and fails at the
-/// first thing JSON does not allow, so a reading that is not JSON stops early.
-struct Relaxed<'a> {
-    text: &'a str,
-    at: usize,
-    out: String,
-    marks: &'a OnceCell<Marks>,
-}
-
-impl Relaxed<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-
-    /// Copies the next `len` bytes (ASCII punctuation or a whole token) to the output.
-    fn copy(&mut self, len: usize) {
-        self.out.push_str(&self.text[self.at..self.at + len]);
-        self.at += len;
-    }
-
-    /// Skips whitespace and comments; `None` at a block comment that never closes.
-    fn skip(&mut self) -> Option<()> {
-        loop {
-            let bytes = self.text.as_bytes();
-            match (bytes.get(self.at), bytes.get(self.at + 1)) {
-                (Some(b' ' | b'\t' | b'\n' | b'\r'), _) => self.at += 1,
-                (Some(b'/'), Some(b'/')) => {
-                    let marks = self.marks.get_or_init(|| Marks::of(self.text));
-                    self.at = Marks::next(&marks.newlines, self.at + 2).unwrap_or(self.text.len());
-                }
-                (Some(b'/'), Some(b'*')) => {
-                    let marks = self.marks.get_or_init(|| Marks::of(self.text));
-                    self.at = Marks::next(&marks.block_ends, self.at + 2)? + 2;
-                }
-                _ => return Some(()),
-            }
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Option<()> {
-        match self.peek()? {
-            b'{' => self.container(b'}', true, depth),
-            b'[' => self.container(b']', false, depth),
-            b'"' => self.string(),
-            b'-' | b'0'..=b'9' => {
-                let rest = &self.text.as_bytes()[self.at..];
-                let len =
-                    rest.iter().take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')).count();
-                self.copy(len);
-                Some(())
-            }
-            _ => {
-                let literal =
-                    ["true", "false", "null"].into_iter().find(|word| self.text[self.at..].starts_with(word))?;
-                self.copy(literal.len());
-                Some(())
-            }
-        }
-    }
-
-    /// An object or array; a comma right before its close is dropped.
-    fn container(&mut self, close: u8, object: bool, depth: usize) -> Option<()> {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
-        self.copy(1);
-        self.skip()?;
-        if self.peek()? == close {
-            self.copy(1);
-            return Some(());
-        }
-        loop {
-            if object {
-                if self.peek()? != b'"' {
-                    return None;
-                }
-                self.string()?;
-                self.skip()?;
-                if self.peek()? != b':' {
-                    return None;
-                }
-                self.copy(1);
-                self.skip()?;
-            }
-            self.value(depth + 1)?;
-            self.skip()?;
-            match self.peek()? {
-                b',' => {
-                    self.at += 1;
-                    self.skip()?;
-                    if self.peek()? == close {
-                        self.copy(1);
-                        return Some(());
-                    }
-                    self.out.push(',');
-                }
-                next if next == close => {
-                    self.copy(1);
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// A string, copied whole: comment marks inside it are its text.
-    fn string(&mut self) -> Option<()> {
-        let bytes = self.text.as_bytes();
-        let mut end = self.at + 1;
-        loop {
-            match bytes.get(end)? {
-                b'"' => break,
-                b'\\' => end += 2,
-                _ => end += 1,
-            }
-        }
-        self.copy(end + 1 - self.at);
-        Some(())
-    }
+    let name = offered.iter().find(|name| **name == tag)?;
+    let rest = after.trim_start();
+    let close = format!("</{tag}>");
+    let after_close = rest.strip_prefix(close.as_str())?;
+    Some(((*name).to_owned(), before.len() - open_at, after.len() - after_close.len()))
 }
 
 fn strip_fence_open(text: &str) -> &str {
@@ -373,6 +249,32 @@ mod tests {
     /// `(name, arguments as JSON)` of each call.
     fn named(calls: &[ToolCall]) -> Vec<(&str, Value)> {
         calls.iter().map(|c| (c.name.as_str(), serde_json::from_str(&c.arguments).unwrap_or(Value::Null))).collect()
+    }
+
+    #[test]
+    fn an_object_in_a_tag_named_after_an_offered_tool_is_its_call() {
+        let reply = "<stock_quote>\n{\"symbol\": \"ACME\"}\n</stock_quote>";
+        let (calls, text) = recover(reply, &OFFERED, &mut ids());
+        assert_eq!(calls.len(), 1, "{text}");
+        assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("stock_quote", r#"{"symbol":"ACME"}"#));
+        assert_eq!(text, "");
+        // Only an offered name, only a matching closing tag.
+        let (calls, _) = recover("<rm_rf>{\"path\": \"/\"}</rm_rf>", &OFFERED, &mut ids());
+        assert!(calls.is_empty());
+        let (calls, _) = recover("<stock_quote>{\"symbol\": \"ACME\"}</read_note>", &OFFERED, &mut ids());
+        assert!(calls.is_empty());
+        let (calls, text) = recover("Use <b>{\"x\": 1}</b> here.", &OFFERED, &mut ids());
+        assert!(calls.is_empty() && text == "Use <b>{\"x\": 1}</b> here.");
+    }
+
+    #[test]
+    fn what_is_left_of_a_calls_syntax_is_no_text() {
+        assert_eq!(without_residue("{}}"), "");
+        assert_eq!(without_residue(" {\n"), "");
+        assert_eq!(without_residue("[ , ]"), "");
+        assert_eq!(without_residue("{}}\nLet me check."), "Let me check.");
+        assert_eq!(without_residue("Checking the price."), "Checking the price.");
+        assert_eq!(without_residue("Use {braces} inside."), "Use {braces} inside.");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::manifest::{Manifest, ManifestDetail};
+use super::manifest::{Manifest, ManifestDetail, families_line};
 use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
 use crate::schema::{SchemaPreparation, TokenCounter};
 use crate::surface::Surface;
@@ -167,8 +167,16 @@ impl DiscoveryBridge {
             ManifestDetail::Summaries | ManifestDetail::Names => {
                 format!("{intro}\n\nTools you can find:\n{}", manifest.text)
             }
-            ManifestDetail::Count => format!("{intro} {}", manifest.text),
-            ManifestDetail::Nothing => intro.to_owned(),
+            ManifestDetail::Count | ManifestDetail::Nothing => {
+                // No names fit: say at least which kinds of tools there are (outside the
+                // manifest, which stays the spec's bare count).
+                let families = families_line(&self.catalog).filter(|_| crate::variant::on("families"));
+                let parts: Vec<&str> = [intro, manifest.text.as_str(), families.as_deref().unwrap_or("")]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                parts.join(" ")
+            }
         };
         let max = self.policy.max_limit();
         let default = self.policy.limit(None);

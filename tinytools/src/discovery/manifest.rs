@@ -92,25 +92,62 @@ fn names(catalog: &DeferredCatalog) -> String {
 }
 
 fn count(catalog: &DeferredCatalog) -> String {
-    if crate::variant::on("families") {
-        let mut families: Vec<&str> = catalog.iter().filter_map(|tool| tool.family()).collect();
-        families.sort_unstable();
-        families.dedup();
-        let loose = catalog.iter().filter(|tool| tool.family().is_none()).count();
-        if !families.is_empty() {
-            let more = if loose > 0 { format!(", and {loose} more") } else { String::new() };
-            return format!(
-                "{} tools are available through search, for: {}{more}.",
-                catalog.len(),
-                families.join(", ")
-            );
-        }
-    }
     match catalog.len() {
         1 => "1 tool is available through search.".to_owned(),
         n => format!("{n} tools are available through search."),
     }
 }
+
+/// The families the catalogue's tools belong to, for `tool_search`'s description when the
+/// manifest could afford no names: `"Their families: calendar, finance, gmail (and 1,000 tools
+/// without one)."`, at most [`FAMILIES_CHARS`] characters of names. `None` when no tool has a
+/// family.
+///
+/// ```
+/// use tinytools::discovery::{DeferredCatalog, families_line};
+/// use tinytools::ToolSchema;
+///
+/// let tool = |name: &str, family: Option<&str>| {
+///     (ToolSchema { name: name.into(), description: "A tool.".into(), parameters: serde_json::json!({"type": "object"}) }, family.map(str::to_owned))
+/// };
+/// let catalog = DeferredCatalog::from_tools([tool("a", Some("mail")), tool("b", Some("finance")), tool("c", None)]);
+/// assert_eq!(families_line(&catalog).as_deref(), Some("Their families: finance, mail (and 1 tool without one)."));
+/// assert_eq!(families_line(&DeferredCatalog::from_tools([tool("c", None)])), None);
+/// ```
+pub fn families_line(catalog: &DeferredCatalog) -> Option<String> {
+    let mut families: Vec<&str> = catalog.iter().filter_map(|tool| tool.family()).collect();
+    families.sort_unstable();
+    families.dedup();
+    if families.is_empty() {
+        return None;
+    }
+    let mut listed = String::new();
+    let mut shown = 0;
+    for family in &families {
+        if listed.len() + family.len() > FAMILIES_CHARS {
+            break;
+        }
+        if !listed.is_empty() {
+            listed.push_str(", ");
+        }
+        listed.push_str(family);
+        shown += 1;
+    }
+    let mut more = Vec::new();
+    if shown < families.len() {
+        more.push(format!("{} more families", families.len() - shown));
+    }
+    match catalog.iter().filter(|tool| tool.family().is_none()).count() {
+        0 => {}
+        1 => more.push("1 tool without one".to_owned()),
+        n => more.push(format!("{n} tools without one")),
+    }
+    let more = if more.is_empty() { String::new() } else { format!(" (and {})", more.join(", ")) };
+    Some(format!("Their families: {listed}{more}."))
+}
+
+/// The most characters of family names [`families_line`] lists.
+pub const FAMILIES_CHARS: usize = 300;
 
 /// The description's first sentence, at most [`SUMMARY_CHARS`] characters (cut at a word,
 /// ending in `…`).

@@ -15,6 +15,6 @@ mod unknown;
 
 pub use bridge::{DiscoveryBridge, SearchAnswer};
 pub use catalog::{CatalogTool, DeferredCatalog, RankOutcome};
-pub use manifest::{Manifest, ManifestDetail, SUMMARY_CHARS, first_sentence};
+pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
 pub use policy::{PrePromotion, RankMode, ToolDiscoveryPolicy};
 pub use unknown::{MAX_SUGGESTIONS, unknown_tool_answer};

@@ -188,7 +188,8 @@ fn provider_error(status: u16, body: &str) -> ModelError {
         || lower.contains("context window")
         || lower.contains("prompt is too long")
         || lower.contains("too many tokens")
-        || lower.contains("exceeds the available context");
+        || lower.contains("exceeds the available context")
+        || lower.contains("context size has been exceeded");
     if context { ModelError::ContextLength { message } } else { ModelError::Provider { status, message } }
 }
 
@@ -223,6 +224,10 @@ mod tests {
         assert!(matches!(provider_error(400, anthropic), ModelError::ContextLength { .. }));
         let llama = r#"{"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}}"#;
         assert!(matches!(provider_error(400, llama), ModelError::ContextLength { .. }));
+        // llama-server when its slots share one context and generation runs out of it.
+        let shared =
+            r#"{"error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}}"#;
+        assert!(matches!(provider_error(500, shared), ModelError::ContextLength { .. }));
         assert!(
             matches!(provider_error(502, "<html>bad gateway</html>"), ModelError::Provider { status: 502, message } if message.contains("bad gateway"))
         );

@@ -26,6 +26,7 @@ pub struct OpenAiCompatible {
     model: String,
     headers: Vec<(String, String)>,
     max_tokens: Option<u32>,
+    temperature: Option<f32>,
 }
 
 impl OpenAiCompatible {
@@ -40,7 +41,15 @@ impl OpenAiCompatible {
     ) -> Result<Self, ConfigError> {
         let base_url = base_url.into().trim_end_matches('/').to_owned();
         let http = Http::new(options)?;
-        Ok(Self { http, base_url, api_key: None, model: model.into(), headers: Vec::new(), max_tokens: None })
+        Ok(Self {
+            http,
+            base_url,
+            api_key: None,
+            model: model.into(),
+            headers: Vec::new(),
+            max_tokens: None,
+            temperature: None,
+        })
     }
 
     /// OpenAI.
@@ -116,13 +125,21 @@ impl OpenAiCompatible {
     /// use tinytools::providers::OpenAiCompatible;
     ///
     /// let client = OpenAiCompatible::local("http://127.0.0.1:8091/v1", "qwen")?.with_max_tokens(512);
-    /// let body = client.body(&Default::default());
-    /// assert_eq!(body["max_tokens"], 512);
+    /// let body = client.with_temperature(0.0).body(&Default::default());
+    /// assert_eq!((body["max_tokens"].as_u64(), body["temperature"].as_f64()), (Some(512), Some(0.0)));
     /// # Ok::<(), tinytools::providers::ConfigError>(())
     /// ```
     #[must_use]
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Samples at this temperature (`0.0`: greedy, the same answer for the same request);
+    /// without it the server's default applies.
+    #[must_use]
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature).filter(|t| t.is_finite() && *t >= 0.0);
         self
     }
 
@@ -145,6 +162,9 @@ impl OpenAiCompatible {
         }
         if let Some(max_tokens) = self.max_tokens {
             body["max_tokens"] = json!(max_tokens);
+        }
+        if let Some(temperature) = self.temperature {
+            body["temperature"] = json!(temperature);
         }
         body
     }
