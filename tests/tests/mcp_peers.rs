@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tinytools::discovery::DiscoveryBridge;
+use tinytools::discovery::{DiscoveryBridge, PrePromotion};
 use tinytools::mcp::McpServer;
 use tinytools::model::{Message, ModelResponse};
 use tinytools::run::{Agent, RunPolicy};
@@ -41,15 +41,36 @@ async fn search(registry: &ToolRegistry, query: &str) -> Vec<String> {
 }
 
 /// Runs the spec's shape: search, call what was found, answer. Returns the tool's answer.
+///
+/// Query-aware pre-promotion is off for this run, so the first request is the bridge alone
+/// and the tool arrives through `tool_search`; a second run with the default policy checks
+/// that pre-promotion loads the same tool from the user's message before the model is asked.
 async fn search_then_call(registry: ToolRegistry, query: &str, tool: &str, args: Value) -> (String, bool) {
+    let registry = Arc::new(registry);
+    let prepared =
+        || RunPolicy { tool_schemas: Some(SchemaPreparation::new(ProviderProfile::OPENAI)), ..RunPolicy::default() };
+
+    let asked = Arc::new(ScriptedModel::new([ModelResponse::text("done")]));
+    Agent::new(registry.clone(), asked.clone())
+        .with_policy(prepared())
+        .run(vec![Message::user(query)])
+        .await
+        .expect("runs");
+    let first = &asked.requests()[0].tools;
+    assert!(
+        first.iter().any(|t| t.name == tool),
+        "the message pre-promoted {tool}: {:?}",
+        first.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+
     let model = Arc::new(ScriptedModel::new([
         ModelResponse::calls([("c1", "tool_search", json!({"query": query}))]),
         ModelResponse::calls([("c2", tool, args)]),
         ModelResponse::text("done"),
     ]));
-    let policy =
-        RunPolicy { tool_schemas: Some(SchemaPreparation::new(ProviderProfile::OPENAI)), ..RunPolicy::default() };
-    let agent = Agent::new(Arc::new(registry), model.clone()).with_policy(policy);
+    let mut policy = prepared();
+    policy.discovery.pre_promotion = PrePromotion::off();
+    let agent = Agent::new(registry, model.clone()).with_policy(policy);
     let outcome = agent.run(vec![Message::user(query)]).await.expect("runs");
     let requests = model.requests();
     let first: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
