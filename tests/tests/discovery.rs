@@ -96,6 +96,26 @@ fn the_manifest_degrades_to_names_then_a_count_then_nothing_and_never_exceeds_it
 }
 
 #[test]
+fn below_the_names_rung_the_description_names_the_families_and_above_it_does_not() {
+    let description = |budget| {
+        bridge(ToolDiscoveryPolicy { manifest_token_budget: budget, ..Default::default() })
+            .1
+            .schema(&EstimatedTokens)
+            .description
+    };
+    let count = description(12);
+    assert!(count.contains("40 tools are available through search."), "{count}");
+    let families = count.split("Their families: ").nth(1).unwrap_or_default();
+    for family in ["calendar", "finance", "gmail"] {
+        assert!(families.contains(family), "{family} missing from {count}");
+    }
+    let nothing = description(0);
+    assert!(nothing.contains("Their families: ") && !nothing.contains("40 tools"), "{nothing}");
+    let names = description(400);
+    assert!(names.contains("stock_quote") && !names.contains("Their families"), "{names}");
+}
+
+#[test]
 fn the_bridge_schema_is_byte_stable_for_the_same_catalogue() {
     let (_, first) = bridge(ToolDiscoveryPolicy::default());
     let mut reversed = ToolRegistry::new();

@@ -74,7 +74,7 @@ async fn the_best_hit_is_promoted_before_the_first_call_and_recorded_like_a_sear
 
 #[tokio::test]
 async fn an_unrelated_message_promotes_nothing() {
-    let incidental = "Find the highest common factor of 36 and 24.";
+    let incidental = "Show me the highest common factor of 36 and 24.";
     for user in ["Tell me a joke about penguins.", "Thanks, that is all for today!", incidental, ""] {
         let (request, promotions, transcript) = first_request(PrePromotion::default(), user).await;
         assert_eq!(names(&request), ["read_note", "tool_search"], "{user:?}");

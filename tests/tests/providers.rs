@@ -290,3 +290,27 @@ async fn a_provider_that_hangs_times_out_with_a_clear_error_and_no_secret() {
     assert!(matches!(&err, ModelError::Transport(message) if message.starts_with("timed out")), "{err}");
     assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 3, "one more request, no retry");
 }
+
+#[tokio::test]
+async fn a_response_body_past_the_cap_is_refused_as_it_is_read() {
+    let server = MockServer::start().await;
+    let padding = "x".repeat(64 * 1024);
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": padding}, "finish_reason": "stop"}],
+    });
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        .mount(&server)
+        .await;
+    let client = OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", fast()).expect("client");
+    let capped = ModelRequest { max_response_bytes: Some(16 * 1024), ..request() };
+    let err = client.complete(&capped).await.expect_err("too large");
+    assert!(matches!(err, ModelError::ResponseTooLarge { limit: 16_384 }), "{err}");
+    assert!(err.to_string().contains("max_response_bytes"), "{err}");
+    // Under the cap (the run's default among them) the same answer reads.
+    let roomy = ModelRequest { max_response_bytes: Some(1 << 20), ..request() };
+    assert_eq!(client.complete(&roomy).await.expect("reads").content.len(), 64 * 1024);
+    assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 2, "a refused body is not retried");
+}

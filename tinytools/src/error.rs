@@ -79,6 +79,22 @@ pub enum ToolError {
         #[source]
         source: anyhow::Error,
     },
+    /// The call ran past `RunPolicy::tool_timeout` and was abandoned (its cancellation token
+    /// fired first). A tool's own error that mentions a timeout is [`Failed`](Self::Failed),
+    /// never this.
+    #[error("tool `{tool}` did not finish within {} ms", after.as_millis())]
+    TimedOut {
+        /// The tool.
+        tool: String,
+        /// How long it was given.
+        after: std::time::Duration,
+    },
+    /// The run was cancelled while the call was running; the call was abandoned.
+    #[error("tool `{tool}` was cancelled with its run")]
+    Cancelled {
+        /// The tool.
+        tool: String,
+    },
     /// The tool panicked. The panic was contained.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
@@ -124,6 +140,14 @@ impl ToolError {
                     "Tool `{tool}` failed while running. Do not retry the same call; tell the user it is unavailable."
                 )
             }
+            // A timeout reads better than a generic failure: the model may retry with less work.
+            Self::TimedOut { tool, after } => {
+                format!(
+                    "Tool `{tool}` did not finish in time ({} ms). Try a smaller request, or tell the user it is slow.",
+                    after.as_millis()
+                )
+            }
+            Self::Cancelled { tool } => format!("The run was cancelled before `{tool}` finished."),
             Self::Panicked { tool, .. } => {
                 format!(
                     "Tool `{tool}` crashed while running. Do not retry the same call; tell the user it is unavailable."

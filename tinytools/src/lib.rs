@@ -76,8 +76,6 @@ pub mod surface;
 pub mod testkit;
 pub mod tool;
 mod unwind;
-#[doc(hidden)]
-pub(crate) mod variant;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -177,7 +177,7 @@ impl Dialect {
         if !system_done {
             messages.insert(0, Message::system(catalogue));
         }
-        ModelRequest { messages, tools: Vec::new(), callable_by_name: Vec::new() }
+        ModelRequest { messages, max_response_bytes: request.max_response_bytes, ..ModelRequest::default() }
     }
 }
 

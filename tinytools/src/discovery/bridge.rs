@@ -154,23 +154,18 @@ impl DiscoveryBridge {
     /// sized to `manifest_token_budget` as `counter` counts. Byte-stable for a catalogue.
     pub fn schema(&self, counter: &dyn TokenCounter) -> ToolSchema {
         let manifest = Manifest::build(&self.catalog, self.policy.manifest_token_budget, counter);
-        let intro = if crate::variant::on("directive") {
-            "Your other tools are not loaded yet: their names are listed below. Before you use one, call \
-             tool_search with a few words describing the task; it returns the matching tools with their \
-             parameters, and you then call the right one by its own name."
-        } else {
-            "Find tools that are not loaded yet. Describe what you want to do in a few words; \
+        let intro = "Find tools that are not loaded yet. Describe what you want to do in a few words; \
                      the best matching tools come back with their full schemas, and you then call a \
-                     tool by its own name."
-        };
+                     tool by its own name.";
         let description = match manifest.detail {
             ManifestDetail::Summaries | ManifestDetail::Names => {
                 format!("{intro}\n\nTools you can find:\n{}", manifest.text)
             }
             ManifestDetail::Count | ManifestDetail::Nothing => {
                 // No names fit: say at least which kinds of tools there are (outside the
-                // manifest, which stays the spec's bare count).
-                let families = families_line(&self.catalog).filter(|_| crate::variant::on("families"));
+                // manifest, which stays the spec's bare count). Measured on the live suite
+                // (docs/live.md): a small model searches for a family it has been told of.
+                let families = families_line(&self.catalog);
                 let parts: Vec<&str> = [intro, manifest.text.as_str(), families.as_deref().unwrap_or("")]
                     .into_iter()
                     .filter(|p| !p.is_empty())
@@ -234,18 +229,7 @@ impl DiscoveryBridge {
         } else {
             "Call the tool that fits by its own name, with the arguments its parameters describe."
         };
-        let text = if crate::variant::on("usage") {
-            let usage: Vec<serde_json::Value> = matches
-                .iter()
-                .map(|m| {
-                    json!({"name": m.name, "description": m.description, "parameters": m.parameters,
-                    "usage": format!("{}({})", m.name, crate::tool::type_signature(&m.parameters))})
-                })
-                .collect();
-            serde_json::to_string(&json!({"matches": usage, "note": note})).unwrap_or_default()
-        } else {
-            serde_json::to_string(&Answer { matches, note }).unwrap_or_default()
-        };
+        let text = serde_json::to_string(&Answer { matches, note }).unwrap_or_default();
         SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome) }
     }
 

@@ -75,18 +75,6 @@ fn summaries(catalog: &DeferredCatalog) -> String {
 }
 
 fn names(catalog: &DeferredCatalog) -> String {
-    if crate::variant::on("grouped") {
-        let mut families: Vec<(&str, Vec<&str>)> = Vec::new();
-        for tool in catalog.iter() {
-            let family = tool.family().unwrap_or("other");
-            match families.iter_mut().find(|(f, _)| *f == family) {
-                Some((_, names)) => names.push(tool.schema().name.as_str()),
-                None => families.push((family, vec![tool.schema().name.as_str()])),
-            }
-        }
-        families.sort_by(|a, b| a.0.cmp(b.0));
-        return families.iter().map(|(f, n)| format!("{f}: {}", n.join(", "))).collect::<Vec<_>>().join("\n");
-    }
     let names: Vec<&str> = catalog.iter().map(|tool| tool.schema().name.as_str()).collect();
     names.join(", ")
 }

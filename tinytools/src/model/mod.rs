@@ -85,6 +85,10 @@ pub struct ModelRequest {
     /// or non-admitted tools. Not sent to providers; prompt dialects accept text calls of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub callable_by_name: Vec<String>,
+    /// The largest response body the provider client may read for this request
+    /// (`RunPolicy::caps`); `None` leaves it to the client (the bundled providers: 8 MiB).
+    #[serde(skip)]
+    pub max_response_bytes: Option<usize>,
 }
 
 /// What the model answered.
@@ -159,6 +163,15 @@ pub enum ModelError {
     /// The provider could not be reached or answered something unreadable.
     #[error("the model provider could not be reached: {0}")]
     Transport(String),
+    /// The provider's response body was larger than the request allowed
+    /// (`RunPolicy::caps.max_response_bytes`); it was not read further.
+    #[error(
+        "the model provider's response is larger than {limit} bytes (RunPolicy::caps.max_response_bytes); raise the cap or ask for a shorter answer"
+    )]
+    ResponseTooLarge {
+        /// The cap.
+        limit: usize,
+    },
     /// A scripted model ran out of turns (tests).
     #[error("the scripted model has no turn {0}: the run made more model calls than the script has")]
     ScriptExhausted(usize),

@@ -148,7 +148,10 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
 impl ChatModel for Anthropic {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let headers = [("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())];
-        let body = self.http.post(&format!("{}/v1/messages", self.base_url), &headers, &self.body(request)).await?;
+        let body = self
+            .http
+            .post(&format!("{}/v1/messages", self.base_url), &headers, &self.body(request), request.max_response_bytes)
+            .await?;
         response(&body)
     }
 }

@@ -120,8 +120,17 @@ impl Http {
         Ok(Self { client, options })
     }
 
-    /// POSTs a JSON body, retrying 429, 5xx (and 529) and transport failures with backoff.
-    pub(crate) async fn post(&self, url: &str, headers: &[(&str, String)], body: &Value) -> Result<Value, ModelError> {
+    /// POSTs a JSON body, retrying 429, 5xx (and 529) and transport failures with backoff. A
+    /// response body past `max_bytes` (default [`MAX_RESPONSE_BYTES`]) is an error, found
+    /// while it is read (a declared `Content-Length` past it before reading anything).
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+        max_bytes: Option<usize>,
+    ) -> Result<Value, ModelError> {
+        let max_bytes = max_bytes.unwrap_or(MAX_RESPONSE_BYTES);
         let mut attempt = 0;
         loop {
             let mut request = self.client.post(url).header("content-type", "application/json");
@@ -145,7 +154,7 @@ impl Http {
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.trim().parse::<u64>().ok());
-                    let text = response.text().await.map_err(|err| ModelError::Transport(transport_message(&err)))?;
+                    let text = read_bounded(response, max_bytes).await?;
                     if (200..300).contains(&status) {
                         return serde_json::from_str(&text).map_err(|err| {
                             ModelError::Transport(format!("the provider answered with unreadable JSON ({err})"))
@@ -171,6 +180,25 @@ impl Http {
     }
 }
 
+/// The largest response body read when the request names no cap: 8 MiB.
+pub(crate) const MAX_RESPONSE_BYTES: usize = 8 << 20;
+
+/// Reads a response body chunk by chunk, refusing it once it passes `max_bytes`.
+async fn read_bounded(mut response: reqwest::Response, max_bytes: usize) -> Result<String, ModelError> {
+    let too_large = || ModelError::ResponseTooLarge { limit: max_bytes };
+    if response.content_length().is_some_and(|declared| declared > max_bytes as u64) {
+        return Err(too_large());
+    }
+    let mut body: Vec<u8> = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|err| ModelError::Transport(transport_message(&err)))? {
+        if body.len() + chunk.len() > max_bytes {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
 /// What the provider said, from the error bodies OpenAI, OpenRouter, llama.cpp and Anthropic
 /// send (`{"error": {"message": ...}}`, `{"error": "..."}`, `{"message": ...}`).
 fn provider_error(status: u16, body: &str) -> ModelError {
@@ -190,7 +218,16 @@ fn provider_error(status: u16, body: &str) -> ModelError {
         || lower.contains("too many tokens")
         || lower.contains("exceeds the available context")
         || lower.contains("context size has been exceeded");
-    if context { ModelError::ContextLength { message } } else { ModelError::Provider { status, message } }
+    if !context {
+        return ModelError::Provider { status, message };
+    }
+    // llama-server states the counts beside its message: keep them, the run shrinks by them.
+    match (error["n_prompt_tokens"].as_u64(), error["n_ctx"].as_u64()) {
+        (Some(prompt), Some(window)) => {
+            ModelError::ContextLength { message: format!("{message} (n_prompt_tokens {prompt}, n_ctx {window})") }
+        }
+        _ => ModelError::ContextLength { message },
+    }
 }
 
 /// A transport error without its URL's query or anything else that could carry a secret.
@@ -224,6 +261,10 @@ mod tests {
         assert!(matches!(provider_error(400, anthropic), ModelError::ContextLength { .. }));
         let llama = r#"{"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}}"#;
         assert!(matches!(provider_error(400, llama), ModelError::ContextLength { .. }));
+        let counted = r#"{"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 8804, "n_ctx": 8192}}"#;
+        assert!(
+            matches!(provider_error(400, counted), ModelError::ContextLength { message } if message.ends_with("(n_prompt_tokens 8804, n_ctx 8192)"))
+        );
         // llama-server when its slots share one context and generation runs out of it.
         let shared =
             r#"{"error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}}"#;

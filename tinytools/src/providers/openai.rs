@@ -233,8 +233,15 @@ impl ChatModel for OpenAiCompatible {
         if let Some(key) = &self.api_key {
             headers.push(("authorization", format!("Bearer {}", key.expose())));
         }
-        let body =
-            self.http.post(&format!("{}/chat/completions", self.base_url), &headers, &self.body(request)).await?;
+        let body = self
+            .http
+            .post(
+                &format!("{}/chat/completions", self.base_url),
+                &headers,
+                &self.body(request),
+                request.max_response_bytes,
+            )
+            .await?;
         response(&body)
     }
 }

@@ -2,17 +2,16 @@
 
 use std::sync::Arc;
 
-use super::call::CallAnswer;
+use super::error::RunError;
 use super::events::{EventSink, Promotion, RunEvent};
-use super::guard::{self, Repeats};
 use super::policy::RunPolicy;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, Usage};
+use crate::model::{ChatModel, Message, Usage};
 use crate::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
 use crate::surface::{AllowList, Rule, Surface};
-use crate::{CancellationToken, ToolContext, ToolRegistry, ToolResult, ToolSchema};
+use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
 
 /// Runs conversations against a model with a registry's tools.
 ///
@@ -63,7 +62,7 @@ use crate::{CancellationToken, ToolContext, ToolRegistry, ToolResult, ToolSchema
 /// ```
 pub struct Agent {
     pub(super) registry: Arc<ToolRegistry>,
-    model: Arc<dyn ChatModel>,
+    pub(super) model: Arc<dyn ChatModel>,
     pub(super) policy: RunPolicy,
     pub(super) middleware: Vec<Arc<dyn Middleware>>,
     events: Option<Arc<dyn EventSink>>,
@@ -100,19 +99,6 @@ pub struct RunOutcome {
     pub turns: usize,
     /// Usage summed over the calls that reported it.
     pub usage: Usage,
-}
-
-/// A run that could not go on: the model call failed. The transcript so far is kept.
-#[derive(Debug, thiserror::Error)]
-#[error("the run stopped after {turns} model call(s): {source}")]
-pub struct RunError {
-    /// What the model client said.
-    #[source]
-    pub source: ModelError,
-    /// The conversation up to the failure, for resuming.
-    pub transcript: Transcript,
-    /// Model calls made, the failed one included.
-    pub turns: usize,
 }
 
 /// One run in progress: what every step of it reads and writes.
@@ -198,13 +184,16 @@ impl Agent {
     /// Runs a conversation to its end.
     ///
     /// # Errors
-    /// [`RunError`] when a model call fails; tool failures never end a run.
+    /// [`RunError`] when a model call fails, a usage limit is reached, or the conversation
+    /// cannot be shrunk to fit the model's window; tool failures never end a run.
     pub async fn run(&self, messages: Vec<Message>) -> Result<RunOutcome, RunError> {
         self.run_until_cancelled(messages, CancellationToken::new()).await
     }
 
-    /// [`run`](Self::run), stopping at the next step once `cancel` fires (running tools see
-    /// it through their context).
+    /// [`run`](Self::run), stopping promptly once `cancel` fires: a model call in flight is
+    /// abandoned, running tools see it through their context and are abandoned too (each of
+    /// their calls is answered "cancelled" in the transcript), and the outcome's stop reason is
+    /// `Cancelled`.
     ///
     /// # Errors
     /// As [`run`](Self::run).
@@ -267,130 +256,16 @@ impl Agent {
 }
 
 impl Run<'_> {
-    async fn turns(mut self, surface: Vec<ToolSchema>, callable_by_name: Vec<String>) -> Result<RunOutcome, RunError> {
-        let guard = self.agent.policy.loop_guard;
-        let mut usage = Usage::default();
-        let mut answer = String::new();
-        let mut repeats = Repeats::default();
-        let (mut nudged, mut answered_a_call, mut stop_tools) = (false, false, false);
-        for turn in 1..=self.agent.policy.max_turns {
-            if self.cancel.is_cancelled() {
-                return Ok(self.finish(answer, StopReason::Cancelled, turn - 1, usage));
-            }
-            let mut request = ModelRequest {
-                messages: self.transcript.messages.clone(),
-                tools: surface.clone(),
-                callable_by_name: callable_by_name.clone(),
-            };
-            if stop_tools {
-                // The loop guard's last request: no tools, and the model's final answer.
-                self.transcript.messages.push(Message::user(guard::FINAL_ANSWER));
-                request = ModelRequest { messages: self.transcript.messages.clone(), ..ModelRequest::default() };
-            } else {
-                for middleware in &self.agent.middleware {
-                    middleware.before_model(&mut request).await;
-                }
-                request.tools.extend(self.promoted.iter().cloned());
-            }
-            for middleware in &self.agent.middleware {
-                middleware.before_send(&mut request.messages, &request.tools).await;
-            }
-            let mut response = match self.agent.model.complete(&request).await {
-                Ok(response) => response,
-                Err(source) => return Err(RunError { source, transcript: self.transcript, turns: turn }),
-            };
-            for middleware in &self.agent.middleware {
-                middleware.after_model(&mut response).await;
-            }
-            if let Some(reported) = response.usage {
-                usage.prompt_tokens += reported.prompt_tokens;
-                usage.completion_tokens += reported.completion_tokens;
-            }
-            self.agent.emit(RunEvent::ModelCalled { turn, tools: request.tools.len(), usage: response.usage });
-            answer.clone_from(&response.content);
-            if stop_tools {
-                self.transcript.messages.push(Message::Assistant { content: response.content, tool_calls: Vec::new() });
-                return Ok(self.finish(answer, StopReason::RepeatedCalls, turn, usage));
-            }
-            let calls = response.tool_calls.clone();
-            self.transcript
-                .messages
-                .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
-            if calls.is_empty() {
-                let offered = request
-                    .tools
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .chain(request.callable_by_name.iter().map(String::as_str));
-                match guard::described_call(&answer, offered) {
-                    Some(name) if guard.nudge_described_calls && !nudged && !answered_a_call => {
-                        nudged = true;
-                        self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
-                        self.transcript.messages.push(Message::user(guard::nudge(name)));
-                        continue;
-                    }
-                    _ => return Ok(self.finish(answer, StopReason::Answered, turn, usage)),
-                }
-            }
-            // Calls made before (or twice in this turn) are answered from their first answer.
-            let keys: Vec<String> = calls.iter().map(Repeats::key).collect();
-            let fresh: Vec<usize> =
-                (0..calls.len()).filter(|&i| !repeats.contains(&keys[i]) && !keys[..i].contains(&keys[i])).collect();
-            let answered = futures_util::future::join_all(fresh.iter().map(|&i| self.call(&calls[i]))).await;
-            let mut answers: Vec<Option<CallAnswer>> = (0..calls.len()).map(|_| None).collect();
-            for (i, answer) in fresh.into_iter().zip(answered) {
-                repeats.record(keys[i].clone(), &answer.result);
-                answered_a_call |= answer.ran_ok;
-                answers[i] = Some(answer);
-            }
-            let (mut found, mut rejected, mut loaded) = (Vec::new(), Vec::new(), Vec::new());
-            for (i, call) in calls.iter().enumerate() {
-                let answer = match answers[i].take() {
-                    Some(answer) => answer,
-                    None => {
-                        let (result, count) = repeats.repeat(&keys[i]).unwrap_or_else(|| (ToolResult::error("?"), 0));
-                        let stopped = guard.max_repeats > 0 && count >= guard.max_repeats;
-                        stop_tools |= stopped;
-                        self.agent.emit(RunEvent::RepeatedCall {
-                            call_id: call.id.clone(),
-                            tool_name: call.name.clone(),
-                            repeats: count,
-                            stopped,
-                        });
-                        CallAnswer::just(result)
-                    }
-                };
-                found.extend(answer.searched);
-                rejected.extend(answer.rejected);
-                loaded.extend(answer.loaded);
-                self.transcript.messages.push(Message::Tool {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content: answer.result.to_model_text(),
-                    is_error: answer.result.is_error,
-                });
-            }
-            let found = found.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(found.collect(), Promotion::Searched);
-            let rejected = rejected.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(rejected.collect(), Promotion::RejectedCall);
-            let loaded = loaded.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(loaded.collect(), Promotion::UnknownName);
-        }
-        let turns = self.agent.policy.max_turns;
-        Ok(self.finish(answer, StopReason::TurnLimit, turns, usage))
-    }
-
     /// The deferred tools the model may call by name this run (only while discovery is on);
     /// fixed at run start with the catalogue.
-    fn callable_by_name(&self) -> Vec<String> {
+    pub(super) fn callable_by_name(&self) -> Vec<String> {
         if !self.bridge.is_active() {
             return Vec::new();
         }
         self.bridge.catalog().iter().map(|tool| tool.schema().name.clone()).collect()
     }
 
-    fn finish(self, answer: String, stop: StopReason, turns: usize, usage: Usage) -> RunOutcome {
+    pub(super) fn finish(self, answer: String, stop: StopReason, turns: usize, usage: Usage) -> RunOutcome {
         RunOutcome { answer, stop, transcript: self.transcript, turns, usage }
     }
 
@@ -435,7 +310,7 @@ impl Run<'_> {
 
     /// Adds newly promoted declarations to every later request, once each, in order, as one
     /// transcript patch.
-    fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {
+    pub(super) fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {
         let mut added: Vec<ToolSchema> = Vec::new();
         for schema in found {
             let known = self.promoted.iter().chain(&added).any(|tool| tool.name == schema.name);

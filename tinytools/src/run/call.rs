@@ -8,7 +8,7 @@ use super::agent::Run;
 use super::events::RunEvent;
 use crate::middleware::ToolGate;
 use crate::model::ToolCall;
-use crate::schema::count_tool_schema_tokens;
+use crate::schema::{count_tool_schema_tokens, drop_absent_nulls};
 use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
 use crate::{ToolContext, ToolError, ToolExposure, ToolResult};
 
@@ -39,7 +39,8 @@ impl Run<'_> {
         if exposure == Some(ToolExposure::Deferred) {
             agent.emit(RunEvent::DeferredToolCall { call_id: call.id.clone(), tool_name: call.name.clone() });
         }
-        let admitted = match agent.registry.admit(&call.name, &call.arguments) {
+        let arguments = self.strict_arguments(&call.name, &call.arguments);
+        let admitted = match agent.registry.admit(&call.name, arguments.as_deref().unwrap_or(&call.arguments)) {
             Ok(admitted) => admitted,
             Err(error) => {
                 agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: error.to_string() });
@@ -56,14 +57,14 @@ impl Run<'_> {
             ctx = state(ctx);
         }
         let timeout = agent.policy.tool_timeout;
-        let outcome = match tokio::time::timeout(timeout, admitted.run(&ctx)).await {
-            Ok(outcome) => outcome,
+        // The call races its timeout and the run's cancellation; either way its token fires
+        // so a cooperative tool can stop, and the call is answered.
+        let outcome = match tokio::time::timeout(timeout, self.cancel.run_until_cancelled(admitted.run(&ctx))).await {
+            Ok(Some(outcome)) => outcome,
+            Ok(None) => Err(ToolError::Cancelled { tool: call.name.clone() }),
             Err(_) => {
                 ctx.cancellation().cancel();
-                Err(ToolError::Failed {
-                    tool: call.name.clone(),
-                    source: anyhow::anyhow!("timed out after {} ms", timeout.as_millis()),
-                })
+                Err(ToolError::TimedOut { tool: call.name.clone(), after: timeout })
             }
         };
         let mut result = match outcome {
@@ -81,7 +82,7 @@ impl Run<'_> {
                     tool_name: call.name.clone(),
                     error: format!("{error}"),
                 });
-                timed_out_note(&error).unwrap_or_else(|| error.to_model_result())
+                error.to_model_result()
             }
         };
         for middleware in &agent.middleware {
@@ -133,6 +134,19 @@ impl Run<'_> {
             text.push_str(&notes);
         }
         ToolResult::error(text)
+    }
+
+    /// In strict mode, the arguments with the `null`s of omitted optional properties removed
+    /// (see [`drop_absent_nulls`]); `None` when nothing changes.
+    fn strict_arguments(&self, name: &str, raw: &str) -> Option<String> {
+        if !self.agent.policy.tool_schemas.is_some_and(|preparation| preparation.strict) {
+            return None;
+        }
+        let tool = self.agent.registry.get(name)?;
+        let mut args: Value = serde_json::from_str(raw).ok()?;
+        let before = args.clone();
+        drop_absent_nulls(&tool.schema().parameters, &mut args);
+        (args != before).then(|| args.to_string())
     }
 
     async fn search(&self, call: &ToolCall) -> CallAnswer {
@@ -199,14 +213,4 @@ fn unknown_call_query(call: &ToolCall) -> String {
     }
     query.truncate(end);
     query
-}
-
-/// A timeout reads better to the model than a generic failure: it may retry with less work.
-fn timed_out_note(error: &ToolError) -> Option<ToolResult> {
-    match error {
-        ToolError::Failed { tool, source } if source.to_string().starts_with("timed out") => {
-            Some(ToolResult::error(format!("Tool `{tool}` did not finish in time ({source}).")))
-        }
-        _ => None,
-    }
 }

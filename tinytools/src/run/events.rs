@@ -104,6 +104,18 @@ pub enum RunEvent {
         /// The tool the reply named.
         tool_name: String,
     },
+    /// The conversation did not fit the model's window (the provider said so, or
+    /// `RunPolicy::context_window` did): it was shrunk before the request was sent again.
+    ContextShrunk {
+        /// Tool results replaced by a note of their size.
+        compacted_results: usize,
+        /// Messages dropped, oldest turns first.
+        dropped_messages: usize,
+        /// The run's estimate of the request before.
+        estimated_tokens_before: usize,
+        /// And after.
+        estimated_tokens_after: usize,
+    },
     /// A call was answered without running: unknown name, bad arguments, or a gate said no.
     ToolRejected {
         /// The call.

@@ -1,13 +1,23 @@
-//! Runs: the agent loop ([`Agent`]), its policy, events and transcript.
+//! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript.
+//!
+//! `agent.rs` builds a run and promotes tools; `turns.rs` is the loop of model calls;
+//! `call.rs` answers one tool call; `guard.rs` is the loop guard; `context.rs` shrinks a
+//! conversation that overflows the window; `limits.rs` holds usage limits and size caps.
 
 mod agent;
 mod call;
+mod context;
+mod error;
 mod events;
 mod guard;
+mod limits;
 mod policy;
 mod transcript;
+mod turns;
 
-pub use agent::{Agent, RunError, RunOutcome, StopReason};
+pub use agent::{Agent, RunOutcome, StopReason};
+pub use error::{ContextOverflow, RunError, RunFailure};
 pub use events::{EventSink, Promotion, RunEvent};
+pub use limits::{RunCaps, UsageLimit, UsageLimitExceeded, UsageLimits};
 pub use policy::{Capture, LoopGuard, RunPolicy};
 pub use transcript::{ToolPatch, Transcript};

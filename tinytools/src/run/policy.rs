@@ -3,12 +3,15 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use super::limits::{RunCaps, UsageLimits};
 use crate::discovery::ToolDiscoveryPolicy;
 use crate::schema::SchemaPreparation;
 
 /// What governs one run. Defaults are safe: discovery on with the spec's limits, schemas sent
 /// as declared, every registered tool admitted, 16 model turns, one minute per tool call,
-/// tool inputs and outputs kept out of events.
+/// tool inputs and outputs kept out of events, the loop guard on, no usage limits, the
+/// [`RunCaps`] defaults, and no known context window (a provider's context-length error still
+/// shrinks the conversation once).
 ///
 /// ```
 /// use tinytools::discovery::DiscoveryBridge;
@@ -47,6 +50,15 @@ pub struct RunPolicy {
     /// What the run does about a model that repeats a call or describes one instead of
     /// making it.
     pub loop_guard: LoopGuard,
+    /// How many model requests and tokens the run may spend.
+    pub usage_limits: UsageLimits,
+    /// Tool calls per turn, bytes of a tool result, bytes of a provider response.
+    pub caps: RunCaps,
+    /// The model's context window in tokens, as the run's token counter counts them. When set,
+    /// a request estimated above 90 % of it is shrunk before it is sent (see
+    /// [`RunFailure::ContextOverflow`](super::RunFailure::ContextOverflow)); either way a
+    /// provider's context-length error shrinks the conversation and retries once.
+    pub context_window: Option<usize>,
 }
 
 /// How a run answers a model that goes round in circles (`RunPolicy::loop_guard`).
@@ -107,6 +119,9 @@ impl Default for RunPolicy {
             max_turns: 16,
             tool_timeout: Duration::from_secs(60),
             loop_guard: LoopGuard::default(),
+            usage_limits: UsageLimits::default(),
+            caps: RunCaps::default(),
+            context_window: None,
         }
     }
 }

@@ -14,7 +14,7 @@ mod tokens;
 pub use compaction::{CompactionReport, CompactionRung, MAX_OBJECT_DEPTH, SchemaCompaction, clip};
 pub use declaration::ToolSchema;
 pub use generate::schema_for;
-pub use preparation::{PreparedSchema, SchemaPreparation};
+pub use preparation::{PreparedSchema, SchemaPreparation, drop_absent_nulls};
 pub use profile::ProviderProfile;
 pub(crate) use refs::{definitions as definitions_of, ref_target as ref_name};
 #[cfg(feature = "tiktoken")]

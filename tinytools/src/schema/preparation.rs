@@ -167,6 +167,50 @@ impl SchemaPreparation {
     }
 }
 
+/// In strict mode a model must send every property, `null` for the optional ones it means to
+/// leave out. This removes those `null`s from `args` — wherever the canonical `parameters`
+/// schema declares the property, does not require it and does not itself accept `null` — so
+/// that admission, which checks the canonical schema, sees them as absent.
+///
+/// ```
+/// use serde_json::json;
+/// use tinytools::schema::drop_absent_nulls;
+///
+/// let schema = json!({"type": "object", "properties": {"symbol": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["symbol"]});
+/// let mut args = json!({"symbol": null, "limit": null});
+/// drop_absent_nulls(&schema, &mut args);
+/// assert_eq!(args, json!({"symbol": null}), "a required property's null is still refused by admission");
+/// ```
+pub fn drop_absent_nulls(parameters: &Value, args: &mut Value) {
+    drop_nulls_at(parameters, args, 0);
+}
+
+fn drop_nulls_at(schema: &Value, args: &mut Value, depth: usize) {
+    const MAX_DEPTH: usize = 32;
+    let (Some(properties), Value::Object(args)) = (schema.get("properties").and_then(Value::as_object), args) else {
+        return;
+    };
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let required = |name: &str| schema["required"].as_array().is_some_and(|r| r.iter().any(|v| v == name));
+    let accepts_null = |property: &Value| {
+        let null = json!("null");
+        property.get("type").is_some_and(|t| *t == null || t.as_array().is_some_and(|types| types.contains(&null)))
+            || ["anyOf", "oneOf"].iter().any(|key| {
+                property[*key].as_array().is_some_and(|options| options.iter().any(|o| o.get("type") == Some(&null)))
+            })
+    };
+    args.retain(|name, value| {
+        !(value.is_null() && properties.get(name).is_some_and(|p| !accepts_null(p)) && !required(name))
+    });
+    for (name, value) in args.iter_mut() {
+        if let Some(property) = properties.get(name) {
+            drop_nulls_at(property, value, depth + 1);
+        }
+    }
+}
+
 /// Whether a schema node describes an object: strict mode closes these.
 fn is_object_schema(node: &serde_json::Map<String, Value>) -> bool {
     node.get("type") == Some(&json!("object")) || node.contains_key("properties")

@@ -1,0 +1,269 @@
+//! What a run may spend and how much it lets in: usage limits, the per-turn call cap, tool
+//! result and response caps, typed tool timeouts, cancellation in flight, strict-mode nulls.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, RunCaps, RunEvent, RunFailure, RunPolicy, StopReason, UsageLimit, UsageLimits};
+use tinytools::schema::{ProviderProfile, SchemaPreparation};
+use tinytools::testkit::ScriptedModel;
+use tinytools::{CancellationToken, ToolContext, ToolRegistry, tool};
+use tinytools_integration_tests::Recorder;
+
+/// Echoes its key, `size` times over.
+#[tool(read_only)]
+async fn echo(
+    /// What to echo.
+    key: String,
+    /// How many times.
+    size: Option<usize>,
+) -> String {
+    key.repeat(size.unwrap_or(1))
+}
+
+/// Never finishes on its own, and ignores cancellation.
+#[tool(read_only)]
+async fn forever() -> String {
+    tokio::time::sleep(Duration::from_secs(3_600)).await;
+    "stopped".to_owned()
+}
+
+/// Stops when its call is cancelled.
+#[tool(read_only)]
+async fn polite(ctx: &ToolContext) -> String {
+    ctx.cancellation().cancelled().await;
+    "stopped when asked".to_owned()
+}
+
+/// Refuses with a message that happens to read like a timeout.
+#[tool(read_only)]
+async fn grumpy() -> Result<String, String> {
+    Err("timed out waiting for the upstream lock".to_owned())
+}
+
+fn registry() -> Arc<ToolRegistry> {
+    let mut registry = ToolRegistry::new();
+    registry.register(Echo).expect("registers");
+    registry.register(Forever).expect("registers");
+    registry.register(Polite).expect("registers");
+    registry.register(Grumpy).expect("registers");
+    Arc::new(registry)
+}
+
+fn tool_messages(messages: &[Message]) -> Vec<(String, String, bool)> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { call_id, content, is_error, .. } => Some((call_id.clone(), content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_request_limit_ends_the_run_before_the_next_call_with_the_counts_and_the_usage() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "echo", json!({"key": "a"}))]).with_usage(100, 10),
+        ModelResponse::calls([("c2", "echo", json!({"key": "b"}))]).with_usage(120, 10),
+        ModelResponse::text("done"),
+    ]));
+    let limits = UsageLimits { max_requests: Some(2), ..UsageLimits::default() };
+    let agent =
+        Agent::new(registry(), model.clone()).with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+    let error = agent.run(vec![Message::user("go")]).await.expect_err("the limit ends it");
+    let RunFailure::UsageLimit(over) = &error.source else { panic!("{error}") };
+    assert_eq!((over.limit, over.allowed, over.used), (UsageLimit::Requests, 2, 3));
+    assert_eq!(model.requests().len(), 2, "the third request was never sent");
+    assert_eq!((error.usage.prompt_tokens, error.usage.completion_tokens), (220, 20));
+    assert_eq!(tool_messages(&error.transcript.messages).len(), 2, "both calls kept their answers");
+    assert!(error.to_string().contains("3 model requests against a limit of 2"), "{error}");
+}
+
+#[tokio::test]
+async fn the_token_limit_is_checked_after_each_answer() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "echo", json!({"key": "a"}))]).with_usage(400, 50),
+        ModelResponse::text("done").with_usage(500, 60),
+    ]));
+    let limits = UsageLimits { max_total_tokens: Some(1_000), ..UsageLimits::default() };
+    let agent = Agent::new(registry(), model).with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+    let error = agent.run(vec![Message::user("go")]).await.expect_err("over the token limit");
+    assert!(
+        matches!(error.source, RunFailure::UsageLimit(over) if over.limit == UsageLimit::TotalTokens && over.used == 1_010)
+    );
+    // Within the limit the same run answers.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "echo", json!({"key": "a"}))]).with_usage(400, 50),
+        ModelResponse::text("done").with_usage(500, 50),
+    ]));
+    let agent = Agent::new(registry(), model).with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+    assert_eq!(agent.run(vec![Message::user("go")]).await.expect("fits").answer, "done");
+}
+
+#[tokio::test]
+async fn calls_past_the_turn_cap_are_answered_not_run_and_none_is_lost() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([
+            ("c1", "echo", json!({"key": "a"})),
+            ("c2", "echo", json!({"key": "b"})),
+            ("c3", "echo", json!({"key": "c"})),
+        ]),
+        ModelResponse::text("done"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let caps = RunCaps { max_tool_calls_per_turn: 2, ..RunCaps::default() };
+    let agent = Agent::new(registry(), model)
+        .with_policy(RunPolicy { caps, ..RunPolicy::default() })
+        .with_events(recorder.clone());
+    let outcome = agent.run(vec![Message::user("go")]).await.expect("runs");
+    let answers = tool_messages(&outcome.transcript.messages);
+    assert_eq!(answers.iter().map(|a| a.0.as_str()).collect::<Vec<_>>(), ["c1", "c2", "c3"]);
+    assert_eq!((answers[0].1.as_str(), answers[1].1.as_str()), ("a", "b"));
+    assert!(answers[2].2 && answers[2].1.contains("at most 2"), "{answers:?}");
+    let started = recorder.events().iter().filter(|e| matches!(e, RunEvent::ToolStarted { .. })).count();
+    assert_eq!(started, 2);
+    assert!(recorder.events().iter().any(|e| matches!(e, RunEvent::ToolRejected { call_id, .. } if call_id == "c3")));
+}
+
+#[tokio::test]
+async fn a_long_result_reaches_the_model_cut_with_its_size() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "echo", json!({"key": "é", "size": 5_000}))]),
+        ModelResponse::text("done"),
+    ]));
+    let caps = RunCaps { max_tool_result_bytes: 1_001, ..RunCaps::default() };
+    let agent = Agent::new(registry(), model.clone()).with_policy(RunPolicy { caps, ..RunPolicy::default() });
+    agent.run(vec![Message::user("go")]).await.expect("runs");
+    let sent = tool_messages(&model.requests()[1].messages);
+    let text = &sent[0].1;
+    assert!(text.starts_with(&"é".repeat(500)), "cut on a character boundary");
+    assert!(text.ends_with("[truncated: the tool's result was 10000 bytes; the first 1000 are shown]"), "{text}");
+    assert_eq!(model.requests()[0].max_response_bytes, Some(RunCaps::default().max_response_bytes));
+}
+
+#[tokio::test]
+async fn a_timeout_is_typed_and_a_tools_own_timed_out_message_is_not_one() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "forever", json!({})), ("c2", "grumpy", json!({}))]),
+        ModelResponse::text("done"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let policy = RunPolicy { tool_timeout: Duration::from_millis(250), ..RunPolicy::default() };
+    let agent = Agent::new(registry(), model).with_policy(policy).with_events(recorder.clone());
+    let outcome = agent.run(vec![Message::user("go")]).await.expect("runs");
+    let answers = tool_messages(&outcome.transcript.messages);
+    assert!(answers[0].2 && answers[0].1.contains("did not finish in time (250 ms)"), "{answers:?}");
+    assert!(
+        answers[1].2 && answers[1].1 == "timed out waiting for the upstream lock",
+        "the tool's own refusal: {answers:?}"
+    );
+    let failed: Vec<String> = recorder
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolFailed { tool_name, error, .. } => Some(format!("{tool_name}: {error}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed, ["forever: tool `forever` did not finish within 250 ms"]);
+}
+
+/// Answers only once cancelled: a model call that hangs.
+struct Hanging(AtomicUsize);
+
+#[async_trait::async_trait]
+impl ChatModel for Hanging {
+    async fn complete(&self, _: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::pending::<()>().await;
+        Ok(ModelResponse::text("never"))
+    }
+}
+
+#[tokio::test]
+async fn cancelling_returns_promptly_while_the_model_is_thinking() {
+    let cancel = CancellationToken::new();
+    let model = Arc::new(Hanging(AtomicUsize::new(0)));
+    let agent = Agent::new(registry(), model.clone());
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let outcome =
+        agent.run_until_cancelled(vec![Message::user("go")], cancel).await.expect("a cancelled run is an outcome");
+    assert_eq!(outcome.stop, StopReason::Cancelled);
+    assert_eq!(model.0.load(Ordering::SeqCst), 1);
+    assert!(started.elapsed() < Duration::from_secs(5), "it did not wait for the model");
+}
+
+#[tokio::test]
+async fn cancelling_while_tools_run_answers_every_call_and_stops() {
+    let cancel = CancellationToken::new();
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([
+            ("c1", "forever", json!({})),
+            ("c2", "echo", json!({"key": "a"})),
+            ("c3", "polite", json!({})),
+        ]),
+        ModelResponse::text("never asked"),
+    ]));
+    let policy = RunPolicy { tool_timeout: Duration::from_secs(3_600), ..RunPolicy::default() };
+    let recorder = Arc::new(Recorder::default());
+    let agent = Agent::new(registry(), model.clone()).with_policy(policy).with_events(recorder.clone());
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let outcome = agent.run_until_cancelled(vec![Message::user("go")], cancel).await.expect("an outcome");
+    assert!(started.elapsed() < Duration::from_secs(60), "the stubborn tool was abandoned");
+    // Every started call still ends with exactly one ToolCompleted or ToolFailed.
+    let events = recorder.events();
+    for id in ["c1", "c2", "c3"] {
+        let ends = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::ToolCompleted { call_id, .. } | RunEvent::ToolFailed { call_id, .. } if call_id == id))
+            .count();
+        assert_eq!(ends, 1, "{id}: {events:?}");
+    }
+    assert_eq!(outcome.stop, StopReason::Cancelled);
+    assert_eq!(model.requests().len(), 1);
+    let answers = tool_messages(&outcome.transcript.messages);
+    assert_eq!(answers.len(), 3, "no call is left without its result: {answers:?}");
+    assert!(answers[0].2 && answers[0].1.contains("cancelled"), "abandoned: {answers:?}");
+    assert_eq!(answers[1].1, "a", "a call that finished keeps its answer");
+    assert!(answers[2].1.contains("cancelled") || answers[2].1 == "stopped when asked", "{answers:?}");
+}
+
+#[tokio::test]
+async fn in_strict_mode_null_for_an_optional_argument_means_absent() {
+    // An imported tool whose canonical schema does not accept null for its optional argument.
+    let parameters = json!({"type": "object", "properties": {"symbol": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["symbol"]});
+    let mut registry = ToolRegistry::new();
+    let quote = tinytools_examples::eval::stub_tool("quote".into(), "Fetch a quote.".into(), parameters, "quoted");
+    registry.register_arc(quote).expect("registers");
+    let registry = Arc::new(registry);
+    let run = |strict: bool| {
+        let registry = registry.clone();
+        async move {
+            let model = Arc::new(ScriptedModel::new([
+                ModelResponse::calls([("c1", "quote", json!({"symbol": "ACME", "limit": null}))]),
+                ModelResponse::text("done"),
+            ]));
+            let preparation = SchemaPreparation::new(ProviderProfile::OPENAI).with_strict(strict);
+            let policy = RunPolicy { tool_schemas: Some(preparation), ..RunPolicy::default() };
+            let outcome = Agent::new(registry, model).with_policy(policy).run(vec![Message::user("go")]).await;
+            tool_messages(&outcome.expect("runs").transcript.messages).remove(0)
+        }
+    };
+    assert_eq!(run(true).await, ("c1".to_owned(), "quoted".to_owned(), false));
+    // Outside strict mode the model saw `limit` as an integer it may omit: null is refused.
+    let refused = run(false).await;
+    assert!(refused.2 && refused.1.contains("limit"), "{refused:?}");
+}

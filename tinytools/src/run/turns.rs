@@ -1,0 +1,264 @@
+//! The loop of a run: build each request, ask the model (within the usage limits, racing
+//! cancellation, shrinking the conversation once on a context overflow), answer its tool calls
+//! (within the per-turn cap, results bounded), promote what they found, repeat.
+
+use super::agent::{Run, RunOutcome, StopReason};
+use super::call::CallAnswer;
+use super::context::{self, Shrink};
+use super::error::{ContextOverflow, RunError, RunFailure};
+use super::events::{Promotion, RunEvent};
+use super::guard::{self, Repeats};
+use crate::model::{Message, ModelError, ModelRequest, ModelResponse, Usage};
+use crate::schema::count_tool_schema_tokens;
+use crate::{ToolResult, ToolSchema};
+
+/// What one request came to.
+enum Asked {
+    Answer(ModelResponse),
+    Cancelled,
+    Failed(RunFailure),
+}
+
+/// What the run has spent so far.
+#[derive(Default)]
+struct Spent {
+    usage: Usage,
+    requests: u64,
+}
+
+impl Run<'_> {
+    pub(super) async fn turns(
+        mut self,
+        surface: Vec<ToolSchema>,
+        callable_by_name: Vec<String>,
+    ) -> Result<RunOutcome, RunError> {
+        let guard = self.agent.policy.loop_guard;
+        let mut spent = Spent::default();
+        let mut answer = String::new();
+        let mut repeats = Repeats::default();
+        let (mut nudged, mut answered_a_call, mut stop_tools) = (false, false, false);
+        for turn in 1..=self.agent.policy.max_turns {
+            if self.cancel.is_cancelled() {
+                return Ok(self.finish(answer, StopReason::Cancelled, turn - 1, spent.usage));
+            }
+            if stop_tools {
+                // The loop guard's last request: no tools, and the model's final answer.
+                self.transcript.messages.push(Message::user(guard::FINAL_ANSWER));
+            }
+            let (request, response) = match self.ask(turn, &surface, &callable_by_name, stop_tools, &mut spent).await {
+                (request, Asked::Answer(response)) => (request, response),
+                (_, Asked::Cancelled) => return Ok(self.finish(answer, StopReason::Cancelled, turn, spent.usage)),
+                (_, Asked::Failed(source)) => {
+                    return Err(RunError { source, transcript: self.transcript, turns: turn, usage: spent.usage });
+                }
+            };
+            answer.clone_from(&response.content);
+            if stop_tools {
+                self.transcript.messages.push(Message::Assistant { content: response.content, tool_calls: Vec::new() });
+                return Ok(self.finish(answer, StopReason::RepeatedCalls, turn, spent.usage));
+            }
+            let calls = response.tool_calls.clone();
+            self.transcript
+                .messages
+                .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
+            if calls.is_empty() {
+                let offered = request
+                    .tools
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .chain(request.callable_by_name.iter().map(String::as_str));
+                match guard::described_call(&answer, offered) {
+                    Some(name) if guard.nudge_described_calls && !nudged && !answered_a_call => {
+                        nudged = true;
+                        self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
+                        self.transcript.messages.push(Message::user(guard::nudge(name)));
+                        continue;
+                    }
+                    _ => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
+                }
+            }
+            // Calls made before (or twice in this turn) are answered from their first answer;
+            // calls past the per-turn cap are not run.
+            let cap = self.agent.policy.caps.max_tool_calls_per_turn;
+            let keys: Vec<String> = calls.iter().map(Repeats::key).collect();
+            let fresh: Vec<usize> = (0..calls.len().min(cap))
+                .filter(|&i| !repeats.contains(&keys[i]) && !keys[..i].contains(&keys[i]))
+                .collect();
+            // Each call races the run's cancellation (in `call`): one that finished keeps its
+            // answer, one still running is abandoned and answered "cancelled".
+            let answered = futures_util::future::join_all(fresh.iter().map(|&i| self.call(&calls[i]))).await;
+            let cancelled = self.cancel.is_cancelled();
+            let mut answers: Vec<Option<CallAnswer>> = (0..calls.len()).map(|_| None).collect();
+            for (i, answer) in fresh.into_iter().zip(answered) {
+                repeats.record(keys[i].clone(), &answer.result);
+                answered_a_call |= answer.ran_ok;
+                answers[i] = Some(answer);
+            }
+            let (mut found, mut rejected, mut loaded) = (Vec::new(), Vec::new(), Vec::new());
+            for (i, call) in calls.iter().enumerate() {
+                let answer = match answers[i].take() {
+                    Some(answer) => answer,
+                    None if i >= cap => {
+                        let reason = format!("past the turn's cap of {cap} tool calls");
+                        self.agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
+                        CallAnswer::just(self.agent.policy.caps.over_call_cap(calls.len()))
+                    }
+                    None => {
+                        let (result, count) = repeats.repeat(&keys[i]).unwrap_or_else(|| (ToolResult::error("?"), 0));
+                        let stopped = guard.max_repeats > 0 && count >= guard.max_repeats;
+                        stop_tools |= stopped;
+                        self.agent.emit(RunEvent::RepeatedCall {
+                            call_id: call.id.clone(),
+                            tool_name: call.name.clone(),
+                            repeats: count,
+                            stopped,
+                        });
+                        CallAnswer::just(result)
+                    }
+                };
+                found.extend(answer.searched);
+                rejected.extend(answer.rejected);
+                loaded.extend(answer.loaded);
+                self.transcript.messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: self.agent.policy.caps.bound_result(answer.result.to_model_text()),
+                    is_error: answer.result.is_error,
+                });
+            }
+            if cancelled {
+                return Ok(self.finish(answer, StopReason::Cancelled, turn, spent.usage));
+            }
+            let found = found.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(found.collect(), Promotion::Searched);
+            let rejected = rejected.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(rejected.collect(), Promotion::RejectedCall);
+            let loaded = loaded.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(loaded.collect(), Promotion::UnknownName);
+        }
+        let turns = self.agent.policy.max_turns;
+        Ok(self.finish(answer, StopReason::TurnLimit, turns, spent.usage))
+    }
+
+    /// The request for this turn: the conversation, the surface and the promoted tools, as
+    /// the middleware leave them. The loop guard's last request carries no tools.
+    async fn request(&self, surface: &[ToolSchema], callable_by_name: &[String], no_tools: bool) -> ModelRequest {
+        let mut request = ModelRequest {
+            messages: self.transcript.messages.clone(),
+            tools: surface.to_vec(),
+            callable_by_name: callable_by_name.to_vec(),
+            max_response_bytes: Some(self.agent.policy.caps.max_response_bytes),
+        };
+        if no_tools {
+            request.tools.clear();
+            request.callable_by_name.clear();
+        } else {
+            for middleware in &self.agent.middleware {
+                middleware.before_model(&mut request).await;
+            }
+            request.tools.extend(self.promoted.iter().cloned());
+        }
+        for middleware in &self.agent.middleware {
+            middleware.before_send(&mut request.messages, &request.tools).await;
+        }
+        request
+    }
+
+    /// Asks the model for this turn's answer. Shrinks the conversation first when
+    /// `RunPolicy::context_window` says the request will not fit, and once more (then retries)
+    /// when the provider reports a context-length error; races the run's cancellation; keeps
+    /// to the usage limits.
+    async fn ask(
+        &mut self,
+        turn: usize,
+        surface: &[ToolSchema],
+        callable_by_name: &[String],
+        no_tools: bool,
+        spent: &mut Spent,
+    ) -> (ModelRequest, Asked) {
+        let policy = &self.agent.policy;
+        let mut request = self.request(surface, callable_by_name, no_tools).await;
+        let tools_tokens = count_tool_schema_tokens(&request.tools, self.agent.counter());
+        if let Some(window) = policy.context_window {
+            let estimate = context::estimate(&request.messages, tools_tokens, self.agent.counter());
+            let target = context::fill(window);
+            if estimate > target {
+                let done = self.shrink(tools_tokens, target);
+                if !done.fits() {
+                    return (request, Asked::Failed(overflow(done, None, Some(window as u64)).into()));
+                }
+                request = self.request(surface, callable_by_name, no_tools).await;
+            }
+        }
+        let mut shrunk: Option<(Shrink, Option<u64>, Option<u64>)> = None;
+        loop {
+            if let Err(over) = policy.usage_limits.before_request(spent.requests) {
+                return (request, Asked::Failed(over.into()));
+            }
+            spent.requests += 1;
+            let outcome = match self.cancel.run_until_cancelled(self.agent.model.complete(&request)).await {
+                Some(outcome) => outcome,
+                None => return (request, Asked::Cancelled),
+            };
+            let mut response = match outcome {
+                Ok(response) => response,
+                Err(ModelError::ContextLength { message }) => {
+                    if let Some((done, prompt, window)) = shrunk {
+                        return (request, Asked::Failed(overflow(done, prompt, window).into()));
+                    }
+                    let (prompt, window) = context::reported_tokens(&message);
+                    let window = window.or(policy.context_window.map(|w| w as u64));
+                    let estimate = context::estimate(&request.messages, tools_tokens, self.agent.counter());
+                    let done = self.shrink(tools_tokens, context::target(estimate, prompt, window));
+                    if !done.cut_anything() {
+                        tracing::debug!(target: "tinytools::run", %message, "nothing left to cut");
+                        return (request, Asked::Failed(overflow(done, prompt, window).into()));
+                    }
+                    shrunk = Some((done, prompt, window));
+                    request = self.request(surface, callable_by_name, no_tools).await;
+                    continue;
+                }
+                Err(error) => return (request, Asked::Failed(error.into())),
+            };
+            for middleware in &self.agent.middleware {
+                middleware.after_model(&mut response).await;
+            }
+            if let Some(reported) = response.usage {
+                spent.usage.prompt_tokens += reported.prompt_tokens;
+                spent.usage.completion_tokens += reported.completion_tokens;
+            }
+            self.agent.emit(RunEvent::ModelCalled { turn, tools: request.tools.len(), usage: response.usage });
+            if let Err(over) = policy.usage_limits.after_response(spent.usage) {
+                return (request, Asked::Failed(over.into()));
+            }
+            return (request, Asked::Answer(response));
+        }
+    }
+
+    /// Shrinks the run's conversation toward `target` estimated tokens, keeps the transcript's
+    /// tool patches pointing at the same messages, and says what was cut.
+    fn shrink(&mut self, tools_tokens: usize, target: usize) -> Shrink {
+        let (done, kept) = context::shrink(&mut self.transcript.messages, tools_tokens, self.agent.counter(), target);
+        for patch in &mut self.transcript.patches {
+            patch.at_message = kept.iter().filter(|&&i| i < patch.at_message).count();
+        }
+        self.agent.emit(RunEvent::ContextShrunk {
+            compacted_results: done.compacted,
+            dropped_messages: done.dropped,
+            estimated_tokens_before: done.before,
+            estimated_tokens_after: done.after,
+        });
+        done
+    }
+}
+
+fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> ContextOverflow {
+    ContextOverflow {
+        estimated_tokens: done.after,
+        target_tokens: done.target,
+        prompt_tokens,
+        window,
+        compacted: done.compacted,
+        dropped: done.dropped,
+    }
+}
