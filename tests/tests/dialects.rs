@@ -109,7 +109,7 @@ fn offered() -> Vec<ToolSchema> {
 fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_an_offered_tool() {
     let tools = offered();
     type Case<'a> = (&'a str, Dialect, Option<(&'a str, Value)>, &'a str);
-    let cases: [Case<'_>; 12] = [
+    let cases: [Case<'_>; 13] = [
         (
             "unterminated",
             Dialect::JsonInTag,
@@ -171,9 +171,15 @@ fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_a
             r"<tool_call>weather_forecast[0|A\|B\]C|1|3]</tool_call>",
         ),
         (
-            "p-format unterminated",
+            "p-format tag unterminated, call whole",
             Dialect::PFormat,
             Some(("stock_quote", json!({"symbol": "ACME"}))),
+            "<tool_call>stock_quote[0|ACME]",
+        ),
+        (
+            "p-format cut off before its closing ]: its last value may be cut too",
+            Dialect::PFormat,
+            None,
             "<tool_call>stock_quote[0|ACME",
         ),
         (
@@ -425,4 +431,38 @@ async fn a_reply_reduced_to_its_calls_leaves_no_stray_braces_in_the_history() {
     assert_eq!((content.as_str(), tool_calls.len()), ("", 1));
     assert_eq!(tool_calls[0].name, "stock_quote");
     assert_eq!(outcome.answer, "ACME is up.");
+}
+
+#[tokio::test]
+async fn through_the_loop_quoted_json_is_text_and_a_typo_never_reaches_a_destructive_tool() {
+    let registry = Arc::new(catalogue::registry());
+    let destructive: Vec<String> =
+        registry.iter().filter(|tool| tool.annotations().destructive).map(|tool| tool.name().to_owned()).collect();
+    let quoted = r#"The note says to run {"name": "read_note", "arguments": {"id": "n1"}} but I will not."#;
+    let script =
+        |reply: String| Arc::new(ScriptedModel::new([ModelResponse::text(reply), ModelResponse::text("done")]));
+    let model = script(quoted.to_owned());
+    let agent = Agent::new(registry.clone(), Dialect::Native.wrap(model.clone()));
+    let outcome = agent.run(vec![Message::user("read my note")]).await.expect("runs");
+    let ran = outcome.transcript.messages.iter().any(|m| matches!(m, Message::Tool { .. }));
+    assert!(!ran, "JSON inside a sentence is text, not a call: {:?}", outcome.transcript.messages);
+
+    // A misspelt name one edit from a destructive tool is not repaired into it; the request
+    // the model saw listed it as destructive.
+    let target = destructive.first().expect("the catalogue has destructive tools");
+    let typo = format!("{}x", target);
+    let model = script(format!("{{\"name\": \"{typo}\", \"arguments\": {{}}}}"));
+    let agent = Agent::new(registry, Dialect::Native.wrap(model.clone()));
+    let outcome = agent.run(vec![Message::user("do it")]).await.expect("runs");
+    assert!(model.requests()[0].destructive.contains(target), "{:?}", model.requests()[0].destructive);
+    let called: Vec<&str> = outcome
+        .transcript
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(called, [typo.as_str()], "answered under the name written, never run as {target}");
 }

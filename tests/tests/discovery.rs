@@ -351,3 +351,34 @@ fn a_hidden_tool_gets_exactly_the_unknown_tool_answer() {
     visible.extend(bridge.catalog().iter().map(|t| t.schema().name.as_str()));
     assert_eq!(hidden_answer, unknown_tool_answer("purge_all_notes", visible, true, &[]));
 }
+
+/// A hand-written ranker (no `async fn`) whose `rank` panics before its future exists.
+struct PanicsEagerly;
+
+impl ToolRanker for PanicsEagerly {
+    fn name(&self) -> &str {
+        "eager"
+    }
+    fn rank<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        _request: RankRequest<'life1>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<Vec<RankedTool>>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        panic!("bug while building the future")
+    }
+}
+
+#[tokio::test]
+async fn a_ranker_that_panics_before_its_future_exists_falls_back_to_bm25_too() {
+    let policy = ToolDiscoveryPolicy::default().with_ranker(Arc::new(PanicsEagerly)).with_rank_mode(RankMode::Ranker);
+    let (_, bridge) = bridge(policy);
+    let (answer, raw) = search(&bridge, json!({"query": "stock price"})).await;
+    assert_eq!(names(&answer).first().map(String::as_str), Some("stock_quote"));
+    let outcome = raw.outcome.expect("ranked");
+    assert_eq!(outcome.ranker, "bm25");
+    assert!(outcome.fallback.is_some_and(|reason| reason.contains("panicked: bug while building the future")));
+}

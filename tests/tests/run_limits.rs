@@ -44,12 +44,37 @@ async fn grumpy() -> Result<String, String> {
     Err("timed out waiting for the upstream lock".to_owned())
 }
 
+static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A synchronous tool that blocks its thread until `release` has run (or five seconds pass).
+#[tool(read_only)]
+fn blocker() -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !RELEASED.load(Ordering::SeqCst) {
+        if Instant::now() > deadline {
+            return "stalled".to_owned();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    "released".to_owned()
+}
+
+/// Releases `blocker` after a short async wait.
+#[tool(read_only)]
+async fn release() -> String {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    RELEASED.store(true, Ordering::SeqCst);
+    "done".to_owned()
+}
+
 fn registry() -> Arc<ToolRegistry> {
     let mut registry = ToolRegistry::new();
     registry.register(Echo).expect("registers");
     registry.register(Forever).expect("registers");
     registry.register(Polite).expect("registers");
     registry.register(Grumpy).expect("registers");
+    registry.register(Blocker).expect("registers");
+    registry.register(Release).expect("registers");
     Arc::new(registry)
 }
 
@@ -266,4 +291,17 @@ async fn in_strict_mode_null_for_an_optional_argument_means_absent() {
     // Outside strict mode the model saw `limit` as an integer it may omit: null is refused.
     let refused = run(false).await;
     assert!(refused.2 && refused.1.contains("limit"), "{refused:?}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_synchronous_tool_runs_on_the_blocking_pool_and_cannot_stall_the_executor() {
+    // On a single-threaded runtime a blocking fn run inline would hold the only thread, and
+    // `release` could never run: `blocker` would answer "stalled".
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "blocker", json!({})), ("c2", "release", json!({}))]),
+        ModelResponse::text("done"),
+    ]));
+    let outcome = Agent::new(registry(), model).run(vec![Message::user("go")]).await.expect("runs");
+    let answers = tool_messages(&outcome.transcript.messages);
+    assert_eq!((answers[0].1.as_str(), answers[1].1.as_str()), ("released", "done"), "{answers:?}");
 }

@@ -58,3 +58,21 @@ impl<T: DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 /// Compile-time check that a parameter's type is a [`ToolArgument`]; the expansion calls it
 /// at each parameter type's span so the first error names the type and the fix.
 pub const fn assert_argument<T: ToolArgument>() {}
+
+/// Runs a synchronous `#[tool]` fn on Tokio's blocking pool, so that a fn that blocks (a file,
+/// a database driver, a long computation) cannot stall the executor the run's other calls
+/// share. Outside a Tokio runtime it runs inline. A panic in the fn is raised again here,
+/// where the registry contains it like any tool panic. A call the run abandons (its timeout,
+/// cancellation) leaves the fn to finish on its thread: a blocking fn cannot be interrupted.
+pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => match handle.spawn_blocking(f).await {
+            Ok(value) => value,
+            Err(error) => match error.try_into_panic() {
+                Ok(payload) => std::panic::resume_unwind(payload),
+                Err(_) => std::panic::resume_unwind(Box::new("the blocking pool shut down before the tool finished")),
+            },
+        },
+        Err(_) => f(),
+    }
+}

@@ -22,6 +22,12 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
     }
 }
 
+/// Calls `f`, turning a panic into `Err` with the panic's message: for the synchronous part of
+/// a call that returns a future (a hand-written `rank` that panics before its future exists).
+pub(crate) fn catch_call<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(payload.as_ref()))
+}
+
 fn panic_message(payload: &(dyn Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()

@@ -151,17 +151,36 @@ fn execute(tool_fn: &ToolFn) -> TokenStream {
 
     let fn_ident = &tool_fn.item.sig.ident;
     let fields = tool_fn.arguments().map(|param| &param.ident);
-    let call_args = tool_fn.params.iter().map(|param| match param.kind {
-        ParamKind::Argument => {
-            let ident = &param.ident;
-            quote!(#ident)
-        }
-        ParamKind::Context { by_ref: true } => quote!(#ctx),
-        ParamKind::Context { by_ref: false } => quote!(::core::clone::Clone::clone(#ctx)),
-    });
     let call = match tool_fn.item.sig.asyncness {
-        Some(_) => quote!(#fn_ident(#(#call_args),*).await),
-        None => quote!(#fn_ident(#(#call_args),*)),
+        Some(_) => {
+            let call_args = tool_fn.params.iter().map(|param| match param.kind {
+                ParamKind::Argument => {
+                    let ident = &param.ident;
+                    quote!(#ident)
+                }
+                ParamKind::Context { by_ref: true } => quote!(#ctx),
+                ParamKind::Context { by_ref: false } => quote!(::core::clone::Clone::clone(#ctx)),
+            });
+            quote!(#fn_ident(#(#call_args),*).await)
+        }
+        // A synchronous fn runs on the blocking pool, with its own copy of the context.
+        None => {
+            let owned = syn::Ident::new("owned_ctx", Span::mixed_site());
+            let call_args = tool_fn.params.iter().map(|param| match param.kind {
+                ParamKind::Argument => {
+                    let ident = &param.ident;
+                    quote!(#ident)
+                }
+                ParamKind::Context { by_ref: true } => quote!(&#owned),
+                ParamKind::Context { by_ref: false } => quote!(#owned),
+            });
+            let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
+            let clone = takes_context.then(|| quote!(let #owned = ::core::clone::Clone::clone(#ctx);));
+            quote!({
+                #clone
+                __tt::run_blocking(move || #fn_ident(#(#call_args),*)).await
+            })
+        }
     };
     let convert = match &tool_fn.output {
         Output::Result { ok, err } => {

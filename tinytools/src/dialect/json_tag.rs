@@ -63,8 +63,8 @@ pub(crate) fn render_call(call: &ToolCall) -> String {
 }
 
 /// Reads one block: the first JSON value in it, if it names an offered tool.
-pub(crate) fn parse_block(block: &str, offered: &[&str], id: String) -> Option<ToolCall> {
+pub(crate) fn parse_block(block: &str, offered: &[&str], protected: &[&str], id: String) -> Option<ToolCall> {
     let start = block.find('{')?;
     let value = serde_json::Deserializer::from_str(&block[start..]).into_iter::<Value>().next()?.ok()?;
-    call_from_json(&value, offered, id)
+    call_from_json(&value, offered, protected, id)
 }

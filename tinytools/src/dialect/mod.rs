@@ -100,6 +100,24 @@ impl Dialect {
         tools: &[ToolSchema],
         callable_by_name: &[String],
     ) -> (Vec<ToolCall>, String) {
+        self.parse_with(reply, tools, callable_by_name, &[])
+    }
+
+    /// [`parse_offered`](Self::parse_offered) with everything the request says: its tools,
+    /// the deferred tools callable by name, and its destructive tools, to which a misspelt
+    /// name is never repaired ([`ModelRequest::destructive`]).
+    pub fn parse_request(self, reply: &str, request: &ModelRequest) -> (Vec<ToolCall>, String) {
+        let protected: Vec<&str> = request.destructive.iter().map(String::as_str).collect();
+        self.parse_with(reply, &request.tools, &request.callable_by_name, &protected)
+    }
+
+    fn parse_with(
+        self,
+        reply: &str,
+        tools: &[ToolSchema],
+        callable_by_name: &[String],
+        protected: &[&str],
+    ) -> (Vec<ToolCall>, String) {
         let mut offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
         offered.extend(callable_by_name.iter().map(String::as_str));
         let mut counter = 0;
@@ -114,14 +132,14 @@ impl Dialect {
         let mut calls: Vec<ToolCall> = blocks
             .iter()
             .filter_map(|block| match self {
-                Self::PFormat => pformat::parse_block(block, tools, &offered, next_id()),
-                _ => json_tag::parse_block(block, &offered, next_id()),
+                Self::PFormat => pformat::parse_block(block, tools, &offered, protected, next_id()),
+                _ => json_tag::parse_block(block, &offered, protected, next_id()),
             })
             .collect();
         if !calls.is_empty() {
             return (calls, text);
         }
-        let (recovered, text) = recovery::recover(&text, &offered, &mut next_id);
+        let (recovered, text) = recovery::recover(&text, &offered, protected, &mut next_id);
         calls.extend(recovered);
         (calls, text)
     }
@@ -177,7 +195,12 @@ impl Dialect {
         if !system_done {
             messages.insert(0, Message::system(catalogue));
         }
-        ModelRequest { messages, max_response_bytes: request.max_response_bytes, ..ModelRequest::default() }
+        ModelRequest {
+            messages,
+            max_response_bytes: request.max_response_bytes,
+            destructive: request.destructive.clone(),
+            ..ModelRequest::default()
+        }
     }
 }
 
@@ -202,8 +225,7 @@ impl ChatModel for DialectModel {
             self.inner.complete(&self.dialect.render_request(request)).await?
         };
         if !native || response.tool_calls.is_empty() {
-            let (calls, text) =
-                self.dialect.parse_offered(&response.content, &request.tools, &request.callable_by_name);
+            let (calls, text) = self.dialect.parse_request(&response.content, request);
             if !calls.is_empty() {
                 let turn = request.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
                 response.tool_calls = calls

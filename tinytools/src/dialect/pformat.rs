@@ -88,16 +88,25 @@ fn escape(value: &str) -> String {
 }
 
 /// Reads one block: JSON inside the tag, or `name[slot|value|...]`.
-pub(crate) fn parse_block(block: &str, tools: &[ToolSchema], offered: &[&str], id: String) -> Option<ToolCall> {
+///
+/// A call cut off before its closing `]` (a reply that ran out of tokens) is no call: its
+/// last value may be cut short too.
+pub(crate) fn parse_block(
+    block: &str,
+    tools: &[ToolSchema],
+    offered: &[&str],
+    protected: &[&str],
+    id: String,
+) -> Option<ToolCall> {
     if block.trim_start().starts_with('{') {
-        return json_tag::parse_block(block, offered, id);
+        return json_tag::parse_block(block, offered, protected, id);
     }
     let open = block.find('[')?;
     let declared: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
-    let name = repair_name(block[..open].trim(), &declared)?;
+    let name = repair_name(block[..open].trim(), &declared, protected)?;
     let tool = tools.iter().find(|tool| tool.name == name)?;
     let slots = slots(tool);
-    let fields = split(&block[open + 1..]);
+    let fields = split(&block[open + 1..])?;
     let mut arguments = Map::new();
     for pair in fields.chunks(2) {
         let [slot, value] = pair else { continue };
@@ -108,8 +117,10 @@ pub(crate) fn parse_block(block: &str, tools: &[ToolSchema], offered: &[&str], i
 }
 
 /// Splits a slot list at unescaped `|`, up to the first unescaped `]`, unescaping as it goes.
-fn split(body: &str) -> Vec<String> {
+/// `None` when there is no closing `]`.
+fn split(body: &str) -> Option<Vec<String>> {
     let mut fields = vec![String::new()];
+    let mut closed = false;
     let mut chars = body.chars();
     while let Some(c) = chars.next() {
         match c {
@@ -119,7 +130,10 @@ fn split(body: &str) -> Vec<String> {
                 }
             }
             '|' => fields.push(String::new()),
-            ']' => break,
+            ']' => {
+                closed = true;
+                break;
+            }
             other => {
                 if let Some(field) = fields.last_mut() {
                     field.push(other);
@@ -127,7 +141,10 @@ fn split(body: &str) -> Vec<String> {
             }
         }
     }
-    if fields.len() == 1 && fields[0].is_empty() { Vec::new() } else { fields }
+    if !closed {
+        return None;
+    }
+    Some(if fields.len() == 1 && fields[0].is_empty() { Vec::new() } else { fields })
 }
 
 /// Reads a slot's text as its parameter's type.
@@ -166,4 +183,30 @@ fn coerce(text: &str, schema: &Value) -> Value {
         _ => json(),
     }
     .unwrap_or_else(|| Value::String(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read_file() -> ToolSchema {
+        ToolSchema {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path"]}),
+        }
+    }
+
+    #[test]
+    fn a_call_cut_off_before_its_closing_bracket_is_no_call() {
+        let tools = [read_file()];
+        let whole = parse_block("read_file[0|notes.txt|1|20]", &tools, &["read_file"], &[], "c".into());
+        assert_eq!(whole.map(|call| call.arguments), Some(json!({"path": "notes.txt", "limit": 20}).to_string()));
+        assert!(parse_block("read_file[0|notes.t", &tools, &["read_file"], &[], "c".into()).is_none());
+        assert!(
+            parse_block("read_file[0|a\\]", &tools, &["read_file"], &[], "c".into()).is_none(),
+            "an escaped ] does not close"
+        );
+    }
 }

@@ -11,8 +11,12 @@
 //! - either of those wrapped the OpenAI way, `{"type": "function", "function": {...}}` (or
 //!   `{"function": {...}}`);
 //! - a `{"tool_calls": [...]}` list or a top-level `[...]` array whose every element is one of
-//!   those: each element is a call, in order. A list with anything else in it is no list of
-//!   calls (an array's own elements are still looked at one by one).
+//!   those: each element is a call, in order. A list with anything else in it is data.
+//!
+//! And only JSON that stands alone: nothing but whitespace, a code fence or a tag
+//! (`<tool_call>`) may share its first line before it or its last line after it. JSON quoted
+//! inside a sentence — a model explaining a call, or repeating one a document showed it — is
+//! text, never a call.
 //!
 //! Never a call: an object without a string `name` (`{"price": 12}`), an object with a
 //! `name` but no `arguments`/`parameters` naming no offered tool (`{"name": "Alice", "age": 3}`),
@@ -23,8 +27,8 @@
 //! `}` or `]` (small models annotate their arguments); a `//` inside a string is text.
 //!
 //! A name is only ever changed to an offered tool: [`repair_name`] either finds the one
-//! offered tool it means or the name is passed through untouched, so nothing runs under a
-//! name other than the one written or an offered one.
+//! offered tool it means (one edit away, same script, not destructive) or the name is passed
+//! through untouched, so nothing runs under a name other than the one written or an offered one.
 
 use std::cell::OnceCell;
 
@@ -34,25 +38,30 @@ use serde_json::Value;
 
 use crate::model::ToolCall;
 
-/// The offered tool a written name means: itself, a unique case-insensitive match, or a
-/// unique close spelling (edit distance ≤ 2). `None` when nothing offered fits or several do.
-pub(crate) fn repair_name(name: &str, offered: &[&str]) -> Option<String> {
+/// The longest name a repair is attempted for; longer ones are only ever matched exactly.
+const MAX_REPAIRED_NAME: usize = 128;
+
+/// The offered tool a written name means: itself; or, when exactly one offered tool is within
+/// one edit of it — ignoring ASCII case, a swap of two neighbouring letters counting as one
+/// edit — that tool. Never across scripts (a name with a character outside ASCII is only ever
+/// matched exactly, so a Cyrillic `е` does not pass for a Latin `e`), and never to a tool in
+/// `protected` (the destructive ones: a typo must not be what deletes something). `None` when
+/// nothing offered fits or several do.
+pub(crate) fn repair_name(name: &str, offered: &[&str], protected: &[&str]) -> Option<String> {
     if offered.contains(&name) {
         return Some(name.to_owned());
     }
-    let by_case: Vec<&&str> = offered.iter().filter(|o| o.eq_ignore_ascii_case(name)).collect();
-    if let [only] = by_case.as_slice() {
-        return Some((**only).to_owned());
+    if !name.is_ascii() || name.len() > MAX_REPAIRED_NAME {
+        return None;
     }
     let lower = name.to_ascii_lowercase();
-    let mut close: Vec<(usize, &&str)> = offered
+    let close: Vec<&&str> = offered
         .iter()
-        .map(|o| (strsim::levenshtein(&lower, &o.to_ascii_lowercase()), o))
-        .filter(|(distance, _)| *distance <= 2)
+        .filter(|o| o.is_ascii() && o.len() <= MAX_REPAIRED_NAME)
+        .filter(|o| strsim::osa_distance(&lower, &o.to_ascii_lowercase()) <= 1)
         .collect();
-    close.sort_by_key(|(distance, _)| *distance);
     match close.as_slice() {
-        [(best, only), rest @ ..] if rest.first().is_none_or(|(next, _)| next > best) => Some((**only).to_owned()),
+        [only] if !protected.contains(only) => Some((**only).to_owned()),
         _ => None,
     }
 }
@@ -64,14 +73,14 @@ pub(crate) fn repair_name(name: &str, offered: &[&str]) -> Option<String> {
 /// kept exactly as written when the object is call-shaped (see the module notes) — the caller
 /// refuses it, as the agent loop does with its unknown-tool answer — and is never turned into
 /// some other tool. `None` for JSON that is no call.
-pub(crate) fn call_from_json(value: &Value, offered: &[&str], id: String) -> Option<ToolCall> {
+pub(crate) fn call_from_json(value: &Value, offered: &[&str], protected: &[&str], id: String) -> Option<ToolCall> {
     let call = unwrap_function(value);
     let written = call.get("name").and_then(Value::as_str)?;
     if is_definition(call) {
         return None;
     }
     let arguments = call.get("arguments").or_else(|| call.get("parameters"));
-    let name = match repair_name(written, offered) {
+    let name = match repair_name(written, offered, protected) {
         Some(offered_name) => offered_name,
         None if is_call_shaped(written, arguments) => written.to_owned(),
         None => return None,
@@ -87,7 +96,7 @@ pub(crate) fn call_from_json(value: &Value, offered: &[&str], id: String) -> Opt
 /// The calls one JSON value holds: a single call, or every element of a `tool_calls` list or
 /// top-level array when each is a call. Ids come from `next_id`, in order, and only once the
 /// whole value is known to be calls; empty when it is not.
-fn calls_in(value: &Value, offered: &[&str], next_id: &mut dyn FnMut() -> String) -> Vec<ToolCall> {
+fn calls_in(value: &Value, offered: &[&str], protected: &[&str], next_id: &mut dyn FnMut() -> String) -> Vec<ToolCall> {
     let items = match value {
         Value::Array(items) => items.as_slice(),
         Value::Object(object) if !object.contains_key("name") => match object.get("tool_calls") {
@@ -99,7 +108,7 @@ fn calls_in(value: &Value, offered: &[&str], next_id: &mut dyn FnMut() -> String
     };
     let mut calls = Vec::with_capacity(items.len());
     for item in items {
-        match call_from_json(item, offered, String::new()) {
+        match call_from_json(item, offered, protected, String::new()) {
             Some(call) => calls.push(call),
             None => return Vec::new(),
         }
@@ -158,7 +167,12 @@ pub(crate) fn without_residue(text: &str) -> String {
 /// a name that is not offered is returned under that name, unchanged. An object wrapped in a tag
 /// named after an offered tool (`<stock_quote>{"symbol": "ACME"}</stock_quote>`, a form small
 /// models write) is a call of that tool with those arguments.
-pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() -> String) -> (Vec<ToolCall>, String) {
+pub(crate) fn recover(
+    text: &str,
+    offered: &[&str],
+    protected: &[&str],
+    next_id: &mut dyn FnMut() -> String,
+) -> (Vec<ToolCall>, String) {
     let marks = OnceCell::new();
     let mut calls = Vec::new();
     let mut kept = String::new();
@@ -167,7 +181,11 @@ pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() ->
         let candidate = &rest[start..];
         let at = text.len() - candidate.len();
         let read = read_value(text, at, &marks);
-        let found = read.as_ref().map(|(value, _)| calls_in(value, offered, next_id)).unwrap_or_default();
+        let alone = |end: usize| stands_alone(&rest[..start], &candidate[end..]);
+        let found = match &read {
+            Some((value, end)) if alone(*end) => calls_in(value, offered, protected, next_id),
+            _ => Vec::new(),
+        };
         match read {
             Some((_, end)) if !found.is_empty() => {
                 calls.extend(found);
@@ -175,7 +193,8 @@ pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() ->
                 rest = strip_fence_close(&candidate[end..]);
             }
             Some((Value::Object(arguments), end))
-                if let Some(call) = tagged_call(&rest[..start], &candidate[end..], offered) =>
+                if let Some(call) = tagged_call(&rest[..start], &candidate[end..], offered)
+                    && stands_alone(&rest[..start - call.1], &candidate[end + call.2..]) =>
             {
                 let (name, open, close) = call;
                 calls.push(ToolCall { id: next_id(), name, arguments: Value::Object(arguments).to_string() });
@@ -195,6 +214,32 @@ pub(crate) fn recover(text: &str, offered: &[&str], next_id: &mut dyn FnMut() ->
     }
     kept.push_str(rest);
     (calls, kept.trim().to_owned())
+}
+
+/// Whether JSON between `before` and `after` stands alone as a call: nothing but whitespace,
+/// stray braces, a code fence or a tag (`<tool_call>`) shares its first line before it or its
+/// last line after it. JSON quoted inside a sentence is text, never a call — a model explaining a call,
+/// or repeating one a document showed it, does not make it.
+fn stands_alone(before: &str, after: &str) -> bool {
+    // Stray braces and brackets around a call are what small models' doubled braces leave.
+    let stray = |c: char| c.is_whitespace() || matches!(c, '{' | '}' | '[' | ']' | ',');
+    let line_before = before.rsplit('\n').next().unwrap_or_default().trim_matches(stray);
+    let line_after = after.split('\n').next().unwrap_or_default().trim_matches(stray);
+    let wrapper = |text: &str| {
+        text.is_empty()
+            || text.trim_matches('`').is_empty()
+            || text.strip_prefix("```").is_some_and(|lang| lang.chars().all(|c| c.is_ascii_alphanumeric()))
+            || text.split_inclusive('>').all(|tag| {
+                let tag = tag.trim();
+                tag.starts_with('<')
+                    && tag.ends_with('>')
+                    && tag[1..tag.len() - 1]
+                        .trim_start_matches('/')
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+    };
+    wrapper(line_before) && wrapper(line_after)
 }
 
 /// A tag around an arguments object that names an offered tool: `<stock_quote>` just before it
@@ -243,7 +288,7 @@ mod tests {
     }
 
     fn read(text: &str) -> (Vec<ToolCall>, String) {
-        recover(text, &OFFERED, &mut ids())
+        recover(text, &OFFERED, &[], &mut ids())
     }
 
     /// `(name, arguments as JSON)` of each call.
@@ -254,16 +299,16 @@ mod tests {
     #[test]
     fn an_object_in_a_tag_named_after_an_offered_tool_is_its_call() {
         let reply = "<stock_quote>\n{\"symbol\": \"ACME\"}\n</stock_quote>";
-        let (calls, text) = recover(reply, &OFFERED, &mut ids());
+        let (calls, text) = recover(reply, &OFFERED, &[], &mut ids());
         assert_eq!(calls.len(), 1, "{text}");
         assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("stock_quote", r#"{"symbol":"ACME"}"#));
         assert_eq!(text, "");
         // Only an offered name, only a matching closing tag.
-        let (calls, _) = recover("<rm_rf>{\"path\": \"/\"}</rm_rf>", &OFFERED, &mut ids());
+        let (calls, _) = recover("<rm_rf>{\"path\": \"/\"}</rm_rf>", &OFFERED, &[], &mut ids());
         assert!(calls.is_empty());
-        let (calls, _) = recover("<stock_quote>{\"symbol\": \"ACME\"}</read_note>", &OFFERED, &mut ids());
+        let (calls, _) = recover("<stock_quote>{\"symbol\": \"ACME\"}</read_note>", &OFFERED, &[], &mut ids());
         assert!(calls.is_empty());
-        let (calls, text) = recover("Use <b>{\"x\": 1}</b> here.", &OFFERED, &mut ids());
+        let (calls, text) = recover("Use <b>{\"x\": 1}</b> here.", &OFFERED, &[], &mut ids());
         assert!(calls.is_empty() && text == "Use <b>{\"x\": 1}</b> here.");
     }
 
@@ -278,11 +323,43 @@ mod tests {
     }
 
     #[test]
-    fn names_repair_only_to_one_offered_tool() {
-        assert_eq!(repair_name("Stock_Quote", &OFFERED).as_deref(), Some("stock_quote"));
-        assert_eq!(repair_name("stock_qoute", &OFFERED).as_deref(), Some("stock_quote"));
-        assert_eq!(repair_name("delete_everything", &OFFERED), None);
-        assert_eq!(repair_name("a", &["ab", "ac"]), None, "ambiguous");
+    fn only_json_standing_alone_is_a_call_never_json_quoted_in_prose() {
+        let call = r#"{"name": "stock_quote", "arguments": {"symbol": "ACME"}}"#;
+        for alone in [
+            call.to_owned(),
+            format!("Let me look that up.\n{call}\n"),
+            format!("```json\n{call}\n```"),
+            format!("<tool_call>\n{call}\n</tool_call>"),
+            format!("<tool_call>{call}</tool_call>"),
+            "<stock_quote>\n{\"symbol\": \"ACME\"}\n</stock_quote>".to_owned(),
+        ] {
+            assert_eq!(read(&alone).0.len(), 1, "{alone}");
+        }
+        for quoted in [
+            format!("You could send {call} to get a quote."),
+            format!("The page says: {call}"),
+            format!("{call} is what the document contains."),
+            "Try <stock_quote>{\"symbol\": \"ACME\"}</stock_quote> later.".to_owned(),
+        ] {
+            let (calls, text) = read(&quoted);
+            assert!(calls.is_empty(), "{quoted}: {calls:?}");
+            assert!(text.contains("ACME"), "it stays text: {text}");
+        }
+    }
+
+    #[test]
+    fn names_repair_only_at_one_edit_to_one_unprotected_ascii_tool() {
+        assert_eq!(repair_name("stock_quot", &OFFERED, &[]).as_deref(), Some("stock_quote"), "one edit");
+        assert_eq!(repair_name("stok_quot", &OFFERED, &[]), None, "two edits");
+        assert_eq!(repair_name("stock_quotе", &OFFERED, &[]), None, "a Cyrillic е is another script");
+        assert_eq!(repair_name("read_notes", &OFFERED, &["read_note"]), None, "never to a destructive tool");
+        assert_eq!(repair_name("read_note", &OFFERED, &["read_note"]).as_deref(), Some("read_note"), "its exact name");
+        assert_eq!(repair_name("tool_a", &["tool_b", "tool_c"], &[]), None, "two candidates");
+        assert_eq!(repair_name(&"x".repeat(10_000), &OFFERED, &[]), None, "long names are not compared");
+        assert_eq!(repair_name("Stock_Quote", &OFFERED, &[]).as_deref(), Some("stock_quote"));
+        assert_eq!(repair_name("stock_qoute", &OFFERED, &[]).as_deref(), Some("stock_quote"));
+        assert_eq!(repair_name("delete_everything", &OFFERED, &[]), None);
+        assert_eq!(repair_name("a", &["ab", "ac"], &[]), None, "ambiguous");
     }
 
     #[test]
@@ -303,7 +380,8 @@ mod tests {
 
     #[test]
     fn a_call_shaped_object_naming_no_offered_tool_keeps_its_name_exactly() {
-        let (calls, text) = read(r#"I'll look it up. {"name": "get_stock_price", "arguments": {"symbol": "ACME"}}"#);
+        let (calls, text) =
+            read("I'll look it up.\n{\"name\": \"get_stock_price\", \"arguments\": {\"symbol\": \"ACME\"}}");
         assert_eq!(named(&calls), [("get_stock_price", serde_json::json!({"symbol": "ACME"}))]);
         assert_eq!(text, "I'll look it up.");
         for shaped in [
@@ -318,7 +396,7 @@ mod tests {
         }
         // Repair still reaches the offered tool; a name that matches several is left alone.
         assert_eq!(read(r#"{"name": "Stock_Qoute", "arguments": {}}"#).0[0].name, "stock_quote");
-        let (calls, _) = recover(r#"{"name": "a", "arguments": {}}"#, &["ab", "ac"], &mut ids());
+        let (calls, _) = recover(r#"{"name": "a", "arguments": {}}"#, &["ab", "ac"], &[], &mut ids());
         assert_eq!(calls[0].name, "a");
     }
 
@@ -346,7 +424,7 @@ mod tests {
     #[test]
     fn openai_wrappers_are_calls() {
         let (calls, text) = read(
-            r#"Calling. {"type": "function", "function": {"name": "stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}}"#,
+            "Calling.\n{\"type\": \"function\", \"function\": {\"name\": \"stock_quote\", \"arguments\": \"{\\\"symbol\\\": \\\"ACME\\\"}\"}}",
         );
         assert_eq!(named(&calls), [("stock_quote", serde_json::json!({"symbol": "ACME"}))]);
         assert_eq!(text, "Calling.");
@@ -357,28 +435,30 @@ mod tests {
     #[test]
     fn lists_of_calls_are_each_a_call_in_order() {
         let (calls, text) = read(
-            r#"Both: {"tool_calls": [{"id": "x", "type": "function", "function": {"name": "stock_quote", "arguments": "{}"}}, {"name": "read_note", "arguments": {"id": 2}}]} done"#,
+            "Both:\n{\"tool_calls\": [{\"id\": \"x\", \"type\": \"function\", \"function\": {\"name\": \"stock_quote\", \"arguments\": \"{}\"}}, {\"name\": \"read_note\", \"arguments\": {\"id\": 2}}]}\ndone",
         );
         assert_eq!(
             named(&calls),
             [("stock_quote", serde_json::json!({})), ("read_note", serde_json::json!({"id": 2}))]
         );
-        assert_eq!(text, "Both:  done");
+        assert_eq!(text, "Both:\n\ndone");
         let (calls, text) = read(
             "```json\n[{\"name\": \"tool_search\", \"arguments\": {}}, {\"name\": \"nope\", \"arguments\": {}}]\n```",
         );
         assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["tool_search", "nope"]);
         assert!(text.is_empty(), "{text}");
-        // An array with anything else in it is no list of calls; its call elements still count.
-        let (calls, text) = read(r#"[{"name": "stock_quote", "arguments": {}}, {"price": 12}]"#);
-        assert_eq!(calls.len(), 1);
-        assert_eq!(text, r#"[, {"price": 12}]"#);
+        // An array with anything else in it is data, not a list of calls: a call inside it does
+        // not stand alone.
+        let data = r#"[{"name": "stock_quote", "arguments": {}}, {"price": 12}]"#;
+        let (calls, text) = read(data);
+        assert!(calls.is_empty(), "{calls:?}");
+        assert_eq!(text, data);
     }
 
     #[test]
     fn ids_follow_the_order_the_calls_were_written_in() {
         let (calls, _) = read(
-            r#"{"name": "tool_search", "arguments": {}} then {"price": 1} [{"name": "stock_quote", "arguments": {}}, {"function": {"name": "read_note", "arguments": {}}}]"#,
+            "{\"name\": \"tool_search\", \"arguments\": {}}\nthen {\"price\": 1}\n[{\"name\": \"stock_quote\", \"arguments\": {}}, {\"function\": {\"name\": \"read_note\", \"arguments\": {}}}]",
         );
         let got: Vec<(&str, &str)> = calls.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect();
         assert_eq!(got, [("text_1", "tool_search"), ("text_2", "stock_quote"), ("text_3", "read_note")]);

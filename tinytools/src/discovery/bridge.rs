@@ -109,10 +109,15 @@ impl DiscoveryBridge {
         self.surface.get(name).map(|tool| self.project(tool.schema(), tool.compaction()))
     }
 
+    /// A schema as the run sends it: prepared when the run prepares schemas, and always within
+    /// the tool's own budget (an imported tool's `THIRD_PARTY` one), so a third-party
+    /// description is bounded in every wire form — declaration, search answer, promotion —
+    /// whether or not `RunPolicy::tool_schemas` is set.
     fn project(&self, schema: &ToolSchema, budget: Option<SchemaCompaction>) -> ToolSchema {
-        match &self.preparation {
-            Some(preparation) => preparation.prepare(schema, budget).schema,
-            None => schema.clone(),
+        match (&self.preparation, budget) {
+            (Some(preparation), budget) => preparation.prepare(schema, budget).schema,
+            (None, Some(budget)) => budget.compact(schema).0,
+            (None, None) => schema.clone(),
         }
     }
 

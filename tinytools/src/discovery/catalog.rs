@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::policy::{RankMode, ToolDiscoveryPolicy};
 use crate::rank::{Bm25Index, Bm25Params, FieldWeights, RankContext, RankRequest, RankedTool, Tokenizer, ToolDocument};
 use crate::surface::{Surface, SurfaceTool};
-use crate::unwind::CatchUnwind;
+use crate::unwind::{CatchUnwind, catch_call};
 use crate::{ToolExposure, ToolRegistry, ToolSchema};
 
 /// One deferred tool as the catalogue holds it: the surface's own record of it.
@@ -155,8 +155,12 @@ impl DeferredCatalog {
         };
         let context = RankContext::default();
         let request = RankRequest { query, limit, catalog: self, context: &context };
-        let answer = tokio::time::timeout(policy.ranker_timeout, CatchUnwind(ranker.rank(request))).await;
         let name = ranker.name().to_owned();
+        // A panic before the future exists is caught like one while it is polled.
+        let answer = match catch_call(|| ranker.rank(request)) {
+            Ok(future) => tokio::time::timeout(policy.ranker_timeout, CatchUnwind(future)).await,
+            Err(panic) => Ok(Err(panic)),
+        };
         let hits = match answer {
             Err(_) => Err(format!("ranker `{name}` timed out after {} ms", policy.ranker_timeout.as_millis())),
             Ok(Err(panic)) => Err(format!("ranker `{name}` panicked: {panic}")),

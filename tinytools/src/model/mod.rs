@@ -89,6 +89,10 @@ pub struct ModelRequest {
     /// (`RunPolicy::caps`); `None` leaves it to the client (the bundled providers: 8 MiB).
     #[serde(skip)]
     pub max_response_bytes: Option<usize>,
+    /// The tools of this request (declared or callable by name) annotated destructive: text
+    /// recovery never repairs a misspelt name to one of them. Not sent to providers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub destructive: Vec<String>,
 }
 
 /// What the model answered.

@@ -148,6 +148,7 @@ impl Run<'_> {
             tools: surface.to_vec(),
             callable_by_name: callable_by_name.to_vec(),
             max_response_bytes: Some(self.agent.policy.caps.max_response_bytes),
+            destructive: Vec::new(),
         };
         if no_tools {
             request.tools.clear();
@@ -158,6 +159,12 @@ impl Run<'_> {
             }
             request.tools.extend(self.promoted.iter().cloned());
         }
+        let registry = &self.agent.registry;
+        let names = request.tools.iter().map(|tool| &tool.name).chain(&request.callable_by_name);
+        request.destructive = names
+            .filter(|name| registry.get(name).is_some_and(|tool| tool.annotations().destructive))
+            .cloned()
+            .collect();
         for middleware in &self.agent.middleware {
             middleware.before_send(&mut request.messages, &request.tools).await;
         }
