@@ -32,10 +32,13 @@ use super::relaxed_json::read_value;
 
 use serde_json::Value;
 
+use crate::discovery::MAX_COMPARED_NAME_BYTES;
 use crate::model::ToolCall;
 
 /// The offered tool a written name means: itself, a unique case-insensitive match, or a
 /// unique close spelling (edit distance ≤ 2). `None` when nothing offered fits or several do.
+/// Spellings are compared only between names of at most [`MAX_COMPARED_NAME_BYTES`] whose
+/// lengths differ by at most 2 characters (no other pair can be that close).
 pub(crate) fn repair_name(name: &str, offered: &[&str]) -> Option<String> {
     if offered.contains(&name) {
         return Some(name.to_owned());
@@ -44,9 +47,14 @@ pub(crate) fn repair_name(name: &str, offered: &[&str]) -> Option<String> {
     if let [only] = by_case.as_slice() {
         return Some((**only).to_owned());
     }
+    if name.len() > MAX_COMPARED_NAME_BYTES {
+        return None;
+    }
     let lower = name.to_ascii_lowercase();
+    let chars = name.chars().count();
     let mut close: Vec<(usize, &&str)> = offered
         .iter()
+        .filter(|o| o.len() <= MAX_COMPARED_NAME_BYTES && o.chars().count().abs_diff(chars) <= 2)
         .map(|o| (strsim::levenshtein(&lower, &o.to_ascii_lowercase()), o))
         .filter(|(distance, _)| *distance <= 2)
         .collect();
@@ -283,6 +291,17 @@ mod tests {
         assert_eq!(repair_name("stock_qoute", &OFFERED).as_deref(), Some("stock_quote"));
         assert_eq!(repair_name("delete_everything", &OFFERED), None);
         assert_eq!(repair_name("a", &["ab", "ac"]), None, "ambiguous");
+    }
+
+    #[test]
+    fn names_past_the_comparison_bound_are_not_repaired_by_spelling() {
+        let offered = format!("{}_quote", "stock".repeat(30));
+        assert!(offered.len() > MAX_COMPARED_NAME_BYTES);
+        let typo = offered.replace("_quote", "_qoute");
+        assert_eq!(repair_name(&typo, &[offered.as_str()]), None);
+        assert_eq!(repair_name(&offered.to_uppercase(), &[offered.as_str()]).as_deref(), Some(offered.as_str()));
+        let huge = "stock_quote".repeat(10_000);
+        assert_eq!(repair_name(&huge, &OFFERED), None);
     }
 
     #[test]
