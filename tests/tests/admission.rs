@@ -1,7 +1,13 @@
 //! Admission and dispatch: every violation at once, malformed JSON, refusals, failures, panics.
 
+use std::sync::Arc;
+
 use serde_json::json;
+use tinytools::model::{Message, ModelResponse};
+use tinytools::run::{Agent, RunEvent};
+use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolContext, ToolError, ToolRegistry, tool};
+use tinytools_integration_tests::Recorder;
 
 /// Options for a quote.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -210,4 +216,101 @@ async fn arguments_a_tool_does_not_declare_are_refused_unless_it_allows_them() {
     let lenient = registry.dispatch("lenient", json!({"key": "k", "extra": 1})).await.expect("admitted");
     assert_eq!(lenient.to_model_text(), "k");
     assert!(registry.get("lenient").expect("registered").schema().parameters.get("additionalProperties").is_none());
+}
+
+/// A tree of any depth: its schema refers to itself.
+struct Tree;
+
+#[async_trait::async_trait]
+impl tinytools::Tool for Tree {
+    fn name(&self) -> &str {
+        "tree"
+    }
+    fn description(&self) -> &str {
+        "Counts the levels of a tree."
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {"child": {"$ref": "#"}}})
+    }
+    async fn execute(&self, args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
+        let mut levels = 0;
+        let mut at = &args;
+        while let Some(child) = at.get("child") {
+            levels += 1;
+            at = child;
+        }
+        Ok(tinytools::ToolResult::text(levels.to_string()))
+    }
+}
+
+/// `{"child": {"child": ... {} ...}}`, `depth` objects deep, built without recursion (`json!`
+/// with a value inside would serialize it recursively).
+fn tree(depth: usize) -> serde_json::Value {
+    let mut value = json!({});
+    for _ in 1..depth {
+        let mut object = serde_json::Map::new();
+        object.insert("child".into(), value);
+        value = serde_json::Value::Object(object);
+    }
+    value
+}
+
+#[tokio::test]
+async fn arguments_ten_thousand_levels_deep_are_refused_without_overflowing_the_stack() {
+    let mut registry = ToolRegistry::new();
+    registry.register(Tree).expect("registers");
+    // Validating this against the recursive schema (or dropping it) recurses once per level.
+    let err = registry.dispatch("tree", tree(10_000)).await.expect_err("too deep");
+    let ToolError::InvalidArguments { violations, .. } = &err else { panic!("{err}") };
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert!(err.to_string().contains(&format!("more than {} levels deep", tinytools::MAX_ARGUMENT_DEPTH)), "{err}");
+    assert!(err.to_model_result().to_model_text().contains("send a flatter value"));
+    // An unknown name with such arguments is answered as well.
+    let err = registry.dispatch("no_such_tool", tree(10_000)).await.expect_err("unknown");
+    assert!(matches!(err, ToolError::UnknownTool { .. }), "{err}");
+    // At the limit the call runs.
+    let ran = registry.dispatch("tree", tree(tinytools::MAX_ARGUMENT_DEPTH)).await.expect("at the limit");
+    assert_eq!(ran.to_model_text(), (tinytools::MAX_ARGUMENT_DEPTH - 1).to_string());
+    let err = registry.dispatch("tree", tree(tinytools::MAX_ARGUMENT_DEPTH + 1)).await.expect_err("past it");
+    assert!(matches!(err, ToolError::InvalidArguments { .. }), "{err}");
+}
+
+const PERSONAL: &str = "jane.doe.1984@example.com";
+
+#[tokio::test]
+async fn a_rejection_tells_the_model_the_value_but_the_host_only_where_and_what() {
+    let err = registry()
+        .dispatch("stock_quote", json!({"symbol": PERSONAL, "options": {"limit": PERSONAL}, "exchange": 7}))
+        .await
+        .expect_err("two violations");
+    let shown = err.to_string();
+    assert!(!shown.contains("jane"), "{shown}");
+    assert!(shown.contains("at `/options/limit`: the value is not of types"), "{shown}");
+    assert!(shown.contains("at `/exchange`"), "{shown}");
+    assert!(err.to_model_result().to_model_text().contains(PERSONAL), "the model may still read what it sent");
+
+    // The run's `ToolRejected` event carries the same value-free reason.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "stock_quote", json!({"symbol": "ACME", "options": {"limit": PERSONAL}}))]),
+        ModelResponse::text("done"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let agent = Agent::new(Arc::new(registry()), model.clone()).with_events(recorder.clone());
+    agent.run(vec![Message::user("quote")]).await.expect("runs");
+    let reasons: Vec<String> = recorder
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolRejected { call_id, reason } if call_id == "c1" => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(!reasons[0].contains("jane"), "{reasons:?}");
+    assert!(reasons[0].contains("at `/options/limit`"), "{reasons:?}");
+    let answered = model.requests()[1]
+        .messages
+        .iter()
+        .any(|m| matches!(m, Message::Tool { content, .. } if content.contains(PERSONAL)));
+    assert!(answered, "the model's answer names the value it sent");
 }

@@ -59,6 +59,33 @@ fn word_pieces_match_the_hugging_face_tokenizer() {
     assert_eq!(model.token_ids(&"word ".repeat(400)).len(), 256);
 }
 
+/// A model directory asking for more word pieces than BERT has positions (512) embeds a longer
+/// text cut at 512, without a panic. The model's files are linked, its sentence config replaced.
+#[cfg(unix)]
+#[test]
+fn a_text_longer_than_the_models_positions_is_cut_to_them() {
+    if models::minilm().is_none() {
+        return;
+    }
+    let source = models::minilm_dir();
+    let dir = std::env::temp_dir().join(format!("tinytools-long-minilm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "sentence_bert_config.json" {
+            std::os::unix::fs::symlink(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::write(dir.join("sentence_bert_config.json"), r#"{"max_seq_length": 100000}"#).unwrap();
+    let model = BertEmbedder::load(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let long = "word ".repeat(2_000);
+    assert_eq!(model.token_ids(&long).len(), 512);
+    let vectors = model.embed(&[&long, "a short text"]).unwrap();
+    assert_eq!(vectors[0].len(), 384);
+    assert!((cosine(&vectors[0], &vectors[0]) - 1.0).abs() < 1e-4, "unit length");
+}
+
 fn tool(name: &str, description: &str) -> (ToolSchema, Option<String>) {
     let parameters = json!({"type": "object", "properties": {"query": {"type": "string"}}});
     (ToolSchema { name: name.into(), description: description.into(), parameters }, None)

@@ -63,6 +63,11 @@ pub enum ToolError {
         message: String,
     },
     /// The arguments broke the tool's declared schema. Lists every violation.
+    ///
+    /// `Display` names each violation by its pointer and [`summary`](Violation::summary),
+    /// never an argument value (they can be personal data, and this is what host events and
+    /// logs carry); [`to_model_result`](Self::to_model_result) gives the model the fuller
+    /// [`message`](Violation::message).
     #[error("the arguments for `{tool}` do not match its schema: {}", Violation::join(violations))]
     InvalidArguments {
         /// The tool.
@@ -129,7 +134,7 @@ impl ToolError {
                 );
                 for violation in violations {
                     text.push_str("\n- ");
-                    text.push_str(&violation.to_string());
+                    text.push_str(&violation.for_model());
                 }
                 text
             }

@@ -84,7 +84,7 @@ pub mod __private;
 pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPolicy};
 pub use error::{RegistryError, ToolError};
 pub use rank::ToolRanker;
-pub use registry::{RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
+pub use registry::{MAX_ARGUMENT_DEPTH, RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
 pub use run::RunPolicy;
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use summarization::SummarizationPolicy;

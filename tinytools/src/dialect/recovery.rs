@@ -36,28 +36,28 @@ use super::relaxed_json::read_value;
 
 use serde_json::Value;
 
+use crate::discovery::MAX_COMPARED_NAME_BYTES;
 use crate::model::ToolCall;
-
-/// The longest name a repair is attempted for; longer ones are only ever matched exactly.
-const MAX_REPAIRED_NAME: usize = 128;
 
 /// The offered tool a written name means: itself; or, when exactly one offered tool is within
 /// one edit of it — ignoring ASCII case, a swap of two neighbouring letters counting as one
 /// edit — that tool. Never across scripts (a name with a character outside ASCII is only ever
 /// matched exactly, so a Cyrillic `е` does not pass for a Latin `e`), and never to a tool in
-/// `protected` (the destructive ones: a typo must not be what deletes something). `None` when
-/// nothing offered fits or several do.
+/// `protected` (the destructive ones: a typo must not be what deletes something). Spellings
+/// are compared only between names of at most [`MAX_COMPARED_NAME_BYTES`] whose lengths differ
+/// by at most one byte (no other pair can be that close). `None` when nothing offered fits or
+/// several do.
 pub(crate) fn repair_name(name: &str, offered: &[&str], protected: &[&str]) -> Option<String> {
     if offered.contains(&name) {
         return Some(name.to_owned());
     }
-    if !name.is_ascii() || name.len() > MAX_REPAIRED_NAME {
+    if !name.is_ascii() || name.len() > MAX_COMPARED_NAME_BYTES {
         return None;
     }
     let lower = name.to_ascii_lowercase();
     let close: Vec<&&str> = offered
         .iter()
-        .filter(|o| o.is_ascii() && o.len() <= MAX_REPAIRED_NAME)
+        .filter(|o| o.is_ascii() && o.len() <= MAX_COMPARED_NAME_BYTES && o.len().abs_diff(name.len()) <= 1)
         .filter(|o| strsim::osa_distance(&lower, &o.to_ascii_lowercase()) <= 1)
         .collect();
     match close.as_slice() {
@@ -360,6 +360,18 @@ mod tests {
         assert_eq!(repair_name("stock_qoute", &OFFERED, &[]).as_deref(), Some("stock_quote"));
         assert_eq!(repair_name("delete_everything", &OFFERED, &[]), None);
         assert_eq!(repair_name("a", &["ab", "ac"], &[]), None, "ambiguous");
+    }
+
+    #[test]
+    fn names_past_the_comparison_bound_are_not_repaired_by_spelling() {
+        let offered = format!("{}_quote", "stock".repeat(30));
+        assert!(offered.len() > MAX_COMPARED_NAME_BYTES);
+        let typo = offered.replace("_quote", "_qoute");
+        assert_eq!(repair_name(&typo, &[offered.as_str()], &[]), None);
+        assert_eq!(repair_name(&offered.to_uppercase(), &[offered.as_str()], &[]), None, "only exactly");
+        assert_eq!(repair_name(&offered, &[offered.as_str()], &[]).as_deref(), Some(offered.as_str()));
+        let huge = "stock_quote".repeat(10_000);
+        assert_eq!(repair_name(&huge, &OFFERED, &[]), None);
     }
 
     #[test]

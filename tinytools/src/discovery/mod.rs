@@ -17,4 +17,4 @@ pub use bridge::{DiscoveryBridge, SearchAnswer};
 pub use catalog::{CatalogTool, DeferredCatalog, RankOutcome};
 pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
 pub use policy::{PrePromotion, RankMode, ToolDiscoveryPolicy};
-pub use unknown::{MAX_SUGGESTIONS, unknown_tool_answer};
+pub use unknown::{MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, unknown_tool_answer};

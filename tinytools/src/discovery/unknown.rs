@@ -7,6 +7,12 @@ use crate::{ToolResult, ToolSchema};
 /// The most close matches the answer names.
 pub const MAX_SUGGESTIONS: usize = 3;
 
+/// The longest name, in bytes, compared with others for close spellings. Edit distance costs
+/// the product of the two lengths, and a name the model wrote can be any length: a longer
+/// one gets no suggestions (and is never repaired to an offered tool), a longer candidate is
+/// not compared by spelling. Provider tool names stop at 64 characters.
+pub const MAX_COMPARED_NAME_BYTES: usize = 128;
+
 /// The answer the model reads when it calls a name it may not call.
 ///
 /// The answer never repeats the name it was given and suggests only from `callable` (the
@@ -90,17 +96,24 @@ fn loaded_answer<'a>(
     ToolResult::error(text)
 }
 
-/// Up to [`MAX_SUGGESTIONS`] names close to `requested`, closest first.
+/// Up to [`MAX_SUGGESTIONS`] names close to `requested`, closest first; none when
+/// `requested` is longer than [`MAX_COMPARED_NAME_BYTES`].
 fn close_matches<'a>(requested: &str, callable: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    if requested.len() > MAX_COMPARED_NAME_BYTES {
+        return Vec::new();
+    }
     let wanted = requested.to_lowercase();
     let wanted_terms = tokenize(requested);
     let mut scored: Vec<(f32, &str)> = callable
         .into_iter()
         .filter(|name| *name != requested)
         .map(|name| {
-            let spelling = 1.0
-                - strsim::levenshtein(&wanted, &name.to_lowercase()) as f32
-                    / wanted.len().max(name.len()).max(1) as f32;
+            let spelling = if name.len() > MAX_COMPARED_NAME_BYTES {
+                0.0
+            } else {
+                1.0 - strsim::levenshtein(&wanted, &name.to_lowercase()) as f32
+                    / wanted.len().max(name.len()).max(1) as f32
+            };
             let terms = tokenize(name);
             let shared = terms.iter().filter(|term| wanted_terms.contains(term)).count();
             // How much of the candidate's name the request covers: `get_stock_price` covers
@@ -137,5 +150,23 @@ mod tests {
     fn without_discovery_there_is_no_search_hint() {
         let text = unknown_tool_answer("nope", ["read_note"], false, &[]).to_model_text();
         assert_eq!(text, "No tool by that name is available.");
+    }
+
+    #[test]
+    fn names_past_the_bound_are_not_compared() {
+        // Every word of `stock_quote` is in it: within the bound, that would make it close.
+        let huge = format!("stock_quote{}", "_x".repeat(50_000));
+        assert!(close_matches(&huge, ["stock_quote", "send_email"]).is_empty());
+        let text = unknown_tool_answer(&huge, ["stock_quote"], false, &[]).to_model_text();
+        assert_eq!(text, "No tool by that name is available.");
+        // Within the bound a long name is still compared, by spelling too.
+        let long = "a".repeat(MAX_COMPARED_NAME_BYTES - 1);
+        let typo = format!("{long}b");
+        assert_eq!(close_matches(&typo, [format!("{long}c").as_str()]).len(), 1);
+        // A candidate past the bound is not compared by spelling.
+        let long = "a".repeat(MAX_COMPARED_NAME_BYTES);
+        assert!(close_matches("aaaa", [format!("{long}c").as_str()]).is_empty());
+        let typo = format!("{}b", &long[1..]);
+        assert!(close_matches(&typo, [format!("{long}c").as_str()]).is_empty());
     }
 }

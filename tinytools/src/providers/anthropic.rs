@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::http::{ApiKey, Http, HttpOptions};
+use super::http::{ApiKey, Http, HttpOptions, redacted_url};
 use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 
 /// An Anthropic Messages client.
@@ -15,13 +15,23 @@ use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, 
 /// assert!(!format!("{claude:?}").contains("secret"));
 /// # Ok::<(), tinytools::providers::ConfigError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Anthropic {
     http: Http,
     base_url: String,
     api_key: ApiKey,
     model: String,
     max_tokens: u32,
+}
+
+/// The base URL (without credentials it may carry) and the model only: never the key.
+impl std::fmt::Debug for Anthropic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Anthropic")
+            .field("base_url", &redacted_url(&self.base_url))
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Anthropic {
@@ -153,5 +163,19 @@ impl ChatModel for Anthropic {
             .post(&format!("{}/v1/messages", self.base_url), &headers, &self.body(request), request.max_response_bytes)
             .await?;
         response(&body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_endpoint_and_model_but_no_key() -> Result<(), ConfigError> {
+        let client = Anthropic::new("sk-ant-KEY123", "claude-haiku-4-5")?.with_max_tokens(64);
+        let shown = format!("{client:?}");
+        assert_eq!(shown, r#"Anthropic { base_url: "https://api.anthropic.com", model: "claude-haiku-4-5", .. }"#);
+        assert!(!format!("{client:#?}").contains("KEY123"));
+        Ok(())
     }
 }

@@ -45,6 +45,22 @@ impl fmt::Display for ApiKey {
     }
 }
 
+/// A base URL as `Debug` may show it: without the user and password of
+/// `https://user:secret@host/...` and without its query (`?key=...`), where URLs carry
+/// credentials.
+pub(crate) fn redacted_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let path = match path.find(['?', '#']) {
+        Some(at) => format!("{}?…", &path[..at]),
+        None => path.to_owned(),
+    };
+    let userinfo = if host.len() < authority.len() { "…@" } else { "" };
+    if scheme.is_empty() { format!("{userinfo}{host}{path}") } else { format!("{scheme}://{userinfo}{host}{path}") }
+}
+
 /// How failed requests are retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
@@ -247,6 +263,19 @@ fn transport_message(err: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn urls_in_debug_lose_their_credentials() {
+        for (url, shown) in [
+            ("https://api.openai.com/v1", "https://api.openai.com/v1"),
+            ("https://user:secret@host.example/v1", "https://…@host.example/v1"),
+            ("https://host.example/v1beta?key=secret#frag", "https://host.example/v1beta?…"),
+            ("http://token@127.0.0.1:8080?key=secret", "http://…@127.0.0.1:8080?…"),
+            ("host.example/v1", "host.example/v1"),
+        ] {
+            assert_eq!(super::redacted_url(url), shown, "{url}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::http::{ApiKey, Http, HttpOptions};
+use super::http::{ApiKey, Http, HttpOptions, redacted_url};
 use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 
 /// A Chat Completions client.
@@ -18,7 +18,7 @@ use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, 
 /// assert!(!format!("{openrouter:?}").contains("secret"));
 /// # Ok::<(), tinytools::providers::ConfigError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct OpenAiCompatible {
     http: Http,
     base_url: String,
@@ -27,6 +27,17 @@ pub struct OpenAiCompatible {
     headers: Vec<(String, String)>,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
+}
+
+/// The base URL (without credentials it may carry) and the model only: never the key, nor
+/// the extra headers, which often hold credentials too.
+impl std::fmt::Debug for OpenAiCompatible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiCompatible")
+            .field("base_url", &redacted_url(&self.base_url))
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OpenAiCompatible {
@@ -243,5 +254,29 @@ impl ChatModel for OpenAiCompatible {
             )
             .await?;
         response(&body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_endpoint_and_model_but_no_key_or_header() -> Result<(), ConfigError> {
+        let client = OpenAiCompatible::new("https://proxy.example/v1/", "gpt-4.1-mini", HttpOptions::default())?
+            .with_api_key("sk-live-KEY123")
+            .with_header("X-Proxy-Token", "hdr-SECRET456")
+            .with_header("X-Title", "tinytools");
+        let shown = format!("{client:?}");
+        assert_eq!(shown, r#"OpenAiCompatible { base_url: "https://proxy.example/v1", model: "gpt-4.1-mini", .. }"#);
+        let pretty = format!("{client:#?}");
+        for secret in ["KEY123", "SECRET456", "X-Proxy-Token", "X-Title"] {
+            assert!(!shown.contains(secret) && !pretty.contains(secret), "{secret} in {pretty}");
+        }
+        let with_credentials = OpenAiCompatible::local("http://user:pa55@127.0.0.1:8080/v1?key=QUERYKEY", "local")?;
+        let shown = format!("{with_credentials:?}");
+        assert!(!shown.contains("pa55") && !shown.contains("QUERYKEY"), "{shown}");
+        assert!(shown.contains("127.0.0.1:8080/v1"), "{shown}");
+        Ok(())
     }
 }

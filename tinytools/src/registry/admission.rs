@@ -10,41 +10,99 @@ use crate::{RegistryError, ToolError};
 /// The longest violation message kept; a huge offending value is cut, not echoed whole.
 const MAX_MESSAGE_BYTES: usize = 300;
 
+/// The deepest arguments may nest: objects and arrays inside one another, the arguments
+/// object itself counting one. Deeper arguments are refused before validation with one
+/// [`Violation`] saying so.
+///
+/// Validating a value (and dropping one) recurses once per level, so arguments thousands of
+/// levels deep handed to [`ToolRegistry::dispatch`](crate::ToolRegistry::dispatch) would
+/// overflow the stack; the depth is measured without recursion, and refused arguments are
+/// taken apart without it too. Arguments sent as text are already cut at 128 levels by the
+/// JSON parser.
+pub const MAX_ARGUMENT_DEPTH: usize = 64;
+
 /// One way the arguments break the schema.
+///
+/// Two descriptions: [`message`](Self::message), for the model, may quote the offending value
+/// (`"ten" is not of type "integer"`), which helps it fix the call; [`summary`](Self::summary)
+/// never does (`the value is not of type "integer"`), because argument values can be personal
+/// data. `Display` shows the summary, so [`ToolError`]'s `Display`, the run's events and logs
+/// carry no argument value; [`ToolError::to_model_result`] shows the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     /// JSON pointer to the offending value (`/options/limit`); empty for the arguments object.
     pub pointer: String,
-    /// What was expected, in the validator's words.
+    /// What was expected, in the validator's words; may quote the offending value.
     pub message: String,
+    /// What was expected, without any value from the arguments: the kind of problem, the
+    /// schema's types, limits and property names.
+    pub summary: String,
 }
 
 impl Violation {
+    /// A violation whose message holds no value from the arguments: it is its own summary.
     pub(crate) fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        let mut message = message.into();
-        if message.len() > MAX_MESSAGE_BYTES {
-            let mut end = MAX_MESSAGE_BYTES;
-            while !message.is_char_boundary(end) {
-                end -= 1;
-            }
-            message.truncate(end);
-            message.push('…');
-        }
-        Self { pointer: pointer.into(), message }
+        let message = cut(message.into());
+        Self { pointer: pointer.into(), summary: message.clone(), message }
     }
 
+    /// A violation whose message may quote argument values, with its value-free summary.
+    pub(crate) fn quoting(pointer: impl Into<String>, message: impl Into<String>, summary: impl Into<String>) -> Self {
+        Self { pointer: pointer.into(), message: cut(message.into()), summary: cut(summary.into()) }
+    }
+
+    /// Serde's refusal of arguments the schema admitted, e.g. `invalid type: string "x",
+    /// expected u32`; the summary keeps the kind and what was expected, not the value.
+    pub(crate) fn from_serde(message: String) -> Self {
+        const KINDS: [&str; 5] =
+            ["invalid type", "invalid value", "invalid length", "unknown variant", "unknown field"];
+        let summary = if message.starts_with("missing field `") {
+            // The field is the parameter type's own name.
+            message.clone()
+        } else {
+            // What was expected comes last, after any value quoted.
+            let expected = message.rfind(", expected ").map(|at| &message[at + 2..]);
+            match (KINDS.iter().find(|kind| message.starts_with(**kind)), expected) {
+                (Some(kind), Some(expected)) => format!("{kind}, {expected}"),
+                (Some(kind), None) => (*kind).to_owned(),
+                (None, _) => "the arguments do not fit the tool's parameter types".to_owned(),
+            }
+        };
+        Self::quoting("", message, summary)
+    }
+
+    /// The summaries, `; `-separated: what [`ToolError`]'s `Display` shows.
     pub(crate) fn join(violations: &[Violation]) -> String {
         violations.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
     }
+
+    /// The pointer and the message, which may quote the value: what the model reads.
+    pub(crate) fn for_model(&self) -> String {
+        Self::located(&self.pointer, &self.message)
+    }
+
+    fn located(pointer: &str, text: &str) -> String {
+        if pointer.is_empty() { format!("at the top level: {text}") } else { format!("at `{pointer}`: {text}") }
+    }
 }
 
+/// A message cut at [`MAX_MESSAGE_BYTES`], on a char boundary.
+fn cut(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}
+
+/// The pointer and the summary: no argument value.
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.pointer.is_empty() {
-            write!(f, "at the top level: {}", self.message)
-        } else {
-            write!(f, "at `{}`: {}", self.pointer, self.message)
-        }
+        f.write_str(&Self::located(&self.pointer, &self.summary))
     }
 }
 
@@ -74,8 +132,19 @@ impl Admission {
         Ok(Self { validator })
     }
 
-    /// Checks arguments; on failure lists every violation at once.
+    /// Checks arguments; on failure lists every violation at once. Arguments nested deeper
+    /// than [`MAX_ARGUMENT_DEPTH`] are refused before the validator sees them.
     pub(crate) fn check(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
+        if nests_deeper_than(args, MAX_ARGUMENT_DEPTH) {
+            let message = format!(
+                "the arguments nest objects and arrays more than {MAX_ARGUMENT_DEPTH} levels deep, \
+                 the most accepted; send a flatter value"
+            );
+            return Err(ToolError::InvalidArguments {
+                tool: tool.to_owned(),
+                violations: vec![Violation::new("", message)],
+            });
+        }
         if self.validator.is_valid(args) {
             return Ok(());
         }
@@ -109,7 +178,54 @@ fn explain(error: &jsonschema::ValidationError<'_>, out: &mut Vec<Violation>) {
             return;
         }
     }
-    out.push(Violation::new(path, error.to_string()));
+    out.push(Violation::quoting(path, error.to_string(), summary(error)));
+}
+
+/// A validator error without the offending value: jsonschema's masked wording (the value
+/// called "the value"), and the same for the inner error of a `propertyNames` failure, which
+/// the masked form would print whole.
+fn summary(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind;
+
+    const PLACEHOLDER: &str = "the value";
+    match error.kind() {
+        ValidationErrorKind::PropertyNames { error } => {
+            format!("a property name is not allowed: {}", error.masked_with(PLACEHOLDER))
+        }
+        _ => error.masked_with(PLACEHOLDER).to_string(),
+    }
+}
+
+/// Whether `value` nests objects and arrays more than `limit` deep (a scalar is depth 0, `{}`
+/// depth 1). Iterative, and stops at the first container past the limit.
+fn nests_deeper_than(value: &Value, limit: usize) -> bool {
+    let mut pending = vec![(value, 1)];
+    while let Some((value, depth)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth > limit {
+            return true;
+        }
+        pending.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+/// Drops a value without recursing: `serde_json::Value`'s own drop recurses once per level,
+/// which overflows the stack for a value thousands of levels deep. Containers are emptied
+/// into a work list before they are dropped, so each drop is shallow.
+pub(crate) fn drop_flat(value: Value) {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.into_iter().map(|(_, child)| child)),
+            _ => {}
+        }
+    }
 }
 
 /// Arguments that passed the schema but that serde still could not read into the tool's
@@ -174,7 +290,14 @@ mod tests {
         else {
             panic!("expected invalid arguments");
         };
-        assert_eq!(violations, [Violation::new("/options/limit", "\"ten\" is not of types \"null\", \"integer\"")]);
+        assert_eq!(
+            violations,
+            [Violation::quoting(
+                "/options/limit",
+                "\"ten\" is not of types \"null\", \"integer\"",
+                "the value is not of types \"null\", \"integer\""
+            )]
+        );
         // A value that matches no branch's shape keeps the validator's own message.
         let Err(ToolError::InvalidArguments { violations, .. }) = admission.check("t", &json!({"options": 3})) else {
             panic!("expected invalid arguments");
@@ -196,5 +319,94 @@ mod tests {
         let violation = Violation::new("/x", "é".repeat(400));
         assert!(violation.message.len() <= MAX_MESSAGE_BYTES + '…'.len_utf8());
         assert!(violation.message.ends_with('…'));
+    }
+
+    const SECRET: &str = "secret@example.com";
+
+    #[test]
+    fn summaries_and_display_never_quote_an_argument_value() -> Result<(), RegistryError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "age": {"type": "integer"},
+                "kind": {"enum": ["a", "b"]},
+                "code": {"type": "string", "pattern": "^[0-9]+$", "maxLength": 4},
+                "fixed": {"const": "x"},
+                "tags": {"type": "array", "uniqueItems": true, "maxItems": 1},
+                "either": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+                "names": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+                "nested": {"type": "object", "properties": {"n": {"type": "number", "minimum": 5}}},
+                "not_this": {"not": {"type": "string"}}
+            },
+            "required": ["must"]
+        });
+        let admission = Admission::compile("t", &schema)?;
+        let args = json!({
+            "age": SECRET, "kind": SECRET, "code": SECRET, "fixed": SECRET, "tags": [SECRET, SECRET],
+            "either": SECRET, "names": {SECRET: 1}, "nested": {"n": SECRET}, "not_this": SECRET
+        });
+        let Err(error @ ToolError::InvalidArguments { .. }) = admission.check("t", &args) else {
+            panic!("expected invalid arguments");
+        };
+        let ToolError::InvalidArguments { violations, .. } = &error else { unreachable!() };
+        assert!(violations.len() >= 10, "{violations:?}");
+        assert!(violations.iter().any(|v| v.message.contains(SECRET)), "the model may still read it");
+        for violation in violations {
+            assert!(!violation.summary.contains("secret"), "{violation:?}");
+            assert!(!violation.to_string().contains("secret"), "{violation:?}");
+        }
+        let shown = error.to_string();
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("at `/age`: the value is not of type \"integer\""), "{shown}");
+        assert!(shown.contains("\"must\" is a required property"), "{shown}");
+        assert!(error.to_model_result().to_model_text().contains(SECRET));
+        Ok(())
+    }
+
+    #[test]
+    fn serde_refusals_keep_what_was_expected_not_the_value() {
+        let cases = [
+            (format!("invalid type: string \"{SECRET}\", expected u32"), "invalid type, expected u32"),
+            (
+                format!("invalid value: string \"{SECRET}, expected x\", expected a date"),
+                "invalid value, expected a date",
+            ),
+            (format!("unknown variant `{SECRET}`, expected `a` or `b`"), "unknown variant, expected `a` or `b`"),
+            ("missing field `symbol`".to_owned(), "missing field `symbol`"),
+            (format!("{SECRET} is odd"), "the arguments do not fit the tool's parameter types"),
+        ];
+        for (message, summary) in cases {
+            let violation = Violation::from_serde(message.clone());
+            assert_eq!((violation.message.as_str(), violation.summary.as_str()), (message.as_str(), summary));
+        }
+    }
+
+    /// `{"a": {"a": ... 1 ...}}`, `depth` objects deep, built without recursion (`json!` with
+    /// a value inside serializes it, recursively).
+    fn nested(depth: usize) -> Value {
+        let mut value = json!(1);
+        for _ in 0..depth {
+            let mut object = serde_json::Map::new();
+            object.insert("a".into(), value);
+            value = Value::Object(object);
+        }
+        value
+    }
+
+    #[test]
+    fn arguments_deeper_than_the_limit_are_refused_before_validation() -> Result<(), RegistryError> {
+        let admission = Admission::compile("t", &json!({"type": "object"}))?;
+        assert!(admission.check("t", &nested(MAX_ARGUMENT_DEPTH)).is_ok());
+        let Err(ToolError::InvalidArguments { violations, .. }) = admission.check("t", &nested(MAX_ARGUMENT_DEPTH + 1))
+        else {
+            panic!("expected a refusal");
+        };
+        assert_eq!(violations.len(), 1);
+        assert!(violations[0].message.contains("more than 64 levels deep"), "{violations:?}");
+        assert!(!nests_deeper_than(&json!({"a": [1, {"b": []}]}), 4));
+        assert!(nests_deeper_than(&json!({"a": [1, {"b": []}]}), 3));
+        // Taken apart without recursion: 100,000 levels would overflow `Value`'s own drop.
+        drop_flat(nested(100_000));
+        Ok(())
     }
 }

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::admission::drop_flat;
 use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
 use crate::unwind::CatchUnwind;
 use crate::{ToolContext, ToolError, ToolResult};
@@ -97,16 +98,29 @@ impl ToolRegistry {
     }
 
     fn admit_value<'r>(&'r self, name: &str, args: Value) -> Result<Admitted<'r>, ToolError> {
-        Self::admit_entry(self.entry(name)?, args)
+        match self.entry(name) {
+            Ok(entry) => Self::admit_entry(entry, args),
+            Err(error) => {
+                drop_flat(args);
+                Err(error)
+            }
+        }
     }
 
     fn entry(&self, name: &str) -> Result<&RegisteredTool, ToolError> {
         self.get(name).ok_or_else(|| ToolError::UnknownTool { name: name.to_owned() })
     }
 
+    /// Admits arguments to a found tool. Refused arguments are dropped without recursion: a
+    /// host's value may be deeper than the stack allows `Value`'s own drop to go.
     fn admit_entry(entry: &RegisteredTool, args: Value) -> Result<Admitted<'_>, ToolError> {
-        entry.admission.check(entry.name(), &args)?;
-        Ok(Admitted { entry, args })
+        match entry.admission.check(entry.name(), &args) {
+            Ok(()) => Ok(Admitted { entry, args }),
+            Err(error) => {
+                drop_flat(args);
+                Err(error)
+            }
+        }
     }
 }
 
@@ -134,7 +148,7 @@ impl Admitted<'_> {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(match error.downcast::<ArgumentsRejected>() {
                 Ok(rejected) => {
-                    ToolError::InvalidArguments { tool: name, violations: vec![Violation::new("", rejected.0)] }
+                    ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(rejected.0)] }
                 }
                 Err(source) => ToolError::Failed { tool: name, source },
             }),

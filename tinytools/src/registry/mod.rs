@@ -7,8 +7,8 @@ mod policies;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use admission::Violation;
 pub(crate) use admission::{Admission, ArgumentsRejected};
+pub use admission::{MAX_ARGUMENT_DEPTH, Violation};
 pub use dispatch::Admitted;
 pub use policies::{ToolPolicies, ToolPolicy};
 

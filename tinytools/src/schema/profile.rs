@@ -204,10 +204,25 @@ impl ProviderProfile {
     /// Brings a parameters schema within this profile. Lossy only where the provider cannot
     /// express a construct, and then always towards a looser schema (admission still enforces
     /// the canonical one).
+    ///
+    /// Where references are not accepted they are inlined, within bounds: a reference nested
+    /// more than 32 deep, or met once about 256 KB has been copied in (a chain of definitions
+    /// that each use the previous one twice doubles at every link), is replaced by its
+    /// definition's `type` and `description` alone, as a recursive one is. Such a cut is
+    /// logged (`tracing` warning, target `tinytools::schema`).
     pub fn adapt(&self, schema: &Value) -> Value {
         let mut out = schema.clone();
         if !self.refs {
-            super::refs::inline(&mut out);
+            let report = super::refs::inline(&mut out);
+            if report.truncated() {
+                tracing::warn!(
+                    target: "tinytools::schema",
+                    profile = self.name,
+                    too_deep = report.too_deep,
+                    over_budget = report.over_budget,
+                    "references left unexpanded: nested too deep or past the inlining budget"
+                );
+            }
         }
         self.adapt_node(&mut out);
         if let Value::Object(root) = &mut out {

@@ -90,10 +90,14 @@ impl BertEmbedder {
         let sentence_config = dir.join("sentence_bert_config.json");
         let max_seq_length = if sentence_config.exists() {
             let value: serde_json::Value = read_json(&sentence_config)?;
-            value["max_seq_length"].as_u64().map_or(config.max_position_embeddings, |n| n as usize)
+            value["max_seq_length"]
+                .as_u64()
+                .map_or(config.max_position_embeddings, |n| usize::try_from(n).unwrap_or(usize::MAX))
         } else {
             config.max_position_embeddings
         };
+        let max_tokens = token_budget(max_seq_length, config.max_position_embeddings)
+            .map_err(|what| EmbeddingError::format(&config_path, what))?;
 
         let wordpiece = WordPiece::from_tokenizer_json(&dir.join("tokenizer.json"))?;
         let weights_path = dir.join("model.safetensors");
@@ -141,7 +145,7 @@ impl BertEmbedder {
             embeddings_norm,
             layers,
             heads: config.num_attention_heads,
-            max_tokens: max_seq_length.clamp(2, config.max_position_embeddings),
+            max_tokens,
         })
     }
 
@@ -149,7 +153,7 @@ impl BertEmbedder {
     /// model's `max_seq_length`), `[SEP]`. What to look at when a text ranks oddly.
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = vec![self.wordpiece.cls];
-        ids.extend(self.wordpiece.encode(text, self.max_tokens - 2));
+        ids.extend(self.wordpiece.encode(text, self.max_tokens.saturating_sub(2)));
         ids.push(self.wordpiece.sep);
         ids
     }
@@ -197,6 +201,17 @@ impl BertEmbedder {
             })
             .collect()
     }
+}
+
+/// Word pieces per text, `[CLS]` and `[SEP]` included: the model's `max_seq_length`, but no
+/// more than it has position embeddings for (a longer text is cut there, so every position
+/// has its embedding), and at least the two special tokens. `Err` for a model with fewer than
+/// two positions, which cannot encode even an empty text (`clamp(2, positions)` would panic).
+fn token_budget(max_seq_length: usize, positions: usize) -> Result<usize, String> {
+    if positions < 2 {
+        return Err(format!("max_position_embeddings is {positions}; at least 2 are needed for [CLS] and [SEP]"));
+    }
+    Ok(max_seq_length.clamp(2, positions))
 }
 
 /// Texts per encoder pass. Measured on BFCL's 3,420 tools (`docs/retrieval.md`): 1 → 37 s,
@@ -402,6 +417,84 @@ mod tests {
         let row = x.row(0);
         assert!((row.sum() / 4.0 - 1.0).abs() < 1e-6, "mean is the bias");
         assert!((row[3] - (1.0 + 2.0 * 1.5 / 1.25_f32.sqrt())).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_token_budget_fits_the_positions_and_never_panics() {
+        assert_eq!(token_budget(256, 512), Ok(256));
+        assert_eq!(token_budget(4_096, 512), Ok(512), "cut at the position embeddings");
+        assert_eq!(token_budget(0, 512), Ok(2), "room for [CLS] and [SEP]");
+        assert_eq!(token_budget(usize::MAX, 2), Ok(2));
+        for positions in [0, 1] {
+            let error = token_budget(256, positions).err().unwrap_or_default();
+            assert!(error.contains(&format!("max_position_embeddings is {positions}")), "{error}");
+        }
+    }
+
+    /// Writes a working BERT of `hidden` = 4, no layers, `positions` position embeddings and
+    /// the vocabulary `[PAD] [UNK] [CLS] [SEP] word`, with `sentence_bert_config.json` asking
+    /// for `max_seq_length` word pieces.
+    fn tiny_model(name: &str, positions: usize, max_seq_length: usize) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("tinytools-{name}-{}", std::process::id()));
+        let write = |file: &str, bytes: &[u8]| {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap_or(&dir)).ok();
+            std::fs::write(path, bytes).ok();
+        };
+        write(
+            "config.json",
+            format!(
+                r#"{{"hidden_size": 4, "num_attention_heads": 1, "num_hidden_layers": 0,
+                "intermediate_size": 4, "max_position_embeddings": {positions}}}"#
+            )
+            .as_bytes(),
+        );
+        write("sentence_bert_config.json", format!(r#"{{"max_seq_length": {max_seq_length}}}"#).as_bytes());
+        write(
+            "tokenizer.json",
+            br#"{"model": {"type": "WordPiece", "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "word": 4}}}"#,
+        );
+        let numbers = |count: usize| -> Vec<u8> {
+            (0..count).flat_map(|i| ((i % 7) as f32 * 0.1 + 0.05).to_le_bytes()).collect()
+        };
+        let tensors: Vec<(&str, Vec<usize>, Vec<u8>)> = vec![
+            ("embeddings.word_embeddings.weight", vec![5, 4], numbers(20)),
+            ("embeddings.position_embeddings.weight", vec![positions, 4], numbers(positions * 4)),
+            ("embeddings.token_type_embeddings.weight", vec![2, 4], numbers(8)),
+            ("embeddings.LayerNorm.weight", vec![4], numbers(4)),
+            ("embeddings.LayerNorm.bias", vec![4], numbers(4)),
+        ];
+        let views: Vec<(&str, safetensors::tensor::TensorView<'_>)> = tensors
+            .iter()
+            .filter_map(|(name, shape, data)| {
+                safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data).ok().map(|view| (*name, view))
+            })
+            .collect();
+        write("model.safetensors", &safetensors::serialize(views, None).unwrap_or_default());
+        dir
+    }
+
+    #[test]
+    fn a_model_with_too_few_positions_is_refused_not_a_panic() {
+        let dir = tiny_model("one-position", 1, 256);
+        let error = BertEmbedder::load(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("config.json") && error.contains("max_position_embeddings is 1"), "{error}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn an_input_longer_than_the_positions_is_cut_to_them() -> Result<(), EmbeddingError> {
+        // The sentence config asks for more word pieces than the model has positions.
+        let dir = tiny_model("eight-positions", 8, 4_096);
+        let model = BertEmbedder::load(&dir)?;
+        std::fs::remove_dir_all(&dir).ok();
+        let long = "word ".repeat(2_000);
+        assert_eq!(model.token_ids(&long), [2, 4, 4, 4, 4, 4, 4, 3]);
+        let vector = model.embed_one(&long);
+        assert_eq!(vector.len(), 4);
+        assert!(vector.iter().all(|x| x.is_finite()));
+        assert_eq!(model.token_ids(""), [2, 3]);
+        Ok(())
     }
 
     #[test]

@@ -24,6 +24,7 @@
 
 mod bert;
 mod ranker;
+mod store;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};

@@ -3,33 +3,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
+use super::store::{Embedded, Pending, Store, check_vector};
 use super::{EmbeddingError, TextEmbedder};
 use crate::discovery::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, ToolRanker};
-use crate::schema::ToolSchema;
-
-/// Tool name → what was embedded for it.
-type Cache = HashMap<String, Embedded>;
-
-/// One tool's embedding.
-struct Embedded {
-    /// The text embedded.
-    text: String,
-    vector: Arc<[f32]>,
-    /// The declaration the text was read from. While the catalogue hands out this same one,
-    /// a search need not rebuild the text to know the vector is current (rebuilding every
-    /// tool's text cost 5 ms a search at 3,420 tools). `None` for vectors loaded from a file
-    /// until a search has compared their text once.
-    schema: Option<Arc<ToolSchema>>,
-}
-
-/// A tool to embed: its declaration and the text read from it.
-struct Pending {
-    schema: Arc<ToolSchema>,
-    text: String,
-}
 
 /// How many of BM25's best tools get its blended score (the rest get only their cosine).
 const BM25_CANDIDATES: usize = 100;
@@ -47,7 +26,10 @@ const BM25_CANDIDATES: usize = 100;
 /// Embedding runs on Tokio's blocking pool. The first search over a catalogue embeds every
 /// tool (8–13 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call
 /// [`prepare`](Self::prepare) ahead, or let the bridge's ranker timeout fall back to BM25
-/// while the cache fills. The cache keeps one vector per tool name it has seen (1.5 KB for a
+/// while the cache fills. The fill goes on in the background when the bridge gives up on its
+/// search, and only one runs at a time: a search that finds one under way waits for it
+/// without occupying a blocking thread, so searches given up on meanwhile leave no work
+/// behind. The cache keeps one vector per tool name it has seen (1.5 KB for a
 /// 384-number model), across runs and allow-lists, so share one ranker between agents over
 /// the same registry. Only catalogue tools (Deferred, admitted) are ever embedded: a Hidden
 /// tool's text never reaches the embedder, which may be a remote service.
@@ -121,9 +103,17 @@ impl EmbeddingRanker {
     /// changed since is embedded again at the next search, as if it had never been loaded.
     /// Returns how many were loaded.
     ///
+    /// The file is checked whole before anything is added: every vector must have the same,
+    /// non-zero length (the embedder's, once this ranker has seen one of its vectors), finite
+    /// numbers and unit length, as the embedder writes them. A file that fails is not used at
+    /// all, so the ranker embeds the catalogue afresh, as without a file. Vectors whose length
+    /// turns out not to be the embedder's (loaded before it embedded anything) are dropped at
+    /// the first search and embedded again.
+    ///
     /// # Errors
     /// [`EmbeddingError::Io`] when the file cannot be read; [`EmbeddingError::Format`] when it
-    /// is not such a file, or another embedder wrote it (its vectors would not compare).
+    /// is not such a file, another embedder wrote it (its vectors would not compare), or a
+    /// vector fails the checks above.
     pub fn load_vectors(&self, path: impl AsRef<Path>) -> Result<usize, EmbeddingError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
@@ -136,13 +126,16 @@ impl EmbeddingRanker {
             ));
         }
         let mut cache = self.store.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let width =
-            cache.values().next().map_or_else(|| saved.tools.first().map_or(0, |t| t.vector.len()), |e| e.vector.len());
-        if let Some(odd) = saved.tools.iter().find(|tool| tool.vector.len() != width || width == 0) {
-            return Err(EmbeddingError::format(
-                path,
-                format!("`{}` has a {}-number vector where {width} were expected", odd.name, odd.vector.len()),
-            ));
+        let width = match self.store.width() {
+            Some(width) => width,
+            None => cache
+                .values()
+                .next()
+                .map_or_else(|| saved.tools.first().map_or(0, |t| t.vector.len()), |e| e.vector.len()),
+        };
+        for tool in &saved.tools {
+            check_vector(&tool.vector, width)
+                .map_err(|problem| EmbeddingError::format(path, format!("`{}` {problem}", tool.name)))?;
         }
         let count = saved.tools.len();
         for tool in saved.tools {
@@ -171,95 +164,19 @@ struct SavedTool<'a> {
     vector: Vec<f32>,
 }
 
-/// The embedded tools, shared with the blocking tasks that fill it.
-#[derive(Default)]
-struct Store {
-    vectors: RwLock<Cache>,
-    /// Held while embedding, so two searches over a new catalogue do not embed it twice: the
-    /// second waits, then finds the tools done.
-    filling: Mutex<()>,
-}
-
-impl Store {
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cache> {
-        self.vectors.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+impl EmbeddingRanker {
+    /// The catalogue's tools still to embed and, when there are any, the background-fill gate
+    /// to embed them under. Waits for a fill under way first (it may embed them), then looks
+    /// again.
+    async fn missing(&self, catalog: &DeferredCatalog) -> (Vec<Pending>, Option<tokio::sync::OwnedMutexGuard<()>>) {
+        if self.store.stale(catalog).is_empty() {
+            return (Vec::new(), None);
+        }
+        let gate = Arc::clone(&self.store.background).lock_owned().await;
+        let missing = self.store.stale(catalog);
+        let gate = (!missing.is_empty()).then_some(gate);
+        (missing, gate)
     }
-
-    /// The catalogue's tools whose embedding is missing or out of date. A tool handed out as
-    /// the same declaration as when it was embedded is current without reading its text; one
-    /// whose declaration is new but whose text is not (a new registry, vectors from a file) is
-    /// linked to the new declaration, so the next search skips it as cheaply.
-    fn stale(&self, catalog: &DeferredCatalog) -> Vec<Pending> {
-        let mut relink = Vec::new();
-        let mut stale = Vec::new();
-        {
-            let cache = self.read();
-            for tool in catalog.iter() {
-                let schema = tool.shared_schema();
-                let found = cache.get(&schema.name);
-                if found.and_then(|e| e.schema.as_ref()).is_some_and(|known| Arc::ptr_eq(known, schema)) {
-                    continue;
-                }
-                let text = document(schema);
-                if found.is_some_and(|e| e.text == text) {
-                    relink.push(Arc::clone(schema));
-                } else {
-                    stale.push(Pending { schema: Arc::clone(schema), text });
-                }
-            }
-        }
-        if !relink.is_empty() {
-            let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-            for schema in relink {
-                if let Some(embedded) = cache.get_mut(&schema.name) {
-                    embedded.schema = Some(schema);
-                }
-            }
-        }
-        stale
-    }
-
-    /// Embeds what is still stale of `pending` (another search may have embedded it while this
-    /// one waited); returns how many were embedded.
-    fn fill(&self, embedder: &dyn TextEmbedder, pending: Vec<Pending>) -> anyhow::Result<usize> {
-        if pending.is_empty() {
-            return Ok(0);
-        }
-        let _filling = self.filling.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let missing: Vec<Pending> = {
-            let cache = self.read();
-            pending.into_iter().filter(|p| cache.get(&p.schema.name).is_none_or(|e| e.text != p.text)).collect()
-        };
-        if missing.is_empty() {
-            return Ok(0);
-        }
-        let texts: Vec<&str> = missing.iter().map(|p| p.text.as_str()).collect();
-        let vectors = embedder.embed(&texts)?;
-        anyhow::ensure!(
-            vectors.len() == missing.len(),
-            "the embedder returned {} vectors for {} texts",
-            vectors.len(),
-            missing.len()
-        );
-        let count = missing.len();
-        let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (Pending { schema, text }, vector) in missing.into_iter().zip(vectors) {
-            cache.insert(schema.name.clone(), Embedded { text, vector: vector.into(), schema: Some(schema) });
-        }
-        Ok(count)
-    }
-}
-
-/// What is embedded for a tool.
-fn document(schema: &ToolSchema) -> String {
-    let mut text = format!("{}: {}", schema.name, schema.description);
-    if let Some(properties) = schema.parameters.get("properties").and_then(|p| p.as_object())
-        && !properties.is_empty()
-    {
-        text.push_str(" Parameters: ");
-        text.push_str(&properties.keys().map(String::as_str).collect::<Vec<_>>().join(", "));
-    }
-    text
 }
 
 #[async_trait::async_trait]
@@ -269,16 +186,32 @@ impl ToolRanker for EmbeddingRanker {
     }
 
     async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
-        let missing = self.store.stale(request.catalog);
+        let (missing, gate) = self.missing(request.catalog).await;
         let (embedder, store, query) = (Arc::clone(&self.embedder), Arc::clone(&self.store), request.query.to_owned());
         // The catalogue's missing tools and the query, off the async runtime. Vectors land in
-        // the cache even when the bridge's timeout gives up on this search.
+        // the cache even when the bridge's timeout gives up on this search; the gate is held
+        // until they have.
         let query_vector = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<f32>> {
             store.fill(&*embedder, missing)?;
-            embedder.embed(&[&query])?.pop().ok_or_else(|| anyhow::anyhow!("the embedder returned no vector"))
+            drop(gate);
+            let vectors = embedder.embed(&[&query])?;
+            store.check_embedded(&vectors)?;
+            vectors.into_iter().next().ok_or_else(|| anyhow::anyhow!("the embedder returned no vector"))
         })
         .await
         .map_err(|e| anyhow::anyhow!("the embedder panicked or was cancelled: {e}"))??;
+        // Vectors from a file of another length than the embedder's: drop and embed again.
+        if self.store.evict_other_widths(query_vector.len()) > 0 {
+            let (missing, gate) = self.missing(request.catalog).await;
+            let (embedder, store) = (Arc::clone(&self.embedder), Arc::clone(&self.store));
+            tokio::task::spawn_blocking(move || {
+                let filled = store.fill(&*embedder, missing);
+                drop(gate);
+                filled
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("the embedder panicked or was cancelled: {e}"))??;
+        }
 
         let mut lexical: HashMap<String, f32> = HashMap::new();
         if self.bm25_weight > 0.0 {
@@ -289,19 +222,12 @@ impl ToolRanker for EmbeddingRanker {
             }
         }
         let cache = self.store.read();
-        if let Some((name, embedded)) = cache.iter().find(|(_, e)| e.vector.len() != query_vector.len()) {
-            anyhow::bail!(
-                "`{name}` has a {}-number embedding, the query {}",
-                embedded.vector.len(),
-                query_vector.len()
-            );
-        }
         let cosines: Vec<(f32, &str)> = request
             .catalog
             .iter()
             .filter_map(|tool| {
                 let name = tool.schema().name.as_str();
-                let vector = &cache.get(name)?.vector;
+                let vector = Some(&cache.get(name)?.vector).filter(|v| v.len() == query_vector.len())?;
                 let cosine: f32 = vector.iter().zip(&query_vector).map(|(a, b)| a * b).sum();
                 Some((cosine, name)).filter(|(cosine, _)| cosine.is_finite())
             })
@@ -330,6 +256,9 @@ impl ToolRanker for EmbeddingRanker {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::super::store::document;
     use super::*;
     use crate::schema::ToolSchema;
 
@@ -486,5 +415,130 @@ mod tests {
         assert!(!linked(&second));
         assert_eq!(ranker.prepare(&second).ok(), Some(0));
         assert!(linked(&second));
+    }
+
+    /// A vectors file for `tools`, each `(name, embedded text, vector)`.
+    fn vectors_file(tools: &[(&str, &str, &str)]) -> String {
+        let tools: Vec<String> = tools
+            .iter()
+            .map(|(name, text, vector)| format!(r#"{{"name": "{name}", "text": "{text}", "vector": {vector}}}"#))
+            .collect();
+        format!(r#"{{"embedder": "lengths", "tools": [{}]}}"#, tools.join(", "))
+    }
+
+    #[test]
+    fn a_corrupt_vectors_file_is_refused_whole_and_the_catalogue_embedded_afresh() {
+        let path = std::env::temp_dir().join(format!("tinytools-corrupt-vectors-{}.json", std::process::id()));
+        let catalog = DeferredCatalog::from_tools([
+            (schema("a", "short", serde_json::json!({})), None),
+            (schema("b", "longer text", serde_json::json!({})), None),
+        ]);
+        let embedder = Arc::new(Lengths(0.into()));
+        let ranker = EmbeddingRanker::new(embedder.clone());
+        let good = ("a", "a: short", "[0.6, 0.8]");
+        let valid = vectors_file(&[good, ("b", "b: longer text", "[1.0, 0.0]")]);
+        for (file, problem) in [
+            (vectors_file(&[good, ("b", "b: x", "[1e39, 0.0]")]), "not a saved-vectors file"),
+            (vectors_file(&[good, ("b", "b: x", "[3.0, 4.0]")]), "`b` has a vector of length 5, not unit length"),
+            (vectors_file(&[("a", "a: short", "[]"), ("b", "b: x", "[]")]), "`a` has a 0-number vector"),
+            (vectors_file(&[good, ("b", "b: x", "[1.0]")]), "`b` has a 1-number vector where 2 were expected"),
+            (vectors_file(&[good, ("b", "b: x", "[null, 1.0]")]), "not a saved-vectors file"),
+            (valid[..valid.len() / 2].to_owned(), "not a saved-vectors file"),
+        ] {
+            std::fs::write(&path, &file).ok();
+            let error = ranker.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(error.contains(problem), "{error} for {file}");
+            assert!(ranker.store.read().is_empty(), "nothing of a refused file is kept: {file}");
+        }
+        // JSON cannot spell NaN or infinity (serde_json refuses what overflows `f32`); checked all the same.
+        for odd in [f32::NAN, f32::INFINITY] {
+            let problem = check_vector(&[odd, 0.0], 2).err().unwrap_or_default();
+            assert_eq!(problem, "has a vector with a number that is not finite");
+        }
+        assert_eq!(ranker.prepare(&catalog).ok(), Some(2), "embedded afresh");
+        // The embedder's length is known now: a file of another length is refused up front.
+        std::fs::write(&path, vectors_file(&[("a", "a: short", "[1.0, 0.0, 0.0]")])).ok();
+        let error = ranker.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("`a` has a 3-number vector where 2 were expected"), "{error}");
+        std::fs::remove_file(&path).ok();
+    }
+
+    #[tokio::test]
+    async fn vectors_of_another_length_loaded_first_are_embedded_again_at_the_first_search() {
+        let path = std::env::temp_dir().join(format!("tinytools-wide-vectors-{}.json", std::process::id()));
+        // Unit vectors, consistent, current texts: only their length (3, the embedder's is 2) is wrong.
+        std::fs::write(
+            &path,
+            vectors_file(&[("a", "a: short", "[1.0, 0.0, 0.0]"), ("b", "b: longer text", "[0.0, 1.0, 0.0]")]),
+        )
+        .ok();
+        let embedder = Arc::new(Lengths(0.into()));
+        let ranker = EmbeddingRanker::new(embedder.clone()).bm25_weight(0.0);
+        assert_eq!(ranker.load_vectors(&path).ok(), Some(2), "the embedder's length is not known yet");
+        std::fs::remove_file(&path).ok();
+        let catalog = DeferredCatalog::from_tools([
+            (schema("a", "short", serde_json::json!({})), None),
+            (schema("b", "longer text", serde_json::json!({})), None),
+        ]);
+        let context = crate::rank::RankContext::default();
+        let request = RankRequest { query: "x", limit: 5, catalog: &catalog, context: &context };
+        let hits = ranker.rank(request).await.map_err(|e| e.to_string());
+        let names = hits.map(|hits| hits.into_iter().map(|hit| hit.name).collect::<Vec<_>>());
+        assert_eq!(names, Ok(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 1 + 2, "the query, then both tools again");
+        assert!(ranker.store.read().values().all(|e| e.vector.len() == 2));
+    }
+
+    /// Embeds nothing until released, then slowly; counts the texts it embeds and how many
+    /// calls overlap.
+    #[derive(Default)]
+    struct Held {
+        released: std::sync::atomic::AtomicBool,
+        texts: AtomicUsize,
+        running: AtomicUsize,
+        most_at_once: AtomicUsize,
+    }
+
+    impl TextEmbedder for Held {
+        fn name(&self) -> &str {
+            "held"
+        }
+        fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_at_once.fetch_max(now, Ordering::SeqCst);
+            while !self.released.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn searches_given_up_on_during_a_fill_leave_no_work_behind() {
+        let embedder = Arc::new(Held::default());
+        let ranker = EmbeddingRanker::new(embedder.clone());
+        let catalog = DeferredCatalog::from_tools(
+            (0..8).map(|i| (schema(&format!("tool_{i}"), "does a thing", serde_json::json!({})), None)),
+        );
+        let context = crate::rank::RankContext::default();
+        for query in ["one", "two", "three", "four", "five"] {
+            let request = RankRequest { query, limit: 3, catalog: &catalog, context: &context };
+            let search = tokio::time::timeout(std::time::Duration::from_millis(10), ranker.rank(request)).await;
+            assert!(search.is_err(), "given up on, as the bridge's ranker timeout does");
+        }
+        // Every search was given up on while the first one's fill was under way.
+        embedder.released.store(true, Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ranker.store.read().len() < 8 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(ranker.store.read().len(), 8, "the first search's fill landed");
+        // Time for anything else left behind to run.
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        assert_eq!(embedder.texts.load(Ordering::SeqCst), 8 + 1, "the tools once and the first query, nothing more");
+        assert_eq!(embedder.most_at_once.load(Ordering::SeqCst), 1);
     }
 }
