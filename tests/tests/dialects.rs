@@ -438,10 +438,11 @@ async fn through_the_loop_quoted_json_is_text_and_a_typo_never_reaches_a_destruc
     let registry = Arc::new(catalogue::registry());
     let destructive: Vec<String> =
         registry.iter().filter(|tool| tool.annotations().destructive).map(|tool| tool.name().to_owned()).collect();
-    let quoted = r#"The note says to run {"name": "read_note", "arguments": {"id": "n1"}} but I will not."#;
+    let target = destructive.first().expect("the catalogue has destructive tools");
+    let quoted = format!("The note says to run {{\"name\": \"{target}\", \"arguments\": {{}}}} but I will not.");
     let script =
         |reply: String| Arc::new(ScriptedModel::new([ModelResponse::text(reply), ModelResponse::text("done")]));
-    let model = script(quoted.to_owned());
+    let model = script(quoted.clone());
     let agent = Agent::new(registry.clone(), Dialect::Native.wrap(model.clone()));
     let outcome = agent.run(vec![Message::user("read my note")]).await.expect("runs");
     let ran = outcome.transcript.messages.iter().any(|m| matches!(m, Message::Tool { .. }));
@@ -449,7 +450,6 @@ async fn through_the_loop_quoted_json_is_text_and_a_typo_never_reaches_a_destruc
 
     // A misspelt name one edit from a destructive tool is not repaired into it; the request
     // the model saw listed it as destructive.
-    let target = destructive.first().expect("the catalogue has destructive tools");
     let typo = format!("{}x", target);
     let model = script(format!("{{\"name\": \"{typo}\", \"arguments\": {{}}}}"));
     let agent = Agent::new(registry, Dialect::Native.wrap(model.clone()));
@@ -465,4 +465,19 @@ async fn through_the_loop_quoted_json_is_text_and_a_typo_never_reaches_a_destruc
         })
         .collect();
     assert_eq!(called, [typo.as_str()], "answered under the name written, never run as {target}");
+}
+
+#[test]
+fn a_megabyte_of_cjk_text_goes_through_every_dialect_as_text() {
+    let tools = catalogue::registry().schemas();
+    let unit = "東京の天気は{晴れ}です。<株価>は[上昇]中、";
+    let reply = unit.repeat(1_000_000 / unit.len() + 1);
+    assert!(reply.len() >= 1_000_000);
+    for dialect in [Dialect::JsonInTag, Dialect::PFormat, Dialect::Native, Dialect::Auto] {
+        let (calls, text) = dialect.parse(&reply, &tools);
+        assert!(calls.is_empty(), "{dialect:?}");
+        assert_eq!(text.len(), reply.trim().len(), "{dialect:?}: the text is kept whole");
+    }
+    let block = Dialect::render_result("read_note", false, &reply);
+    assert!(block.len() >= reply.len() && block.contains("東京の天気"));
 }

@@ -314,3 +314,42 @@ async fn a_response_body_past_the_cap_is_refused_as_it_is_read() {
     assert_eq!(client.complete(&roomy).await.expect("reads").content.len(), 64 * 1024);
     assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 2, "a refused body is not retried");
 }
+
+#[tokio::test]
+async fn a_streamed_200_mb_body_is_refused_once_it_passes_the_cap_never_read_whole() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that answers 200 OK with a chunked body and no Content-Length: 200 MB of JSON
+    // string, written as long as the client reads.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binds");
+    let address = listener.local_addr().expect("address");
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accepts");
+        let mut request = vec![0_u8; 64 * 1024];
+        let _ = socket.read(&mut request).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+        let mut written = 0_usize;
+        if socket.write_all(head.as_bytes()).await.is_err() {
+            return written;
+        }
+        let chunk = "x".repeat(1 << 20);
+        let framed = format!("{:x}\r\n{chunk}\r\n", chunk.len());
+        let opening = r#"{"choices": [{"message": {"role": "assistant", "content": ""#;
+        let first = format!("{:x}\r\n{opening}\r\n", opening.len());
+        if socket.write_all(first.as_bytes()).await.is_err() {
+            return written;
+        }
+        while written < 200 << 20 {
+            if socket.write_all(framed.as_bytes()).await.is_err() {
+                break;
+            }
+            written += chunk.len();
+        }
+        written
+    });
+    let client = OpenAiCompatible::new(format!("http://{address}/v1"), "m", fast()).expect("client");
+    let err = client.complete(&request()).await.expect_err("too large");
+    assert!(matches!(err, ModelError::ResponseTooLarge { limit } if limit == 8 << 20), "{err}");
+    drop(client);
+    let written = server.await.expect("server ran");
+    assert!(written < 100 << 20, "the client stopped reading: the server wrote {} MB", written >> 20);
+}
