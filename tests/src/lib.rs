@@ -22,3 +22,10 @@ impl EventSink for Recorder {
         }
     }
 }
+
+/// How many cases a property test runs: `PROPTEST_CASES` when set (a long local run is one
+/// command: `PROPTEST_CASES=100000 cargo test -p tinytools-integration-tests --test hidden_names`),
+/// else the suite's own `default`, sized for CI.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(default)
+}

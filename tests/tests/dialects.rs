@@ -243,7 +243,7 @@ fn tool_output_cannot_forge_a_block_in_the_replayed_history() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(tinytools_integration_tests::proptest_cases(512)))]
 
     #[test]
     fn no_parser_panics_on_any_reply(reply in ".{0,300}", tagged in "(<tool_call>|</tool_call>|\\{|\\}|\\[|\\]|\\||\\\\|\"name\"|\"arguments\"|:|,|//|/\\*|\\*/|\n|stock_quote|`){0,40}") {

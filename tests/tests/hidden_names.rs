@@ -58,7 +58,7 @@ fn query() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(tinytools_integration_tests::proptest_cases(96)))]
 
     #[test]
     fn hidden_and_non_admitted_names_never_reach_the_model(
@@ -167,7 +167,7 @@ impl Tool for Classified {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(tinytools_integration_tests::proptest_cases(48)))]
 
     /// Through the agent loop — pre-promotion of the user's message, searches, calls of secret
     /// names and their near misses, rejected arguments, resume — nothing the run shows the

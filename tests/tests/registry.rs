@@ -190,7 +190,7 @@ fn catalogue_tools() -> Vec<Arc<dyn Tool>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(tinytools_integration_tests::proptest_cases(64)))]
 
     /// Whatever order tools are registered in, the tools arrays are the same bytes.
     #[test]

@@ -135,7 +135,7 @@ fn arb_schema() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(tinytools_integration_tests::proptest_cases(48)))]
 
     #[test]
     fn every_preparation_of_a_generated_schema_keeps_its_promises(parameters in arb_schema()) {

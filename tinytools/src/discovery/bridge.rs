@@ -230,7 +230,7 @@ impl DiscoveryBridge {
         let matches: Vec<ToolSchema> =
             outcome.matched.iter().filter_map(|hit| self.prepared_schema(&hit.name)).collect();
         let note = if matches.is_empty() {
-            "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name."
+            "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name; if no tool can do it, tell the user so."
         } else {
             "Call the tool that fits by its own name, with the arguments its parameters describe."
         };

@@ -14,8 +14,8 @@ const REPEATED: &str = "You already made this exact call in this conversation, a
 Use it, or call with different arguments.";
 
 /// The request that ends a run whose model kept repeating itself.
-pub(super) const FINAL_ANSWER: &str = "You keep repeating the same tool call. Stop calling tools now and \
-answer the user with what you have.";
+pub(super) const FINAL_ANSWER: &str = "You keep repeating the same tool call. Do not call any tool now: \
+answer the user in plain text with what you have, or tell them it cannot be done with these tools.";
 
 /// Every call a run made, by name and canonical arguments, with its first answer.
 #[derive(Default)]
