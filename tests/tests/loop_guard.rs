@@ -91,7 +91,9 @@ async fn a_model_that_repeats_one_call_fifty_times_gets_its_answer_and_then_is_a
     );
     let last = model.requests().last().cloned().expect("requests");
     assert!(last.tools.is_empty() && last.callable_by_name.is_empty(), "the final request offers no tools");
-    assert!(matches!(last.messages.last(), Some(Message::User { content }) if content.contains("Do not call any tool")));
+    assert!(
+        matches!(last.messages.last(), Some(Message::User { content }) if content.contains("Do not call any tool"))
+    );
 }
 
 #[tokio::test]
