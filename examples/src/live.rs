@@ -7,7 +7,7 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::providers::OpenAiCompatible;
-use tinytools::run::{Agent, RunError, RunPolicy};
+use tinytools::run::{Agent, RunError, RunEvent, RunPolicy};
 use tinytools::{ToolRegistry, ToolSchema};
 
 use crate::catalogue;
@@ -83,6 +83,9 @@ pub struct Arm {
     pub searched: bool,
     /// The model's answer.
     pub answer: String,
+    /// How the run ended, and what the run did about the model on the way (loop guard,
+    /// nudges, context shrinking), as `Debug` text: `"RepeatedCalls after 2 repeated calls"`.
+    pub ending: String,
 }
 
 /// The live model the environment names: OpenRouter when `OPENROUTER_API_KEY` is set (model
@@ -237,8 +240,27 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
         max_turns: 6,
         ..RunPolicy::default()
     };
-    let agent = Agent::new(Arc::new(registry), recording.clone()).with_policy(policy);
+    let interventions = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+    let noted = interventions.clone();
+    let sink = move |event: &RunEvent| {
+        let kind = match event {
+            RunEvent::RepeatedCall { .. } => "repeated call",
+            RunEvent::Nudged { .. } => "nudge",
+            RunEvent::ContextShrunk { .. } => "context shrunk",
+            _ => return,
+        };
+        if let Ok(mut noted) = noted.lock() {
+            noted.push(kind);
+        }
+    };
+    let agent = Agent::new(Arc::new(registry), recording.clone()).with_policy(policy).with_events(Arc::new(sink));
     let outcome = agent.run(vec![Message::system(SYSTEM_PROMPT), Message::user(prompt)]).await?;
+    let interventions = interventions.lock().map(|noted| noted.clone()).unwrap_or_default();
+    let ending = if interventions.is_empty() {
+        format!("{:?}", outcome.stop)
+    } else {
+        format!("{:?} after {}", outcome.stop, interventions.join(", "))
+    };
     let log = recording.log.lock().map(|log| log.clone()).unwrap_or_default();
     let calls: Vec<&str> = outcome
         .transcript
@@ -271,6 +293,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
         typed_declaration,
         searched: searched.is_some(),
         answer: outcome.answer,
+        ending,
     })
 }
 

@@ -41,6 +41,7 @@ async fn live_tool_deferral() {
         println!("run {run}/{runs} (bridge only)\n{}", live::table(&name, &direct, &bridge));
         println!("run {run}/{runs} (deferred, default discovery)\n{}", live::table(&name, &direct, &deferred));
         println!("  answers: {:?} | {:?} | {:?}", direct.answer, bridge.answer, deferred.answer);
+        println!("  endings: {} | {} | {}", direct.ending, bridge.ending, deferred.ending);
         direct_reached += usize::from(direct.route != Route::Missed);
         bridge_reached += usize::from(bridge.route != Route::Missed);
         bridge_searched += usize::from(bridge.searched);
