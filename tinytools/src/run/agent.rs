@@ -6,7 +6,7 @@ use super::error::RunError;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::policy::RunPolicy;
 use super::transcript::{ToolPatch, Transcript};
-use crate::discovery::DiscoveryBridge;
+use crate::discovery::{DiscoveryBridge, RankOutcome};
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message, Usage};
 use crate::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
@@ -285,12 +285,24 @@ impl Run<'_> {
         }
         let wanted = pre.limit.saturating_add(self.promoted.len());
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), query, wanted).await;
-        let (mut chosen, mut confidences, mut spent) = (Vec::new(), Vec::new(), 0_usize);
+        let (chosen, confidences) = self.pre_promotable(&outcome, true).into_iter().unzip();
+        let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
+        self.promote(chosen, cause);
+    }
+
+    /// The hits of a ranking that pre-promotion would load, in rank order, with their
+    /// confidences: at or above the floor, at most the limit, while their declarations fit the
+    /// token budget; tools already promoted are passed over when `only_new`. Serves the
+    /// user-message path (only new tools) and the unknown-name path (whose answer names every
+    /// fitting tool, promoted before or not).
+    pub(super) fn pre_promotable(&self, outcome: &RankOutcome, only_new: bool) -> Vec<(ToolSchema, f32)> {
+        let pre = self.agent.policy.discovery.pre_promotion;
+        let (mut chosen, mut spent) = (Vec::new(), 0_usize);
         for hit in &outcome.matched {
             let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
                 continue;
             };
-            if chosen.len() == pre.limit || self.promoted.iter().any(|tool| tool.name == hit.name) {
+            if chosen.len() == pre.limit || (only_new && self.promoted.iter().any(|tool| tool.name == hit.name)) {
                 continue;
             }
             let Some(schema) = self.bridge.prepared_schema(&hit.name) else {
@@ -301,11 +313,9 @@ impl Run<'_> {
                 continue;
             }
             spent += cost;
-            confidences.push(confidence);
-            chosen.push(schema);
+            chosen.push((schema, confidence));
         }
-        let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
-        self.promote(chosen, cause);
+        chosen
     }
 
     /// Adds newly promoted declarations to every later request, once each, in order, as one

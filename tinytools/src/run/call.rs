@@ -8,9 +8,9 @@ use super::agent::Run;
 use super::events::RunEvent;
 use crate::middleware::ToolGate;
 use crate::model::ToolCall;
-use crate::schema::{count_tool_schema_tokens, drop_absent_nulls};
+use crate::schema::drop_absent_nulls;
 use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
-use crate::{ToolContext, ToolError, ToolExposure, ToolResult};
+use crate::{ToolContext, ToolError, ToolExposure, ToolResult, ToolSchema};
 
 impl Run<'_> {
     /// Answers one call.
@@ -105,15 +105,8 @@ impl Run<'_> {
         }
         let query = unknown_call_query(call);
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, pre.limit).await;
-        let (mut loaded, mut spent) = (Vec::new(), 0_usize);
-        for hit in outcome.matched.iter().filter(|hit| hit.confidence.is_some_and(|c| c >= pre.min_confidence)) {
-            let Some(schema) = self.bridge.prepared_schema(&hit.name) else { continue };
-            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), self.agent.counter());
-            if spent.saturating_add(cost) <= pre.token_budget {
-                spent += cost;
-                loaded.push(schema);
-            }
-        }
+        let loaded: Vec<ToolSchema> =
+            self.pre_promotable(&outcome, false).into_iter().map(|(schema, _)| schema).collect();
         let result = self.bridge.unknown_tool(&call.name, &loaded);
         CallAnswer { loaded: loaded.into_iter().map(|schema| schema.name).collect(), ..CallAnswer::just(result) }
     }

@@ -12,6 +12,7 @@
 
 use crate::model::Message;
 use crate::schema::TokenCounter;
+use crate::schema::count_message_tokens;
 
 /// The share of the window a request may fill: the rest is the model's answer, and the
 /// run's estimate of what the provider counts.
@@ -92,7 +93,7 @@ pub(super) fn target(estimate: usize, prompt: Option<u64>, window: Option<u64>) 
 
 /// The estimated tokens of `messages` plus `tools_tokens`.
 pub(super) fn estimate(messages: &[Message], tools_tokens: usize, counter: &dyn TokenCounter) -> usize {
-    messages.iter().map(|m| counter.count(&serde_json::to_string(m).unwrap_or_default())).sum::<usize>() + tools_tokens
+    messages.iter().map(|m| count_message_tokens(m, counter)).sum::<usize>() + tools_tokens
 }
 
 /// Shrinks `messages` toward `target` estimated tokens (see the module docs). Returns what it
@@ -113,10 +114,11 @@ pub(super) fn shrink(
     // 1. Old tool results.
     done.compacted += compact(&mut messages[..latest.start]);
     refresh(messages, &mut done);
-    // 2. The oldest turns, whole.
+    // 2. The oldest turns, whole; each drop takes its messages' own cost off the estimate.
+    let latest_user = messages.iter().rposition(|m| matches!(m, Message::User { .. }));
     let mut droppable: Vec<std::ops::Range<usize>> = units
         .iter()
-        .filter(|unit| **unit != latest && droppable(&messages[(*unit).clone()], unit.start, messages))
+        .filter(|unit| **unit != latest && droppable(&messages[(*unit).clone()], unit.start, latest_user))
         .cloned()
         .collect();
     droppable.reverse();
@@ -125,11 +127,9 @@ pub(super) fn shrink(
         let Some(unit) = droppable.pop() else { break };
         for i in unit.clone() {
             gone[i] = true;
+            done.after = done.after.saturating_sub(count_message_tokens(&messages[i], counter));
         }
         done.dropped += unit.len();
-        let remaining: Vec<Message> =
-            messages.iter().zip(&gone).filter(|(_, gone)| !**gone).map(|(m, _)| m.clone()).collect();
-        done.after = estimate(&remaining, tools_tokens, counter);
     }
     if done.dropped > 0 {
         let mut i = 0;
@@ -181,9 +181,9 @@ fn units(messages: &[Message]) -> Vec<std::ops::Range<usize>> {
     units
 }
 
-/// Whether a unit may be dropped: not a system message, not the latest user message.
-fn droppable(unit: &[Message], start: usize, all: &[Message]) -> bool {
-    let latest_user = all.iter().rposition(|m| matches!(m, Message::User { .. }));
+/// Whether a unit may be dropped: not a system message, not the latest user message (at
+/// `latest_user`).
+fn droppable(unit: &[Message], start: usize, latest_user: Option<usize>) -> bool {
     match unit.first() {
         Some(Message::System { .. }) => false,
         Some(Message::User { .. }) => latest_user != Some(start),
