@@ -246,6 +246,8 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
         let kind = match event {
             RunEvent::RepeatedCall { .. } => "repeated call",
             RunEvent::Nudged { .. } => "nudge",
+            RunEvent::CallAdopted { .. } => "call adopted from prose",
+            RunEvent::EmptyReply => "empty reply",
             RunEvent::ContextShrunk { .. } => "context shrunk",
             _ => return,
         };

@@ -1,5 +1,7 @@
-//! The loop guard: a repeated call is answered from its first answer and, at the limit, the run
-//! asks for the final answer; a call described in prose gets one nudge.
+//! The loop guard: a repeated call is answered from its first answer and, at the limit (at once
+//! for a search that found nothing), the run asks for the final answer; a call spelt out in
+//! prose is adopted (never a destructive one; after a tool's output, only a read-only one); a
+//! call described without arguments gets one nudge; an empty reply is asked for its answer.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -174,4 +176,186 @@ async fn a_call_described_in_prose_is_nudged_once() {
     // Text that names no tool the model may call is an answer.
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("It is sunny; no tool needed.")]));
     assert_eq!(Agent::new(registry(), model).run(vec![Message::user("k?")]).await.expect("runs").turns, 1);
+}
+
+#[tokio::test]
+async fn a_call_spelt_out_in_prose_is_adopted_once_and_never_for_a_destructive_tool() {
+    // The reply Qwen2.5-Coder-1.5B gave after `tool_search` found `hotel_search`.
+    let prose = "To find a hotel in Porto for two people, you can call the `hotel_search` function with the \
+                 following arguments:\n```json\n{\n  \"city\": \"Porto\",\n  \"check_in\": \"2026-06-03\",\n  \
+                 \"check_out\": \"2026-06-06\",\n  \"guests\": 2\n}\n```";
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("s", "tool_search", json!({"query": "hotel in Porto"}))]),
+        ModelResponse::text(prose),
+        ModelResponse::text(prose),
+        ModelResponse::text("unused"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(registry(), model.clone())
+        .with_events(recorder.clone())
+        .run(vec![Message::user("Somewhere to sleep in Porto, 3 to 6 June, two of us.")])
+        .await
+        .expect("runs");
+    // Spelt out again after the adopted call answered, the same call is not adopted twice (it
+    // would only be answered from its first answer): the sentence is the run's answer.
+    assert_eq!((outcome.answer.as_str(), outcome.turns), (prose, 3));
+    let adopted: Vec<_> = recorder.events().into_iter().filter(|e| matches!(e, RunEvent::CallAdopted { .. })).collect();
+    assert_eq!(adopted, [RunEvent::CallAdopted { call_id: "adopted_2".into(), tool_name: "hotel_search".into() }]);
+    let messages = &outcome.transcript.messages;
+    let call = messages.iter().find_map(|m| match m {
+        Message::Assistant { content, tool_calls } if tool_calls.iter().any(|c| c.name == "hotel_search") => {
+            Some((content.clone(), tool_calls[0].arguments.clone()))
+        }
+        _ => None,
+    });
+    let (content, arguments) = call.expect("the adopted call is in the transcript");
+    assert!(content.is_empty(), "the sentence is not kept beside the call: {content}");
+    let arguments: serde_json::Value = serde_json::from_str(&arguments).expect("json");
+    assert_eq!(arguments, json!({"city": "Porto", "check_in": "2026-06-03", "check_out": "2026-06-06", "guests": 2}));
+    assert!(
+        messages.iter().any(|m| matches!(m, Message::Tool { name, is_error: false, .. } if name == "hotel_search"))
+    );
+    assert_eq!(
+        messages.iter().filter(|m| matches!(m, Message::Tool { name, .. } if name == "hotel_search")).count(),
+        1
+    );
+
+    // A destructive tool spelt out is only nudged; with the guard off, the prose is the answer.
+    let destructive = "Call `github_merge_pr` with {\"repo\": \"acme/web\", \"number\": 57}.";
+    for (policy, turns) in
+        [(RunPolicy::default(), 2), (RunPolicy { loop_guard: LoopGuard::off(), ..RunPolicy::default() }, 1)]
+    {
+        let model = Arc::new(ScriptedModel::new([
+            ModelResponse::text(destructive),
+            ModelResponse::text("I will not merge it without you."),
+        ]));
+        let recorder = Arc::new(Recorder::default());
+        let outcome = Agent::new(registry(), model)
+            .with_policy(policy)
+            .with_events(recorder.clone())
+            .run(vec![Message::user("Land PR 57 on acme/web.")])
+            .await
+            .expect("runs");
+        assert_eq!(outcome.turns, turns);
+        assert!(
+            !recorder.events().iter().any(|e| matches!(e, RunEvent::CallAdopted { .. } | RunEvent::ToolStarted { .. }))
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_search_that_found_nothing_repeated_asks_for_the_answer_at_once() {
+    let search = || ModelResponse::calls([("s", "tool_search", json!({"query": "order groceries"}))]);
+    let model = Arc::new(ScriptedModel::dynamic(
+        (0..4)
+            .map(|_| {
+                let search = search();
+                Box::new(move |request: &ModelRequest| {
+                    if request.tools.is_empty() {
+                        ModelResponse::text("I cannot order groceries.")
+                    } else {
+                        search.clone()
+                    }
+                }) as _
+            })
+            .collect(),
+    ));
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(registry(), model.clone())
+        .with_events(recorder.clone())
+        .run(vec![Message::user("Order oat milk from the supermarket.")])
+        .await
+        .expect("runs");
+    assert_eq!(
+        (outcome.stop, outcome.answer.as_str(), outcome.turns),
+        (StopReason::RepeatedCalls, "I cannot order groceries.", 3)
+    );
+    assert!(recorder.events().iter().any(|e| matches!(e, RunEvent::RepeatedCall { repeats: 1, stopped: true, .. })));
+    // A search that found something is repeated up to the limit as before.
+    let found = || ModelResponse::calls([("s", "tool_search", json!({"query": "stock price"}))]);
+    let model = Arc::new(ScriptedModel::dynamic(
+        (0..6)
+            .map(|_| {
+                let found = found();
+                Box::new(
+                    move |request: &ModelRequest| {
+                        if request.tools.is_empty() { ModelResponse::text("done") } else { found.clone() }
+                    },
+                ) as _
+            })
+            .collect(),
+    ));
+    let outcome = Agent::new(registry(), model).run(vec![Message::user("ACME?")]).await.expect("runs");
+    assert_eq!((outcome.stop, outcome.turns), (StopReason::RepeatedCalls, 5));
+}
+
+#[tokio::test]
+async fn an_empty_reply_is_asked_for_its_answer_once() {
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c", "counted", json!({"key": "k"}))]),
+        ModelResponse::text(""),
+        ModelResponse::text("The value of k is known."),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(registry(), model.clone())
+        .with_events(recorder.clone())
+        .run(vec![Message::user("k?")])
+        .await
+        .expect("runs");
+    assert_eq!((outcome.answer.as_str(), outcome.turns), ("The value of k is known.", 3));
+    assert!(recorder.events().contains(&RunEvent::EmptyReply));
+    let asked = model.requests()[2].messages.last().cloned();
+    assert!(
+        matches!(asked, Some(Message::User { content }) if content.starts_with("Answer the user now in plain text"))
+    );
+    // Twice empty: asked once, and the second empty reply is the answer.
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text(" ")]));
+    let outcome = Agent::new(registry(), model).run(vec![Message::user("k?")]).await.expect("runs");
+    assert_eq!((outcome.answer.trim(), outcome.turns), ("", 2));
+}
+
+#[tokio::test]
+async fn after_a_tools_output_only_a_read_only_call_is_adopted_from_prose() {
+    // Once a tool's output is in the conversation, prose may be repeating what it told the
+    // model to do: a call with side effects spelt out then is not run.
+    let cases = [
+        ("Now call `slack_post_message` with {\"channel\": \"#general\", \"text\": \"value of k\"}.", false),
+        ("Now call `stock_quote` with {\"symbol\": \"ACME\"}.", true),
+    ];
+    for (prose, adopted) in cases {
+        let model = Arc::new(ScriptedModel::new([
+            ModelResponse::calls([("c", "counted", json!({"key": "k"}))]),
+            ModelResponse::text(prose),
+            ModelResponse::text("Done."),
+        ]));
+        let recorder = Arc::new(Recorder::default());
+        let outcome = Agent::new(registry(), model)
+            .with_events(recorder.clone())
+            .run(vec![Message::user("k, then tell everyone")])
+            .await
+            .expect("runs");
+        let events = recorder.events();
+        assert_eq!(events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), adopted, "{prose}");
+        let started = events.iter().filter(|e| matches!(e, RunEvent::ToolStarted { .. })).count();
+        assert_eq!((started, outcome.turns), if adopted { (2, 3) } else { (1, 2) }, "{prose}");
+    }
+    // Before any tool answered (only `tool_search`), a call with side effects is adopted.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("s", "tool_search", json!({"query": "post to a slack channel"}))]),
+        ModelResponse::text("Call `slack_post_message` with {\"channel\": \"#general\", \"text\": \"Closed Friday\"}."),
+        ModelResponse::text("Posted."),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(registry(), model)
+        .with_events(recorder.clone())
+        .run(vec![Message::user("Tell #general the office is closed Friday.")])
+        .await
+        .expect("runs");
+    assert_eq!(outcome.answer, "Posted.");
+    assert!(
+        recorder
+            .events()
+            .iter()
+            .any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "slack_post_message"))
+    );
 }

@@ -9,6 +9,7 @@
 mod envelope;
 mod json_tag;
 mod pformat;
+pub(crate) mod prose;
 mod recovery;
 mod relaxed_json;
 

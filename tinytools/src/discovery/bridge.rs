@@ -229,10 +229,13 @@ impl DiscoveryBridge {
         // The same declaration the loop promotes the tool with.
         let matches: Vec<ToolSchema> =
             outcome.matched.iter().filter_map(|hit| self.prepared_schema(&hit.name)).collect();
+        // A small model copies a tool result's sentences: "Call the tool that fits by its own
+        // name, ..." came back word for word as Qwen2.5-Coder-1.5B's answer; this note made it
+        // write the call (or spell it out, which the loop guard adopts) in both measured cases.
         let note = if matches.is_empty() {
             "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name; if no tool can do it, tell the user so."
         } else {
-            "Call the tool that fits by its own name, with the arguments its parameters describe."
+            "These tools are now callable: call the one that fits, with its arguments."
         };
         let text = serde_json::to_string(&Answer { matches, note }).unwrap_or_default();
         SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome) }

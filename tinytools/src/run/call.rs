@@ -147,6 +147,7 @@ impl Run<'_> {
         let answer = self.bridge.search(&args).await;
         let found: Vec<String> =
             answer.outcome.as_ref().map(|o| o.matched.iter().map(|hit| hit.name.clone()).collect()).unwrap_or_default();
+        let fruitless = answer.outcome.is_some() && found.is_empty();
         if let Some(outcome) = answer.outcome {
             self.agent.emit(RunEvent::ToolSearched {
                 call_id: call.id.clone(),
@@ -159,7 +160,7 @@ impl Run<'_> {
                 latency_ms: outcome.latency_ms,
             });
         }
-        CallAnswer { searched: found, ..CallAnswer::just(answer.result) }
+        CallAnswer { searched: found, fruitless, ..CallAnswer::just(answer.result) }
     }
 }
 
@@ -174,11 +175,13 @@ pub(super) struct CallAnswer {
     pub(super) loaded: Vec<String>,
     /// A tool ran and answered without an error (the intrinsic search does not count).
     pub(super) ran_ok: bool,
+    /// A `tool_search` that matched nothing: the same call again cannot find anything.
+    pub(super) fruitless: bool,
 }
 
 impl CallAnswer {
     pub(super) fn just(result: ToolResult) -> Self {
-        Self { result, searched: Vec::new(), rejected: Vec::new(), loaded: Vec::new(), ran_ok: false }
+        Self { result, searched: Vec::new(), rejected: Vec::new(), loaded: Vec::new(), ran_ok: false, fruitless: false }
     }
 }
 

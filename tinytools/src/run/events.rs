@@ -104,6 +104,16 @@ pub enum RunEvent {
         /// The tool the reply named.
         tool_name: String,
     },
+    /// The model spelt a call out in prose (the tool and its arguments) instead of making it;
+    /// the run took it for the call (`LoopGuard::adopt_described_calls`).
+    CallAdopted {
+        /// The id the run gave the call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+    },
+    /// The model replied with neither text nor a call; the run asked it once for its answer.
+    EmptyReply,
     /// The conversation did not fit the model's window (the provider said so, or
     /// `RunPolicy::context_window` did): it was shrunk before the request was sent again.
     ContextShrunk {

@@ -1,6 +1,7 @@
 //! What a run does about a model that goes round in circles: the same call again and again
-//! (answered from the first result, then a request for the final answer), and a call described
-//! in prose instead of made (one nudge).
+//! (answered from the first result, then a request for the final answer; at once when asking
+//! again cannot help), a call described in prose instead of made (adopted, or one nudge), and
+//! an empty reply (one request for the answer).
 
 use std::collections::HashMap;
 
@@ -20,7 +21,14 @@ answer the user in plain text with what you have, or tell them it cannot be done
 /// Every call a run made, by name and canonical arguments, with its first answer.
 #[derive(Default)]
 pub(super) struct Repeats {
-    seen: HashMap<String, (ToolResult, usize)>,
+    seen: HashMap<String, Seen>,
+}
+
+/// A call's first answer, whether it was fruitless, and how often it was repeated since.
+struct Seen {
+    first: ToolResult,
+    fruitless: bool,
+    repeats: usize,
 }
 
 impl Repeats {
@@ -39,19 +47,20 @@ impl Repeats {
         self.seen.contains_key(key)
     }
 
-    /// Records a call's first answer.
-    pub(super) fn record(&mut self, key: String, result: &ToolResult) {
-        self.seen.entry(key).or_insert_with(|| (result.clone(), 0));
+    /// Records a call's first answer; `fruitless`: asking again cannot give anything new (a
+    /// `tool_search` that matched nothing).
+    pub(super) fn record(&mut self, key: String, result: &ToolResult, fruitless: bool) {
+        self.seen.entry(key).or_insert_with(|| Seen { first: result.clone(), fruitless, repeats: 0 });
     }
 
-    /// A repeat of a call answered before: its first answer behind the note, and how many
-    /// times it has now been repeated.
-    pub(super) fn repeat(&mut self, key: &str) -> Option<(ToolResult, usize)> {
-        let (first, repeats) = self.seen.get_mut(key)?;
-        *repeats += 1;
-        let text = format!("{REPEATED}\n\n{}", first.to_model_text());
-        let answer = if first.is_error { ToolResult::error(text) } else { ToolResult::text(text) };
-        Some((answer, *repeats))
+    /// A repeat of a call answered before: its first answer behind the note, how many times it
+    /// has now been repeated, and whether the first answer was fruitless.
+    pub(super) fn repeat(&mut self, key: &str) -> Option<(ToolResult, usize, bool)> {
+        let seen = self.seen.get_mut(key)?;
+        seen.repeats += 1;
+        let text = format!("{REPEATED}\n\n{}", seen.first.to_model_text());
+        let answer = if seen.first.is_error { ToolResult::error(text) } else { ToolResult::text(text) };
+        Some((answer, seen.repeats, seen.fruitless))
     }
 }
 
@@ -70,18 +79,11 @@ fn canonical(value: &Value) -> String {
     }
 }
 
-/// The tool a text reply talks about instead of calling: the first of `names` that appears in
-/// it as a whole identifier.
-pub(super) fn described_call<'a>(text: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    names.into_iter().find(|name| {
-        text.match_indices(*name).any(|(at, _)| {
-            let before = text[..at].chars().next_back();
-            let after = text[at + name.len()..].chars().next();
-            !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-        })
-    })
-}
+/// The request sent once when the model replies with neither text nor a call: measured on
+/// Qwen2.5-Coder-1.5B after a search that found nothing, it answers the user instead of
+/// ending the run with an empty answer.
+pub(super) const EMPTY_REPLY: &str =
+    "Answer the user now in plain text. If you could not do what they asked, tell them so.";
 
 /// The nudge sent once when the model describes a call instead of making it.
 pub(super) fn nudge(name: &str) -> String {
@@ -113,20 +115,29 @@ mod tests {
         let mut repeats = Repeats::default();
         let key = Repeats::key(&call("t", "{}"));
         assert!(repeats.repeat(&key).is_none());
-        repeats.record(key.clone(), &ToolResult::text("42"));
-        repeats.record(key.clone(), &ToolResult::text("later answers never replace the first"));
-        let (answer, n) = repeats.repeat(&key).unwrap_or_else(|| (ToolResult::text(""), 0));
-        assert_eq!(n, 1);
+        repeats.record(key.clone(), &ToolResult::text("42"), false);
+        repeats.record(key.clone(), &ToolResult::text("later answers never replace the first"), true);
+        let (answer, n, fruitless) = repeats.repeat(&key).unwrap_or_else(|| (ToolResult::text(""), 0, true));
+        assert_eq!((n, fruitless), (1, false));
         assert!(answer.to_model_text().ends_with("\n\n42") && !answer.is_error);
-        assert_eq!(repeats.repeat(&key).map(|(_, n)| n), Some(2));
+        assert_eq!(repeats.repeat(&key).map(|(_, n, _)| n), Some(2));
     }
 
     #[test]
     fn a_described_call_names_a_tool_as_a_whole_word() {
+        use crate::dialect::prose::named_tool;
         let names = ["stock_quote", "read_note"];
-        assert_eq!(described_call("Call the `stock_quote` function with ACME.", names), Some("stock_quote"));
-        assert_eq!(described_call("stock_quote(symbol=ACME)", names), Some("stock_quote"));
-        assert_eq!(described_call("my_stock_quotes are fine", names), None);
-        assert_eq!(described_call("ACME trades at 12.50.", names), None);
+        assert_eq!(named_tool("Call the `stock_quote` function with ACME.", names), Some("stock_quote"));
+        assert_eq!(named_tool("stock_quote(symbol=ACME)", names), Some("stock_quote"));
+        assert_eq!(named_tool("my_stock_quotes are fine", names), None);
+        assert_eq!(named_tool("ACME trades at 12.50.", names), None);
+    }
+
+    #[test]
+    fn a_fruitless_call_is_remembered_as_such() {
+        let mut repeats = Repeats::default();
+        let key = Repeats::key(&call("tool_search", r#"{"query":"x"}"#));
+        repeats.record(key.clone(), &ToolResult::text("{\"matches\":[]}"), true);
+        assert!(repeats.repeat(&key).is_some_and(|(_, n, fruitless)| n == 1 && fruitless));
     }
 }

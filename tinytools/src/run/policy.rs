@@ -66,38 +66,63 @@ pub struct RunPolicy {
 /// - The same call — name and arguments, whatever their key order — made again in one run is
 ///   not run again: it is answered with its first answer behind a note saying so. At
 ///   `max_repeats` repeats the run stops offering tools, asks the model for its final answer,
-///   and ends with `StopReason::RepeatedCalls`. Each intervention is a `RepeatedCall` event.
+///   and ends with `StopReason::RepeatedCalls`; a repeated `tool_search` that matched nothing
+///   stops it at its first repeat (the same words cannot find anything new). Each intervention
+///   is a `RepeatedCall` event.
+/// - A reply without a call that spells one out — it names exactly one tool the model may
+///   call and holds exactly one JSON object of arguments, or quotes a call
+///   `{"name": ..., "arguments": {...}}` of such a tool inside a sentence — is taken as that
+///   call (`adopt_described_calls`), unless the tool is annotated destructive or the same call
+///   was already made. Once a tool other than `tool_search` has answered, only a read-only
+///   tool is adopted: the prose may then be repeating what a tool's output told the model to
+///   do. A `CallAdopted` event records it; the transcript keeps the call, not the sentence.
 /// - A reply without a call that names a tool the model may call, before any tool has
 ///   answered successfully, gets one nudge (`nudge_described_calls`): the run asks the model to
 ///   make the call it described, or to answer. A `Nudged` event records it.
+/// - A reply with neither text nor a call gets one request for the answer
+///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
 ///
 /// let policy = RunPolicy::default();
-/// assert_eq!(policy.loop_guard, LoopGuard { max_repeats: 3, nudge_described_calls: true });
+/// assert_eq!(
+///     policy.loop_guard,
+///     LoopGuard { max_repeats: 3, adopt_described_calls: true, nudge_described_calls: true, ask_after_empty_reply: true }
+/// );
 /// let off = LoopGuard::off();
-/// assert_eq!((off.max_repeats, off.nudge_described_calls), (0, false));
+/// assert_eq!((off.max_repeats, off.adopt_described_calls, off.nudge_described_calls), (0, false, false));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoopGuard {
     /// Repeats of one call after which the run asks for the final answer (`0`: never; repeats
     /// are still answered from the first result).
     pub max_repeats: usize,
+    /// Take a call spelt out in prose (one offered, non-destructive tool and its arguments)
+    /// for the call.
+    pub adopt_described_calls: bool,
     /// Nudge once when the model describes a call instead of making it.
     pub nudge_described_calls: bool,
+    /// Ask once for the answer when a reply has neither text nor a call.
+    pub ask_after_empty_reply: bool,
 }
 
 impl Default for LoopGuard {
     fn default() -> Self {
-        Self { max_repeats: 3, nudge_described_calls: true }
+        Self { max_repeats: 3, adopt_described_calls: true, nudge_described_calls: true, ask_after_empty_reply: true }
     }
 }
 
 impl LoopGuard {
-    /// No nudge, and repeats never end the run (they are still answered from the first result).
+    /// No adoption, no nudge, no second request after an empty reply, and repeats never end
+    /// the run (they are still answered from the first result).
     pub fn off() -> Self {
-        Self { max_repeats: 0, nudge_described_calls: false }
+        Self {
+            max_repeats: 0,
+            adopt_described_calls: false,
+            nudge_described_calls: false,
+            ask_after_empty_reply: false,
+        }
     }
 }
 

@@ -8,8 +8,10 @@ use super::context::{self, Shrink};
 use super::error::{ContextOverflow, RunError, RunFailure};
 use super::events::{Promotion, RunEvent};
 use super::guard::{self, Repeats};
-use crate::model::{Message, ModelError, ModelRequest, ModelResponse, Usage};
+use crate::dialect::prose;
+use crate::model::{Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
 use crate::schema::count_tool_schema_tokens;
+use crate::tool::TOOL_SEARCH;
 use crate::{ToolResult, ToolSchema};
 
 /// What one request came to.
@@ -36,7 +38,7 @@ impl Run<'_> {
         let mut spent = Spent::default();
         let mut answer = String::new();
         let mut repeats = Repeats::default();
-        let (mut nudged, mut answered_a_call, mut stop_tools) = (false, false, false);
+        let (mut nudged, mut answered_a_call, mut stop_tools, mut asked_after_empty) = (false, false, false, false);
         for turn in 1..=self.agent.policy.max_turns {
             if self.cancel.is_cancelled() {
                 return Ok(self.finish(answer, StopReason::Cancelled, turn - 1, spent.usage));
@@ -57,24 +59,53 @@ impl Run<'_> {
                 self.transcript.messages.push(Message::Assistant { content: response.content, tool_calls: Vec::new() });
                 return Ok(self.finish(answer, StopReason::RepeatedCalls, turn, spent.usage));
             }
-            let calls = response.tool_calls.clone();
+            let mut calls = response.tool_calls.clone();
             self.transcript
                 .messages
                 .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
             if calls.is_empty() {
-                let offered = request
+                let offered: Vec<&str> = request
                     .tools
                     .iter()
                     .map(|t| t.name.as_str())
-                    .chain(request.callable_by_name.iter().map(String::as_str));
-                match guard::described_call(&answer, offered) {
-                    Some(name) if guard.nudge_described_calls && !nudged && !answered_a_call => {
-                        nudged = true;
-                        self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
-                        self.transcript.messages.push(Message::user(guard::nudge(name)));
-                        continue;
+                    .chain(request.callable_by_name.iter().map(String::as_str))
+                    .collect();
+                let protected = self.not_adoptable(&offered, &request.destructive);
+                let adopted = guard
+                    .adopt_described_calls
+                    .then(|| prose::described_call(&answer, &offered, &protected))
+                    .flatten()
+                    .map(|(name, arguments)| ToolCall {
+                        id: format!("adopted_{turn}"),
+                        name,
+                        arguments: arguments.to_string(),
+                    })
+                    .filter(|call| !repeats.contains(&Repeats::key(call)));
+                if let Some(call) = adopted {
+                    // The transcript keeps the call, not the sentence: a small model copies its
+                    // own earlier prose.
+                    self.agent.emit(RunEvent::CallAdopted { call_id: call.id.clone(), tool_name: call.name.clone() });
+                    if let Some(last) = self.transcript.messages.last_mut() {
+                        *last = Message::Assistant { content: String::new(), tool_calls: vec![call.clone()] };
                     }
-                    _ => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
+                    answer.clear();
+                    calls.push(call);
+                } else {
+                    match prose::named_tool(&answer, offered.iter().copied()) {
+                        Some(name) if guard.nudge_described_calls && !nudged && !answered_a_call => {
+                            nudged = true;
+                            self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
+                            self.transcript.messages.push(Message::user(guard::nudge(name)));
+                            continue;
+                        }
+                        None if answer.trim().is_empty() && guard.ask_after_empty_reply && !asked_after_empty => {
+                            asked_after_empty = true;
+                            self.agent.emit(RunEvent::EmptyReply);
+                            self.transcript.messages.push(Message::user(guard::EMPTY_REPLY));
+                            continue;
+                        }
+                        _ => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
+                    }
                 }
             }
             // Calls made before (or twice in this turn) are answered from their first answer;
@@ -90,7 +121,7 @@ impl Run<'_> {
             let cancelled = self.cancel.is_cancelled();
             let mut answers: Vec<Option<CallAnswer>> = (0..calls.len()).map(|_| None).collect();
             for (i, answer) in fresh.into_iter().zip(answered) {
-                repeats.record(keys[i].clone(), &answer.result);
+                repeats.record(keys[i].clone(), &answer.result, answer.fruitless);
                 answered_a_call |= answer.ran_ok;
                 answers[i] = Some(answer);
             }
@@ -104,8 +135,9 @@ impl Run<'_> {
                         CallAnswer::just(self.agent.policy.caps.over_call_cap(calls.len()))
                     }
                     None => {
-                        let (result, count) = repeats.repeat(&keys[i]).unwrap_or_else(|| (ToolResult::error("?"), 0));
-                        let stopped = guard.max_repeats > 0 && count >= guard.max_repeats;
+                        let (result, count, fruitless) =
+                            repeats.repeat(&keys[i]).unwrap_or_else(|| (ToolResult::error("?"), 0, false));
+                        let stopped = guard.max_repeats > 0 && (count >= guard.max_repeats || fruitless);
                         stop_tools |= stopped;
                         self.agent.emit(RunEvent::RepeatedCall {
                             call_id: call.id.clone(),
@@ -267,5 +299,26 @@ fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> Co
         window,
         compacted: done.compacted,
         dropped: done.dropped,
+    }
+}
+
+impl Run<'_> {
+    /// The offered tools a call spelt out in prose may not be taken for: the destructive ones
+    /// always; once any tool other than `tool_search` has answered, every tool with side
+    /// effects too — from then on the prose may repeat what a tool's output told the model to
+    /// do, and only a read-only call is adopted from it.
+    fn not_adoptable<'a>(&self, offered: &[&'a str], destructive: &'a [String]) -> Vec<&'a str> {
+        let mut protected: Vec<&str> = destructive.iter().map(String::as_str).collect();
+        let read_output =
+            self.transcript.messages.iter().any(|m| matches!(m, Message::Tool { name, .. } if name != TOOL_SEARCH));
+        if read_output {
+            let registry = &self.agent.registry;
+            protected.extend(
+                offered
+                    .iter()
+                    .filter(|name| registry.get(name).is_none_or(|tool| tool.annotations().has_side_effects())),
+            );
+        }
+        protected
     }
 }

@@ -1,0 +1,167 @@
+//! Calls a reply talks about instead of making: the tool it names, and — when the prose
+//! carries them — the arguments it wrote.
+//!
+//! Small models often answer a request they have the tool for with a sentence such as
+//! "call the `hotel_search` tool with the arguments `{"city": "Porto", ...}`", or quote the
+//! call they mean inside a sentence. [`recover`](super::recovery::recover) never takes JSON
+//! quoted in prose for a call; this module reads such a reply for the agent loop, which decides
+//! what to do with it (see `LoopGuard::adopt_described_calls`).
+
+use std::cell::OnceCell;
+
+use serde_json::{Map, Value};
+
+use super::relaxed_json::read_value;
+
+/// Replies longer than this are never read for a described call: a described call is a
+/// sentence or two, and the scan must stay cheap on an 8 MiB reply.
+const MAX_DESCRIBED_CALL_BYTES: usize = 8 * 1024;
+
+/// At most this many JSON objects are looked at; a reply with more is not one call described.
+const MAX_OBJECTS: usize = 2;
+
+/// Whether `text` names `name` as a whole identifier (not inside a longer one).
+pub(crate) fn mentions(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    !name.is_empty()
+        && text.match_indices(name).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + name.len()..].chars().next();
+            !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+        })
+}
+
+/// The first of `names` that `text` names as a whole identifier.
+pub(crate) fn named_tool<'a>(text: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names.into_iter().find(|name| mentions(text, name))
+}
+
+/// The call a prose reply spells out, as a tool name and its arguments object. Either:
+/// - the reply holds exactly one JSON object, call-shaped (`{"name": N, "arguments": {...}}`)
+///   with `N` one of `offered`; or
+/// - the reply names exactly one of `offered` as a whole identifier and holds exactly one JSON
+///   object, which is not call-shaped: that object is the tool's arguments.
+///
+/// Never a tool in `protected` (the destructive ones: a sentence is not a strong enough signal
+/// for them), never a name that is not offered, never from a reply over 8 KiB. `None`
+/// otherwise.
+pub(crate) fn described_call(text: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
+    if text.len() > MAX_DESCRIBED_CALL_BYTES {
+        return None;
+    }
+    let objects = objects_in(text)?;
+    let [object] = objects.as_slice() else {
+        return None;
+    };
+    let allowed = |name: &str| offered.contains(&name) && !protected.contains(&name);
+    if let Some(Value::String(name)) = object.get("name") {
+        let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+            Some(Value::Object(arguments)) => Value::Object(arguments.clone()),
+            Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok().filter(Value::is_object)?,
+            Some(Value::Null) | None => Value::Object(Map::new()),
+            Some(_) => return None,
+        };
+        // A `name` member that is a tool is the call; one that is not (`{"name": "Alice"}`) may
+        // still be the named tool's arguments.
+        if offered.contains(&name.as_str()) {
+            return allowed(name).then(|| (name.clone(), arguments));
+        }
+        if object.contains_key("arguments") {
+            return None;
+        }
+    }
+    // A tool may be offered twice (declared, and callable by name): it is one tool.
+    let mut named: Vec<&str> = offered.iter().copied().filter(|name| mentions(text, name)).collect();
+    named.sort_unstable();
+    named.dedup();
+    let [name] = named.as_slice() else {
+        return None;
+    };
+    allowed(name).then(|| ((*name).to_owned(), Value::Object(object.clone())))
+}
+
+/// The JSON objects of a text, outermost only, in order; `None` past [`MAX_OBJECTS`].
+fn objects_in(text: &str) -> Option<Vec<Map<String, Value>>> {
+    let marks = OnceCell::new();
+    let mut objects = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find('{') {
+        let start = at + offset;
+        match read_value(text, start, &marks) {
+            Some((Value::Object(object), length)) => {
+                if objects.len() == MAX_OBJECTS {
+                    return None;
+                }
+                objects.push(object);
+                at = start + length.max(1);
+            }
+            _ => at = start + 1,
+        }
+    }
+    Some(objects)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const OFFERED: [&str; 4] = ["hotel_search", "stock_quote", "delete_repo", "hotel_search"];
+    const PROTECTED: [&str; 1] = ["delete_repo"];
+
+    fn read(text: &str) -> Option<(String, Value)> {
+        described_call(text, &OFFERED, &PROTECTED)
+    }
+
+    #[test]
+    fn a_named_tool_with_one_object_of_arguments_is_the_call() {
+        let text = "To find a hotel, call the `hotel_search` tool with the arguments \
+                    `{\"city\": \"Porto\", \"check_in\": \"2026-06-03\"}`.";
+        assert_eq!(read(text), Some(("hotel_search".into(), json!({"city": "Porto", "check_in": "2026-06-03"}))));
+        let fenced = "You can call the `hotel_search` function with the following arguments:\n```json\n\
+                      {\n  \"city\": \"Porto\"\n}\n```";
+        assert_eq!(read(fenced), Some(("hotel_search".into(), json!({"city": "Porto"}))));
+    }
+
+    #[test]
+    fn a_call_quoted_in_a_sentence_is_the_call() {
+        let text = r#"To use one, reply with {"name": "stock_quote", "arguments": {"symbol": "ACME"}}."#;
+        assert_eq!(read(text), Some(("stock_quote".into(), json!({"symbol": "ACME"}))));
+        let string_arguments = r#"Try {"name": "stock_quote", "arguments": "{\"symbol\": \"ACME\"}"} now"#;
+        assert_eq!(read(string_arguments), Some(("stock_quote".into(), json!({"symbol": "ACME"}))));
+    }
+
+    #[test]
+    fn nothing_is_read_that_is_ambiguous_destructive_or_not_offered() {
+        // No arguments: a mention is not a call.
+        assert_eq!(read("You can use the hotel_search function."), None);
+        // Two tools named, or two objects: which one is meant is a guess.
+        assert_eq!(read("Use `hotel_search` or `stock_quote` with {\"city\": \"Porto\"}."), None);
+        assert_eq!(read("Call `hotel_search` with {\"city\": \"Porto\"} or {\"city\": \"Lisbon\"}."), None);
+        // A destructive tool, named or quoted.
+        assert_eq!(read("Call `delete_repo` with {\"repo\": \"acme/web\"}."), None);
+        assert_eq!(read(r#"Send {"name": "delete_repo", "arguments": {"repo": "x"}}."#), None);
+        // A call of a tool that is not offered, even beside an offered name.
+        assert_eq!(read(r#"Like `stock_quote`, {"name": "send_email", "arguments": {"to": "x"}}."#), None);
+        // A name inside a longer identifier is no mention.
+        assert_eq!(read("my_stock_quotes holds {\"symbol\": \"ACME\"}."), None);
+        // Too long to be a sentence about a call.
+        let long =
+            format!("Call `stock_quote` with {{\"symbol\": \"ACME\"}}. {}", "a".repeat(MAX_DESCRIBED_CALL_BYTES));
+        assert_eq!(read(&long), None);
+    }
+
+    #[test]
+    fn an_object_whose_name_is_data_is_the_named_tools_arguments() {
+        let text = "Call `hotel_search` with {\"name\": \"Grand Hotel\", \"city\": \"Porto\"}.";
+        assert_eq!(read(text), Some(("hotel_search".into(), json!({"name": "Grand Hotel", "city": "Porto"}))));
+    }
+
+    #[test]
+    fn many_braces_are_read_in_bounded_time_and_give_nothing() {
+        let text = "{".repeat(MAX_DESCRIBED_CALL_BYTES);
+        assert_eq!(read(&text), None);
+        assert!(mentions("call `stock_quote` now", "stock_quote") && !mentions("anything", ""));
+    }
+}
