@@ -21,6 +21,23 @@ enum Asked {
     Failed(RunFailure),
 }
 
+/// What the loop does with a reply that made no call.
+enum Reply {
+    /// The reply spelt a call out in prose: run it.
+    Adopted(ToolCall),
+    /// Ask the model again with this message.
+    AskAgain(String),
+    /// The reply is the run's answer.
+    Final,
+}
+
+/// The loop guard's one-off requests, once made.
+#[derive(Default)]
+struct AskedAgain {
+    nudged: bool,
+    after_empty: bool,
+}
+
 /// What the run has spent so far.
 #[derive(Default)]
 struct Spent {
@@ -38,7 +55,8 @@ impl Run<'_> {
         let mut spent = Spent::default();
         let mut answer = String::new();
         let mut repeats = Repeats::default();
-        let (mut nudged, mut answered_a_call, mut stop_tools, mut asked_after_empty) = (false, false, false, false);
+        let (mut answered_a_call, mut stop_tools) = (false, false);
+        let mut asked = AskedAgain::default();
         for turn in 1..=self.agent.policy.max_turns {
             if self.cancel.is_cancelled() {
                 return Ok(self.finish(answer, StopReason::Cancelled, turn - 1, spent.usage));
@@ -64,48 +82,21 @@ impl Run<'_> {
                 .messages
                 .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
             if calls.is_empty() {
-                let offered: Vec<&str> = request
-                    .tools
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .chain(request.callable_by_name.iter().map(String::as_str))
-                    .collect();
-                let protected = self.not_adoptable(&offered, &request.destructive);
-                let adopted = guard
-                    .adopt_described_calls
-                    .then(|| prose::described_call(&answer, &offered, &protected))
-                    .flatten()
-                    .map(|(name, arguments)| ToolCall {
-                        id: format!("adopted_{turn}"),
-                        name,
-                        arguments: arguments.to_string(),
-                    })
-                    .filter(|call| !repeats.contains(&Repeats::key(call)));
-                if let Some(call) = adopted {
-                    // The transcript keeps the call, not the sentence: a small model copies its
-                    // own earlier prose.
-                    self.agent.emit(RunEvent::CallAdopted { call_id: call.id.clone(), tool_name: call.name.clone() });
-                    if let Some(last) = self.transcript.messages.last_mut() {
-                        *last = Message::Assistant { content: String::new(), tool_calls: vec![call.clone()] };
-                    }
-                    answer.clear();
-                    calls.push(call);
-                } else {
-                    match prose::named_tool(&answer, offered.iter().copied()) {
-                        Some(name) if guard.nudge_described_calls && !nudged && !answered_a_call => {
-                            nudged = true;
-                            self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
-                            self.transcript.messages.push(Message::user(guard::nudge(name)));
-                            continue;
+                match self.without_calls(&answer, &request, &repeats, &mut asked, answered_a_call, turn) {
+                    Reply::Adopted(call) => {
+                        // The transcript keeps the call, not the sentence: a small model copies
+                        // its own earlier prose.
+                        if let Some(last) = self.transcript.messages.last_mut() {
+                            *last = Message::Assistant { content: String::new(), tool_calls: vec![call.clone()] };
                         }
-                        None if answer.trim().is_empty() && guard.ask_after_empty_reply && !asked_after_empty => {
-                            asked_after_empty = true;
-                            self.agent.emit(RunEvent::EmptyReply);
-                            self.transcript.messages.push(Message::user(guard::EMPTY_REPLY));
-                            continue;
-                        }
-                        _ => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
+                        answer.clear();
+                        calls.push(call);
                     }
+                    Reply::AskAgain(message) => {
+                        self.transcript.messages.push(Message::user(message));
+                        continue;
+                    }
+                    Reply::Final => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
                 }
             }
             // Calls made before (or twice in this turn) are answered from their first answer;
@@ -303,6 +294,54 @@ fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> Co
 }
 
 impl Run<'_> {
+    /// What a reply without a call comes to under the loop guard: a call it spells out in
+    /// prose, a nudge (it names a tool, before any tool answered), a request for the answer
+    /// (it is empty), or the run's answer.
+    fn without_calls(
+        &self,
+        answer: &str,
+        request: &ModelRequest,
+        repeats: &Repeats,
+        asked: &mut AskedAgain,
+        answered_a_call: bool,
+        turn: usize,
+    ) -> Reply {
+        let guard = self.agent.policy.loop_guard;
+        let offered: Vec<&str> = request
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(request.callable_by_name.iter().map(String::as_str))
+            .collect();
+        if guard.adopt_described_calls {
+            let protected = self.not_adoptable(&offered, &request.destructive);
+            let adopted = prose::described_call(answer, &offered, &protected)
+                .map(|(name, arguments)| ToolCall {
+                    id: format!("adopted_{turn}"),
+                    name,
+                    arguments: arguments.to_string(),
+                })
+                .filter(|call| !repeats.contains(&Repeats::key(call)));
+            if let Some(call) = adopted {
+                self.agent.emit(RunEvent::CallAdopted { call_id: call.id.clone(), tool_name: call.name.clone() });
+                return Reply::Adopted(call);
+            }
+        }
+        match prose::named_tool(answer, offered.iter().copied()) {
+            Some(name) if guard.nudge_described_calls && !asked.nudged && !answered_a_call => {
+                asked.nudged = true;
+                self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
+                Reply::AskAgain(guard::nudge(name))
+            }
+            None if answer.trim().is_empty() && guard.ask_after_empty_reply && !asked.after_empty => {
+                asked.after_empty = true;
+                self.agent.emit(RunEvent::EmptyReply);
+                Reply::AskAgain(guard::EMPTY_REPLY.to_owned())
+            }
+            _ => Reply::Final,
+        }
+    }
+
     /// The offered tools a call spelt out in prose may not be taken for: the destructive ones
     /// always; once any tool other than `tool_search` has answered, every tool with side
     /// effects too — from then on the prose may repeat what a tool's output told the model to
