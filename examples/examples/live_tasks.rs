@@ -21,7 +21,8 @@
 //! (default 60: the count rung and the families line, the shape that measured best within 15 %
 //! of the all-Direct first call, `docs/live.md`); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
 //! `--pre-tokens N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
-//! defaults: the library's); `--max-turns N` (default 8); `--timeout-secs N` (provider
+//! defaults: the library's); `--ranker bm25|minilm` (the deferred arms' ranker: BM25 by
+//! default, or the embedding ranker with the model `.ci/models` unpacks); `--max-turns N` (default 8); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
 //! the other arms then run N at a time, default 3: a local server decodes its slots together); `--json`; `--transcripts FILE` (the
@@ -37,7 +38,10 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::PrePromotion;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
+use tinytools::rank::ToolRanker;
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools_examples::bench::{self, ArmKind, KeywordModel};
+use tinytools_examples::models;
 use tinytools_examples::tasks::{self, Task};
 
 /// The suite's manifest budget: no names fit, so `tool_search` states the count and the
@@ -63,6 +67,7 @@ struct Options {
     lanes: usize,
     max_tokens: u32,
     temperature: Option<f32>,
+    minilm: bool,
 }
 
 fn main() {
@@ -101,10 +106,22 @@ async fn run(options: Options) -> Result<(), String> {
         (options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url))
     };
     eprintln!("live_tasks: {} tasks x {} run(s), model {name}", options.tasks.len(), options.runs);
+    // One embedding ranker for every arm: each tool is embedded once, whichever arm asks first.
+    let ranker: Option<Arc<dyn ToolRanker>> = if options.minilm {
+        let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
+        Some(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
+    } else {
+        None
+    };
     let mut specs = Vec::new();
     for kind in &options.arms {
-        let spec =
+        let mut spec =
             bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
+        if let Some(ranker) = &ranker {
+            spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
+            // The first search over the scale arm embeds its 1,041 tools (about 10 s here).
+            spec.policy.discovery.ranker_timeout = Duration::from_secs(120);
+        }
         eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
         specs.push(spec);
     }
@@ -198,6 +215,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         lanes: 3,
         max_tokens: 256,
         temperature: None,
+        minilm: false,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -247,6 +265,11 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                     text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
             }
             "--no-pre" => options.pre_promotion = PrePromotion::off(),
+            "--ranker" => match value()?.as_str() {
+                "bm25" => options.minilm = false,
+                "minilm" => options.minilm = true,
+                other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
+            },
             "--max-turns" => options.max_turns = number(value()?)?,
             "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
             "--json" => options.json = true,
