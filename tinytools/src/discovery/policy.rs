@@ -75,7 +75,8 @@ pub struct ToolDiscoveryPolicy {
 /// suite's gold tool is promoted for 56 % of its messages (0.10: 20 %), and a small model
 /// succeeds far more often when it is; the price is that 41 % of unrelated messages promote a
 /// tool or more (0.10: 9 %), a few hundred tokens the model is free to ignore
-/// (`pre_promotion_eval` measures the trade offline).
+/// (`pre_promotion_eval` measures the trade offline). A floor of 0.03 promotes the gold tool
+/// more often offline (65 %) but solved the same 30 of 62 live tasks at a costlier first call.
 ///
 /// ```
 /// use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
