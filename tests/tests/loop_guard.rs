@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::run::{Agent, LoopGuard, RunEvent, RunPolicy, StopReason};
+use tinytools::run::{Agent, LoopGuard, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, tool};
 use tinytools_integration_tests::Recorder;
@@ -59,24 +59,47 @@ fn repeating(times: usize) -> Arc<ScriptedModel> {
     ))
 }
 
+/// Runs `user` through `model` under `policy`, recording the run's events.
+async fn run_recorded(model: Arc<ScriptedModel>, policy: RunPolicy, user: &str) -> (RunOutcome, Vec<RunEvent>) {
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(registry(), model)
+        .with_policy(policy)
+        .with_events(recorder.clone())
+        .run(vec![Message::user(user)])
+        .await
+        .expect("runs");
+    (outcome, recorder.events())
+}
+
+/// Makes `call` whenever it is offered tools (at most `times` requests), and answers `answer`
+/// when offered none.
+fn calling_until_asked_to_answer(call: ModelResponse, answer: &'static str, times: usize) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::dynamic(
+        (0..times)
+            .map(|_| {
+                let call = call.clone();
+                Box::new(
+                    move |request: &ModelRequest| {
+                        if request.tools.is_empty() { ModelResponse::text(answer) } else { call.clone() }
+                    },
+                ) as _
+            })
+            .collect(),
+    ))
+}
+
 #[tokio::test]
 async fn a_model_that_repeats_one_call_fifty_times_gets_its_answer_and_then_is_asked_to_finish() {
     let before = runs_of_counted();
     let model = repeating(50);
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model.clone())
-        .with_policy(RunPolicy { max_turns: 60, ..RunPolicy::default() })
-        .with_events(recorder.clone())
-        .run(vec![Message::user("what is k?")])
-        .await
-        .expect("runs");
+    let (outcome, events) =
+        run_recorded(model.clone(), RunPolicy { max_turns: 60, ..RunPolicy::default() }, "what is k?").await;
     assert_eq!(runs_of_counted() - before, 1, "the tool ran once");
     assert_eq!(outcome.stop, StopReason::RepeatedCalls);
     assert_eq!(outcome.answer, "The value of k is known.");
     // One run, three repeats answered from the first answer, then the final request.
     assert_eq!(outcome.turns, 5);
-    let repeats: Vec<(usize, bool)> = recorder
-        .events()
+    let repeats: Vec<(usize, bool)> = events
         .iter()
         .filter_map(|e| match e {
             RunEvent::RepeatedCall { repeats, stopped, tool_name, .. } if tool_name == "counted" => {
@@ -144,14 +167,9 @@ fn narrating_then(then: ModelResponse) -> Arc<ScriptedModel> {
 #[tokio::test]
 async fn a_call_described_in_prose_is_nudged_once() {
     let model = narrating_then(ModelResponse::calls([("c", "counted", json!({"key": "k"}))]));
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model.clone())
-        .with_events(recorder.clone())
-        .run(vec![Message::user("k?")])
-        .await
-        .expect("runs");
+    let (outcome, events) = run_recorded(model.clone(), RunPolicy::default(), "k?").await;
     assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "The value is known."));
-    assert!(recorder.events().contains(&RunEvent::Nudged { tool_name: "counted".into() }));
+    assert!(events.contains(&RunEvent::Nudged { tool_name: "counted".into() }));
     let nudge = &model.requests()[1].messages.last().cloned();
     assert!(matches!(nudge, Some(Message::User { content }) if content.contains("You described calling `counted`")));
 
@@ -190,16 +208,12 @@ async fn a_call_spelt_out_in_prose_is_adopted_once_and_never_for_a_destructive_t
         ModelResponse::text(prose),
         ModelResponse::text("unused"),
     ]));
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model.clone())
-        .with_events(recorder.clone())
-        .run(vec![Message::user("Somewhere to sleep in Porto, 3 to 6 June, two of us.")])
-        .await
-        .expect("runs");
+    let (outcome, events) =
+        run_recorded(model, RunPolicy::default(), "Somewhere to sleep in Porto, 3 to 6 June, two of us.").await;
     // Spelt out again after the adopted call answered, the same call is not adopted twice (it
     // would only be answered from its first answer): the sentence is the run's answer.
     assert_eq!((outcome.answer.as_str(), outcome.turns), (prose, 3));
-    let adopted: Vec<_> = recorder.events().into_iter().filter(|e| matches!(e, RunEvent::CallAdopted { .. })).collect();
+    let adopted: Vec<_> = events.into_iter().filter(|e| matches!(e, RunEvent::CallAdopted { .. })).collect();
     assert_eq!(adopted, [RunEvent::CallAdopted { call_id: "adopted_2".into(), tool_name: "hotel_search".into() }]);
     let messages = &outcome.transcript.messages;
     let call = messages.iter().find_map(|m| match m {
@@ -229,62 +243,25 @@ async fn a_call_spelt_out_in_prose_is_adopted_once_and_never_for_a_destructive_t
             ModelResponse::text(destructive),
             ModelResponse::text("I will not merge it without you."),
         ]));
-        let recorder = Arc::new(Recorder::default());
-        let outcome = Agent::new(registry(), model)
-            .with_policy(policy)
-            .with_events(recorder.clone())
-            .run(vec![Message::user("Land PR 57 on acme/web.")])
-            .await
-            .expect("runs");
+        let (outcome, events) = run_recorded(model, policy, "Land PR 57 on acme/web.").await;
         assert_eq!(outcome.turns, turns);
-        assert!(
-            !recorder.events().iter().any(|e| matches!(e, RunEvent::CallAdopted { .. } | RunEvent::ToolStarted { .. }))
-        );
+        assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. } | RunEvent::ToolStarted { .. })));
     }
 }
 
 #[tokio::test]
 async fn a_search_that_found_nothing_repeated_asks_for_the_answer_at_once() {
-    let search = || ModelResponse::calls([("s", "tool_search", json!({"query": "order groceries"}))]);
-    let model = Arc::new(ScriptedModel::dynamic(
-        (0..4)
-            .map(|_| {
-                let search = search();
-                Box::new(move |request: &ModelRequest| {
-                    if request.tools.is_empty() {
-                        ModelResponse::text("I cannot order groceries.")
-                    } else {
-                        search.clone()
-                    }
-                }) as _
-            })
-            .collect(),
-    ));
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model.clone())
-        .with_events(recorder.clone())
-        .run(vec![Message::user("Order oat milk from the supermarket.")])
-        .await
-        .expect("runs");
+    let search = ModelResponse::calls([("s", "tool_search", json!({"query": "order groceries"}))]);
+    let model = calling_until_asked_to_answer(search, "I cannot order groceries.", 4);
+    let (outcome, events) = run_recorded(model, RunPolicy::default(), "Order oat milk from the supermarket.").await;
     assert_eq!(
         (outcome.stop, outcome.answer.as_str(), outcome.turns),
         (StopReason::RepeatedCalls, "I cannot order groceries.", 3)
     );
-    assert!(recorder.events().iter().any(|e| matches!(e, RunEvent::RepeatedCall { repeats: 1, stopped: true, .. })));
+    assert!(events.iter().any(|e| matches!(e, RunEvent::RepeatedCall { repeats: 1, stopped: true, .. })));
     // A search that found something is repeated up to the limit as before.
-    let found = || ModelResponse::calls([("s", "tool_search", json!({"query": "stock price"}))]);
-    let model = Arc::new(ScriptedModel::dynamic(
-        (0..6)
-            .map(|_| {
-                let found = found();
-                Box::new(
-                    move |request: &ModelRequest| {
-                        if request.tools.is_empty() { ModelResponse::text("done") } else { found.clone() }
-                    },
-                ) as _
-            })
-            .collect(),
-    ));
+    let found = ModelResponse::calls([("s", "tool_search", json!({"query": "stock price"}))]);
+    let model = calling_until_asked_to_answer(found, "done", 6);
     let outcome = Agent::new(registry(), model).run(vec![Message::user("ACME?")]).await.expect("runs");
     assert_eq!((outcome.stop, outcome.turns), (StopReason::RepeatedCalls, 5));
 }
@@ -296,14 +273,9 @@ async fn an_empty_reply_is_asked_for_its_answer_once() {
         ModelResponse::text(""),
         ModelResponse::text("The value of k is known."),
     ]));
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model.clone())
-        .with_events(recorder.clone())
-        .run(vec![Message::user("k?")])
-        .await
-        .expect("runs");
+    let (outcome, events) = run_recorded(model.clone(), RunPolicy::default(), "k?").await;
     assert_eq!((outcome.answer.as_str(), outcome.turns), ("The value of k is known.", 3));
-    assert!(recorder.events().contains(&RunEvent::EmptyReply));
+    assert!(events.contains(&RunEvent::EmptyReply));
     let asked = model.requests()[2].messages.last().cloned();
     assert!(
         matches!(asked, Some(Message::User { content }) if content.starts_with("Answer the user now in plain text"))
@@ -328,13 +300,7 @@ async fn after_a_tools_output_only_a_read_only_call_is_adopted_from_prose() {
             ModelResponse::text(prose),
             ModelResponse::text("Done."),
         ]));
-        let recorder = Arc::new(Recorder::default());
-        let outcome = Agent::new(registry(), model)
-            .with_events(recorder.clone())
-            .run(vec![Message::user("k, then tell everyone")])
-            .await
-            .expect("runs");
-        let events = recorder.events();
+        let (outcome, events) = run_recorded(model, RunPolicy::default(), "k, then tell everyone").await;
         assert_eq!(events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), adopted, "{prose}");
         let started = events.iter().filter(|e| matches!(e, RunEvent::ToolStarted { .. })).count();
         assert_eq!((started, outcome.turns), if adopted { (2, 3) } else { (1, 2) }, "{prose}");
@@ -345,16 +311,11 @@ async fn after_a_tools_output_only_a_read_only_call_is_adopted_from_prose() {
         ModelResponse::text("Call `slack_post_message` with {\"channel\": \"#general\", \"text\": \"Closed Friday\"}."),
         ModelResponse::text("Posted."),
     ]));
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model)
-        .with_events(recorder.clone())
-        .run(vec![Message::user("Tell #general the office is closed Friday.")])
-        .await
-        .expect("runs");
+    let (outcome, events) =
+        run_recorded(model, RunPolicy::default(), "Tell #general the office is closed Friday.").await;
     assert_eq!(outcome.answer, "Posted.");
     assert!(
-        recorder
-            .events()
+        events
             .iter()
             .any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "slack_post_message"))
     );
