@@ -25,7 +25,8 @@
 //! default, or the embedding ranker with the model `.ci/models` unpacks); `--max-turns N` (default 8); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
-//! the other arms then run N at a time, default 3: a local server decodes its slots together); `--json`; `--transcripts FILE` (the
+//! the other arms' task runs then share N lanes, default 3, the arms alternating task by task:
+//! a local server decodes its slots together); `--json`; `--transcripts FILE` (the
 //! JSON report with every transcript); `--max-tokens N` (each answer's cap, default 256: a
 //! small model that starts repeating itself stops there); `--temperature X` (default: the
 //! server's; `0` makes runs repeatable, for comparing variants).
@@ -125,49 +126,24 @@ async fn run(options: Options) -> Result<(), String> {
         eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
         specs.push(spec);
     }
-    // The all-Direct arm runs alone first: its prompt fills most of a small local server's
-    // shared context, and beside another conversation its cached prefix would be evicted (a
-    // minute to compute again on two cores). The other arms then run side by side in `lanes`
-    // lanes that take them from one queue (a local server decodes its slots together).
+    // The all-Direct arm runs alone first (its prompt fills most of a small local server's
+    // shared context); the other arms' task runs then share `lanes` lanes (`bench::run_arms`).
     let lanes = options.lanes.max(1);
-    let heavy: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].kind == ArmKind::AllDirect).collect();
-    let light: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].kind != ArmKind::AllDirect).collect();
     let started = std::time::Instant::now();
-    let mut finished: Vec<(usize, bench::ArmReport)> = Vec::new();
-    for (phase, width) in [(heavy, 1), (light, lanes)] {
-        let queue = std::sync::Mutex::new(phase.into_iter().collect::<std::collections::VecDeque<usize>>());
-        let lane_runs = (0..width).map(|_| {
-            let (model, specs, tasks, queue) = (model.clone(), &specs, &options.tasks, &queue);
-            async move {
-                let mut done = Vec::new();
-                while let Some(i) = queue.lock().ok().and_then(|mut queue| queue.pop_front()) {
-                    let spec = &specs[i];
-                    let report = bench::run_arm(model.clone(), spec, tasks, options.runs, |result| {
-                        let pre = if result.pre_promoted.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" pre {:?}", result.pre_promoted)
-                        };
-                        eprintln!(
-                            "  {:<10} {:<32} {} {:>6.1}s  calls {:?}{pre}  {}",
-                            spec.kind.name(),
-                            result.id,
-                            if result.success { "ok  " } else { "FAIL" },
-                            result.wall_ms / 1_000.0,
-                            result.calls,
-                            result.reason
-                        );
-                    })
-                    .await;
-                    done.push((i, report));
-                }
-                done
-            }
-        });
-        finished.extend(futures_util::future::join_all(lane_runs).await.into_iter().flatten());
-    }
-    finished.sort_by_key(|(i, _)| *i);
-    let reports: Vec<bench::ArmReport> = finished.into_iter().map(|(_, report)| report).collect();
+    let reports = bench::run_arms(model, &specs, &options.tasks, options.runs, lanes, |spec, result| {
+        let pre =
+            if result.pre_promoted.is_empty() { String::new() } else { format!(" pre {:?}", result.pre_promoted) };
+        eprintln!(
+            "  {:<10} {:<32} {} {:>6.1}s  calls {:?}{pre}  {}",
+            spec.kind.name(),
+            result.id,
+            if result.success { "ok  " } else { "FAIL" },
+            result.wall_ms / 1_000.0,
+            result.calls,
+            result.reason
+        );
+    })
+    .await;
     let wall_s = started.elapsed().as_secs_f64();
     let summary = json!({
         "model": name,

@@ -10,6 +10,8 @@
 //! - **MetaTool** (`../shared/eval/metatool`, 2,000 queries over its 199 tools): how often
 //!   something is promoted, and how often the gold tool is among what is promoted;
 //! - **the live suite's tasks** over the 41-tool catalogue, the same two figures;
+//! - **scale**: the same tasks over the catalogue grown by 1,000 BFCL tools as Deferred
+//!   distractors (`live_tasks`'s scale arm), the same two figures;
 //! - **unrelated**: BFCL's queries (maths, physics, code) over the 41-tool catalogue, where
 //!   any promotion is a wrong one.
 //!
@@ -28,6 +30,8 @@ use tinytools_examples::{catalogue, models};
 const FLOORS: [f32; 9] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 const LIMIT: usize = 3;
 const METATOOL_QUERIES: usize = 2_000;
+/// BFCL tools added to the catalogue for the `scale` set, as `live_tasks`'s scale arm adds.
+const SCALE_DISTRACTORS: usize = 1_000;
 
 /// One message: what it says and which tool names are right for it (empty: none is).
 struct Probe {
@@ -72,6 +76,7 @@ fn run() -> Result<(), String> {
         .collect();
 
     let suite_catalog = DeferredCatalog::new(&catalogue::registry(), |_| true);
+    let scale_catalog = DeferredCatalog::new(&tasks::scale_registry(SCALE_DISTRACTORS)?, |_| true);
     let suite: Vec<Probe> = tasks::all()
         .iter()
         .map(|task| Probe {
@@ -91,6 +96,7 @@ fn run() -> Result<(), String> {
     for (label, catalog, probes) in [
         ("metatool", &meta_catalog, &meta),
         ("suite", &suite_catalog, &suite),
+        ("scale", &scale_catalog, &suite),
         ("unrelated", &suite_catalog, &unrelated),
     ] {
         let ranked: Vec<Vec<(String, f32)>> = probes

@@ -8,6 +8,7 @@
 
 mod arms;
 mod report;
+mod schedule;
 mod scripted;
 
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use std::time::Instant;
 
 pub use arms::{ArmKind, ArmSpec, arm};
 pub use report::{ArmReport, TaskResult, table};
+pub use schedule::run_arms;
 pub use scripted::KeywordModel;
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::run::{Agent, RunEvent};
@@ -26,7 +28,7 @@ use crate::tasks::{self, Task};
 /// Records what a model is sent and what it reports, per run.
 struct Recording {
     inner: Arc<dyn ChatModel>,
-    log: Mutex<Vec<(usize, Option<u64>)>>,
+    log: Mutex<Vec<(usize, Option<u64>, u64)>>,
 }
 
 #[async_trait::async_trait]
@@ -38,9 +40,9 @@ impl ChatModel for Recording {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let bytes = serde_json::to_string(&request.tools).map_or(0, |text| text.len());
         let response = self.inner.complete(request).await;
-        let tokens = response.as_ref().ok().and_then(|r| r.usage).map(|u| u.prompt_tokens);
+        let usage = response.as_ref().ok().and_then(|r| r.usage);
         if let Ok(mut log) = self.log.lock() {
-            log.push((bytes, tokens));
+            log.push((bytes, usage.map(|u| u.prompt_tokens), usage.map_or(0, |u| u.completion_tokens)));
         }
         response
     }
@@ -86,32 +88,12 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         calls: judgement.calls,
         pre_promoted,
         model_calls: log.len(),
-        first_call_prompt_tokens: log.first().and_then(|(_, tokens)| *tokens),
-        first_call_tool_bytes: log.first().map_or(0, |(bytes, _)| *bytes),
-        total_prompt_tokens: log.iter().filter_map(|(_, tokens)| *tokens).sum(),
+        first_call_prompt_tokens: log.first().and_then(|(_, tokens, _)| *tokens),
+        first_call_tool_bytes: log.first().map_or(0, |(bytes, _, _)| *bytes),
+        total_prompt_tokens: log.iter().filter_map(|(_, tokens, _)| *tokens).sum(),
+        completion_tokens: log.iter().map(|(_, _, completion)| completion).sum(),
         wall_ms,
         error,
         messages,
     }
-}
-
-/// Runs `tasks` in one arm, one after another (a stable request prefix lets a local server's
-/// prompt cache serve the tools), `runs` times each; `progress` hears of every finished task.
-pub async fn run_arm(
-    model: Arc<dyn ChatModel>,
-    spec: &ArmSpec,
-    tasks: &[&Task],
-    runs: usize,
-    mut progress: impl FnMut(&TaskResult),
-) -> ArmReport {
-    let started = Instant::now();
-    let mut results = Vec::new();
-    for _ in 0..runs.max(1) {
-        for task in tasks {
-            let result = run_task(model.clone(), spec, task).await;
-            progress(&result);
-            results.push(result);
-        }
-    }
-    ArmReport::new(spec, results, started.elapsed().as_secs_f64())
 }

@@ -28,6 +28,9 @@ pub struct TaskResult {
     pub first_call_tool_bytes: usize,
     /// Prompt tokens over every model call.
     pub total_prompt_tokens: u64,
+    /// Tokens the model wrote over every call, as the provider reported them: what a
+    /// decode-bound local server spends its time on.
+    pub completion_tokens: u64,
     /// Wall time of the run.
     pub wall_ms: f64,
     /// The run error, when a model call failed.
@@ -90,7 +93,8 @@ impl ArmReport {
                     "search_calls": r.search_calls, "pre_promoted": r.pre_promoted, "model_calls": r.model_calls,
                     "first_call_prompt_tokens": r.first_call_prompt_tokens,
                     "first_call_tool_bytes": r.first_call_tool_bytes,
-                    "total_prompt_tokens": r.total_prompt_tokens, "wall_ms": r.wall_ms.round(), "error": r.error,
+                    "total_prompt_tokens": r.total_prompt_tokens,
+                    "completion_tokens": r.completion_tokens, "wall_ms": r.wall_ms.round(), "error": r.error,
                 });
                 if transcripts {
                     value["messages"] = serde_json::to_value(&r.messages).unwrap_or(Value::Null);
@@ -109,6 +113,7 @@ impl ArmReport {
             "mean_first_call_prompt_tokens": self.mean_first_call_tokens().map(f64::round),
             "mean_first_call_tool_bytes": self.mean_first_call_tool_bytes().round(),
             "total_prompt_tokens": self.total_prompt_tokens(),
+            "completion_tokens": self.results.iter().map(|r| r.completion_tokens).sum::<u64>(),
             "run_errors": self.results.iter().filter(|r| r.error.is_some()).count(),
             "wall_s": (self.wall_s * 10.0).round() / 10.0,
             "results": results,
