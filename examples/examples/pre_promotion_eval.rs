@@ -16,7 +16,7 @@
 //!   any promotion is a wrong one.
 //!
 //! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`);
-//! `--dump FILE` writes every message's top five hits as JSON lines.
+//! `--dump FILE` writes every message's top twenty hits as JSON lines.
 
 use std::sync::Arc;
 
@@ -29,6 +29,8 @@ use tinytools_examples::{catalogue, models};
 
 const FLOORS: [f32; 9] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 const LIMIT: usize = 3;
+/// How many hits per message `--dump` writes (and the ranking asks for).
+const DUMP_LIMIT: usize = 20;
 const METATOOL_QUERIES: usize = 2_000;
 /// BFCL tools added to the catalogue for the `scale` set, as `live_tasks`'s scale arm adds.
 const SCALE_DISTRACTORS: usize = 1_000;
@@ -102,7 +104,7 @@ fn run() -> Result<(), String> {
         let ranked: Vec<Vec<(String, f32)>> = probes
             .iter()
             .map(|probe| {
-                let outcome = runtime.block_on(catalog.rank(&policy, &probe.text, LIMIT.max(5)));
+                let outcome = runtime.block_on(catalog.rank(&policy, &probe.text, DUMP_LIMIT));
                 outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
             })
             .collect();

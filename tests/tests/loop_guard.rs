@@ -92,8 +92,9 @@ fn calling_until_asked_to_answer(call: ModelResponse, answer: &'static str, time
 async fn a_model_that_repeats_one_call_fifty_times_gets_its_answer_and_then_is_asked_to_finish() {
     let before = runs_of_counted();
     let model = repeating(50);
-    let (outcome, events) =
-        run_recorded(model.clone(), RunPolicy { max_turns: 60, ..RunPolicy::default() }, "what is k?").await;
+    let guard = LoopGuard { answer_after_repeat: false, ..LoopGuard::default() };
+    let policy = RunPolicy { max_turns: 60, loop_guard: guard, ..RunPolicy::default() };
+    let (outcome, events) = run_recorded(model.clone(), policy, "what is k?").await;
     assert_eq!(runs_of_counted() - before, 1, "the tool ran once");
     assert_eq!(outcome.stop, StopReason::RepeatedCalls);
     assert_eq!(outcome.answer, "The value of k is known.");
@@ -122,11 +123,66 @@ async fn a_model_that_repeats_one_call_fifty_times_gets_its_answer_and_then_is_a
 }
 
 #[tokio::test]
+async fn the_first_repeat_of_an_answered_call_is_set_aside_and_the_answer_asked_for_without_tools() {
+    let before = runs_of_counted();
+    let model = repeating(10);
+    let (outcome, events) = run_recorded(model.clone(), RunPolicy::default(), "what is k?").await;
+    assert_eq!(runs_of_counted() - before, 1, "the tool ran once");
+    assert_eq!(
+        (outcome.stop, outcome.answer.as_str(), outcome.turns),
+        (StopReason::Answered, "The value of k is known.", 2)
+    );
+    // The transcript reads question, call, result, answer: the repeat is not in it.
+    let messages = &outcome.transcript.messages;
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert!(matches!(&messages[2], Message::Tool { content, is_error: false, .. } if content == "value of k"));
+    assert!(
+        matches!(&messages[3], Message::Assistant { content, tool_calls } if tool_calls.is_empty() && content == "The value of k is known.")
+    );
+    let repeats: Vec<(usize, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::RepeatedCall { repeats, stopped, .. } => Some((*repeats, *stopped)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repeats, [(1, true)]);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let last = &requests[2];
+    assert!(last.tools.is_empty() && last.callable_by_name.is_empty(), "asked with no tools offered");
+    assert!(matches!(last.messages.last(), Some(Message::Tool { .. })), "and no extra request in words");
+
+    // A reply without text puts the repeat back: it is answered from the first answer, and
+    // the run goes on under the usual limit.
+    let model = Arc::new(ScriptedModel::dynamic(
+        (0..10)
+            .map(|i| {
+                Box::new(move |request: &ModelRequest| {
+                    if request.tools.is_empty() {
+                        return ModelResponse::text(if i < 5 { "" } else { "k is known." });
+                    }
+                    ModelResponse::calls([(format!("c{i}").as_str(), "counted", json!({"key": "k"}))])
+                }) as _
+            })
+            .collect(),
+    ));
+    let (outcome, events) = run_recorded(model, RunPolicy::default(), "what is k?").await;
+    let messages = &outcome.transcript.messages;
+    assert!(matches!(&messages[3], Message::Assistant { tool_calls, .. } if tool_calls.len() == 1));
+    assert!(
+        matches!(&messages[4], Message::Tool { content, .. } if content.starts_with("You already made this exact call"))
+    );
+    assert_eq!(outcome.stop, StopReason::RepeatedCalls);
+    assert!(events.iter().any(|e| matches!(e, RunEvent::RepeatedCall { repeats: 1, stopped: false, .. })));
+}
+
+#[tokio::test]
 async fn without_a_limit_repeats_are_still_answered_from_the_first_answer() {
     let before = runs_of_counted();
     let policy = RunPolicy {
         max_turns: 6,
-        loop_guard: LoopGuard { max_repeats: 0, ..LoopGuard::default() },
+        loop_guard: LoopGuard { max_repeats: 0, answer_after_repeat: false, ..LoopGuard::default() },
         ..RunPolicy::default()
     };
     let outcome =

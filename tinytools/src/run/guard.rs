@@ -53,6 +53,12 @@ impl Repeats {
         self.seen.entry(key).or_insert_with(|| Seen { first: result.clone(), fruitless, repeats: 0 });
     }
 
+    /// Whether a call of this identity was answered before, and not with an error or "no
+    /// match".
+    pub(super) fn answered_ok(&self, key: &str) -> bool {
+        self.seen.get(key).is_some_and(|seen| !seen.first.is_error && !seen.fruitless)
+    }
+
     /// A repeat of a call answered before: its first answer behind the note, how many times it
     /// has now been repeated, and whether the first answer was fruitless.
     pub(super) fn repeat(&mut self, key: &str) -> Option<(ToolResult, usize, bool)> {

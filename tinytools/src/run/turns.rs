@@ -21,6 +21,16 @@ enum Asked {
     Failed(RunFailure),
 }
 
+/// What asking for the answer instead of running a repeat came to.
+enum Instead {
+    /// The model answered in text: the run's answer.
+    Answered(String),
+    Cancelled,
+    Failed(RunFailure),
+    /// No text: the repeat is back in the transcript.
+    Declined,
+}
+
 /// What the loop does with a reply that made no call.
 enum Reply {
     /// The reply spelt a call out in prose: run it.
@@ -36,6 +46,7 @@ enum Reply {
 struct AskedAgain {
     nudged: bool,
     after_empty: bool,
+    instead_of_repeat: bool,
 }
 
 /// What the run has spent so far.
@@ -106,6 +117,23 @@ impl Run<'_> {
             let fresh: Vec<usize> = (0..calls.len().min(cap))
                 .filter(|&i| !repeats.contains(&keys[i]) && !keys[..i].contains(&keys[i]))
                 .collect();
+            // Only calls whose answers the model already has: it is done with tools.
+            let only_repeats = fresh.is_empty()
+                && calls.len() <= cap
+                && calls.iter().all(|call| call.name != TOOL_SEARCH)
+                && keys.iter().all(|key| repeats.answered_ok(key));
+            if only_repeats && guard.answer_after_repeat && !asked.instead_of_repeat {
+                asked.instead_of_repeat = true;
+                match self.answer_instead_of_repeat(turn, &surface, &calls, &mut spent).await {
+                    Instead::Answered(text) => return Ok(self.finish(text, StopReason::Answered, turn, spent.usage)),
+                    Instead::Cancelled => return Ok(self.finish(answer, StopReason::Cancelled, turn, spent.usage)),
+                    Instead::Failed(source) => {
+                        return Err(RunError { source, transcript: self.transcript, turns: turn, usage: spent.usage });
+                    }
+                    // No text: the repeat is back in the transcript, answered below as usual.
+                    Instead::Declined => {}
+                }
+            }
             // Each call races the run's cancellation (in `call`): one that finished keeps its
             // answer, one still running is abandoned and answered "cancelled".
             let answered = futures_util::future::join_all(fresh.iter().map(|&i| self.call(&calls[i]))).await;
@@ -294,6 +322,47 @@ fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> Co
 }
 
 impl Run<'_> {
+    /// The model wrote again, and only, calls whose answers it already has (measured on
+    /// Qwen2.5-Coder-1.5B: with the tools still offered it writes the same call again and
+    /// again, and asked for its answer after three repeats it has lost the thread; offered no
+    /// tools at the first repeat, it answers from the result). The repeat is set aside and the
+    /// model asked once with no tools offered: a reply with text is the run's answer, and the
+    /// transcript reads call, result, answer. Otherwise the repeat goes back into the
+    /// transcript ([`Instead::Declined`]) and is answered as before.
+    async fn answer_instead_of_repeat(
+        &mut self,
+        turn: usize,
+        surface: &[ToolSchema],
+        calls: &[ToolCall],
+        spent: &mut Spent,
+    ) -> Instead {
+        let Some(repeat) = self.transcript.messages.pop() else {
+            return Instead::Declined;
+        };
+        let (_, asked) = self.ask(turn, surface, &[], true, spent).await;
+        match asked {
+            Asked::Answer(response) if !response.content.trim().is_empty() => {
+                for call in calls {
+                    self.agent.emit(RunEvent::RepeatedCall {
+                        call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        repeats: 1,
+                        stopped: true,
+                    });
+                }
+                let content = response.content.clone();
+                self.transcript.messages.push(Message::Assistant { content, tool_calls: Vec::new() });
+                Instead::Answered(response.content)
+            }
+            Asked::Answer(_) => {
+                self.transcript.messages.push(repeat);
+                Instead::Declined
+            }
+            Asked::Cancelled => Instead::Cancelled,
+            Asked::Failed(source) => Instead::Failed(source),
+        }
+    }
+
     /// What a reply without a call comes to under the loop guard: a call it spells out in
     /// prose, a nudge (it names a tool, before any tool answered), a request for the answer
     /// (it is empty), or the run's answer.
