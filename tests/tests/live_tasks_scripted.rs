@@ -14,19 +14,21 @@ use tinytools_examples::tasks;
 async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
     let model: Arc<dyn ChatModel> = Arc::new(KeywordModel);
     let all: Vec<&tasks::Task> = tasks::all().iter().collect();
-    let mut reports = Vec::new();
+    let mut specs = Vec::new();
     for kind in ArmKind::ALL {
-        let spec = match bench::arm(kind, 400, 1_000, PrePromotion::default(), 8) {
-            Ok(spec) => spec,
-            Err(message) if kind == ArmKind::Scale => {
-                eprintln!("skipped the scale arm: {message}");
-                continue;
-            }
+        match bench::arm(kind, 400, 1_000, PrePromotion::default(), 8) {
+            Ok(spec) => specs.push(spec),
+            Err(message) if kind == ArmKind::Scale => eprintln!("skipped the scale arm: {message}"),
             Err(message) => panic!("{message}"),
-        };
-        let mut seen = 0;
-        let report = bench::run_arm(model.clone(), &spec, &all, 1, |_| seen += 1).await;
-        assert_eq!((seen, report.results.len()), (all.len(), all.len()), "{}", report.arm);
+        }
+    }
+    let seen = std::sync::Mutex::new(Vec::new());
+    let reports = bench::run_arms(model, &specs, &all, 1, 3, |spec, _| seen.lock().unwrap().push(spec.kind)).await;
+    assert_eq!(reports.len(), specs.len());
+    for (report, spec) in reports.iter().zip(&specs) {
+        assert_eq!(report.arm, spec.kind.name());
+        let heard = seen.lock().unwrap().iter().filter(|&&kind| kind == spec.kind).count();
+        assert_eq!((heard, report.results.len()), (all.len(), all.len()), "{}", report.arm);
         assert!(report.results.iter().all(|r| r.error.is_none()), "{}: no run error", report.arm);
         // What the report says is what the runs did.
         let searched = report.results.iter().filter(|r| r.calls.iter().any(|c| c == "tool_search")).count();
@@ -34,7 +36,6 @@ async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
         let json = report.to_json(false);
         assert_eq!(json["succeeded"], report.results.iter().filter(|r| r.success).count());
         assert_eq!(json["runs"], all.len());
-        reports.push(report);
     }
     let bytes = |arm: &str| reports.iter().find(|r| r.arm == arm).map(|r| r.mean_first_call_tool_bytes());
     let direct = bytes("all-direct").expect("ran");
