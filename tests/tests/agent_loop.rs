@@ -513,10 +513,9 @@ async fn microcompaction_charges_tool_schemas_and_compacts_a_quarter_earlier() {
     assert_eq!(elided, 3, "all but the latest result");
 
     // In a run: the request is compacted, the transcript keeps everything.
-    let quote = json!({"symbol": "ACME", "options": {"limit": 5}});
     let model = Arc::new(ScriptedModel::new([
-        ModelResponse::calls([("a", "stock_quote", quote.clone())]),
-        ModelResponse::calls([("b", "stock_quote", quote)]),
+        ModelResponse::calls([("a", "stock_quote", json!({"symbol": "ACME", "options": {"limit": 5}}))]),
+        ModelResponse::calls([("b", "stock_quote", json!({"symbol": "GLOBX", "options": {"limit": 5}}))]),
         ModelResponse::text("done"),
     ]));
     let outcome = Agent::new(Arc::new(catalogue::registry()), model.clone())
