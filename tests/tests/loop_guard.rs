@@ -175,6 +175,25 @@ async fn the_first_repeat_of_an_answered_call_is_set_aside_and_the_answer_asked_
     );
     assert_eq!(outcome.stop, StopReason::RepeatedCalls);
     assert!(events.iter().any(|e| matches!(e, RunEvent::RepeatedCall { repeats: 1, stopped: false, .. })));
+
+    // A repeat that came beside a new call was answered as usual; when it comes alone its
+    // event counts both repeats.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("a", "counted", json!({"key": "k"}))]),
+        ModelResponse::calls([("b", "counted", json!({"key": "k"})), ("c", "counted", json!({"key": "j"}))]),
+        ModelResponse::calls([("d", "counted", json!({"key": "k"}))]),
+        ModelResponse::text("k and j are known."),
+    ]));
+    let (outcome, events) = run_recorded(model, RunPolicy::default(), "what are k and j?").await;
+    assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "k and j are known."));
+    let repeats: Vec<(usize, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::RepeatedCall { repeats, stopped, .. } => Some((*repeats, *stopped)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(repeats, [(1, false), (2, true)]);
 }
 
 #[tokio::test]

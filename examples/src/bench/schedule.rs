@@ -17,17 +17,17 @@ use tinytools::model::ChatModel;
 use super::{ArmKind, ArmReport, ArmSpec, TaskResult, run_task};
 use crate::tasks::Task;
 
-/// One task run still to do: which arm, which task.
+/// One task run still to do: which arm, which round, which task.
 #[derive(Clone, Copy, Debug)]
 struct Item {
     arm: usize,
+    run: usize,
     task: usize,
 }
 
 /// One finished task run, with when it started and ended (seconds since the schedule began).
 struct Done {
     item: Item,
-    run: usize,
     span: (f64, f64),
     result: TaskResult,
 }
@@ -45,15 +45,14 @@ pub async fn run_arms(
     progress: impl Fn(&ArmSpec, &TaskResult) + Sync,
 ) -> Vec<ArmReport> {
     let started = Instant::now();
-    let heavy: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].kind == ArmKind::AllDirect).collect();
-    let light: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].kind != ArmKind::AllDirect).collect();
+    let (heavy, light): (Vec<usize>, Vec<usize>) = (0..specs.len()).partition(|&i| specs[i].kind == ArmKind::AllDirect);
     let mut done: Vec<Done> = Vec::new();
     for (arms, width) in [(heavy, 1), (light, lanes.max(1))] {
         let mut queue = VecDeque::new();
         for run in 0..runs.max(1) {
             for task in 0..tasks.len() {
                 // Within one arm a task's runs stay in order; across arms they alternate.
-                queue.extend(arms.iter().map(|&arm| (run, Item { arm, task })));
+                queue.extend(arms.iter().map(|&arm| Item { arm, run, task }));
             }
         }
         let queue = Mutex::new(queue);
@@ -61,20 +60,20 @@ pub async fn run_arms(
             let (model, queue, progress) = (model.clone(), &queue, &progress);
             async move {
                 let mut finished = Vec::new();
-                while let Some((run, item)) = queue.lock().ok().and_then(|mut queue| queue.pop_front()) {
+                while let Some(item) = queue.lock().ok().and_then(|mut queue| queue.pop_front()) {
                     let spec = &specs[item.arm];
                     let from = started.elapsed().as_secs_f64();
                     let result = run_task(model.clone(), spec, tasks[item.task]).await;
                     let span = (from, started.elapsed().as_secs_f64());
                     progress(spec, &result);
-                    finished.push(Done { item, run, span, result });
+                    finished.push(Done { item, span, result });
                 }
                 finished
             }
         });
         done.extend(futures_util::future::join_all(workers).await.into_iter().flatten());
     }
-    done.sort_by_key(|d| (d.item.arm, d.run, d.item.task));
+    done.sort_by_key(|d| (d.item.arm, d.item.run, d.item.task));
     let mut reports = Vec::with_capacity(specs.len());
     let mut rest = done.into_iter().peekable();
     for (arm, spec) in specs.iter().enumerate() {

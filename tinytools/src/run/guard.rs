@@ -59,6 +59,11 @@ impl Repeats {
         self.seen.get(key).is_some_and(|seen| !seen.first.is_error && !seen.fruitless)
     }
 
+    /// How many times a call of this identity has been repeated so far (0 if never made).
+    pub(super) fn times_repeated(&self, key: &str) -> usize {
+        self.seen.get(key).map_or(0, |seen| seen.repeats)
+    }
+
     /// A repeat of a call answered before: its first answer behind the note, how many times it
     /// has now been repeated, and whether the first answer was fruitless.
     pub(super) fn repeat(&mut self, key: &str) -> Option<(ToolResult, usize, bool)> {

@@ -124,7 +124,8 @@ impl Run<'_> {
                 && keys.iter().all(|key| repeats.answered_ok(key));
             if only_repeats && guard.answer_after_repeat && !asked.instead_of_repeat {
                 asked.instead_of_repeat = true;
-                match self.answer_instead_of_repeat(turn, &surface, &calls, &mut spent).await {
+                let counts: Vec<usize> = keys.iter().map(|key| repeats.times_repeated(key) + 1).collect();
+                match self.answer_instead_of_repeat(turn, &surface, &calls, &counts, &mut spent).await {
                     Instead::Answered(text) => return Ok(self.finish(text, StopReason::Answered, turn, spent.usage)),
                     Instead::Cancelled => return Ok(self.finish(answer, StopReason::Cancelled, turn, spent.usage)),
                     Instead::Failed(source) => {
@@ -328,12 +329,14 @@ impl Run<'_> {
     /// tools at the first repeat, it answers from the result). The repeat is set aside and the
     /// model asked once with no tools offered: a reply with text is the run's answer, and the
     /// transcript reads call, result, answer. Otherwise the repeat goes back into the
-    /// transcript ([`Instead::Declined`]) and is answered as before.
+    /// transcript ([`Instead::Declined`]) and is answered as before. `counts[i]` is how many
+    /// times `calls[i]` has now been repeated, for its `RepeatedCall` event.
     async fn answer_instead_of_repeat(
         &mut self,
         turn: usize,
         surface: &[ToolSchema],
         calls: &[ToolCall],
+        counts: &[usize],
         spent: &mut Spent,
     ) -> Instead {
         let Some(repeat) = self.transcript.messages.pop() else {
@@ -342,11 +345,11 @@ impl Run<'_> {
         let (_, asked) = self.ask(turn, surface, &[], true, spent).await;
         match asked {
             Asked::Answer(response) if !response.content.trim().is_empty() => {
-                for call in calls {
+                for (call, &repeats) in calls.iter().zip(counts) {
                     self.agent.emit(RunEvent::RepeatedCall {
                         call_id: call.id.clone(),
                         tool_name: call.name.clone(),
-                        repeats: 1,
+                        repeats,
                         stopped: true,
                     });
                 }
