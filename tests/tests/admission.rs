@@ -26,7 +26,7 @@ async fn stock_quote(
     options: Option<QuoteOptions>,
     /// Exchange to ask.
     exchange: Option<String>,
-) -> Result<String, String> {
+) -> Result<String, tinytools::Refusal> {
     if symbol == "NOPE" {
         return Err("unknown ticker NOPE; use a listed symbol such as ACME".into());
     }

@@ -138,10 +138,14 @@ fn narrowing() -> impl Strategy<Value = Narrowing> {
         .prop_map(|(allow_list, predicate, refuse_destructive)| Narrowing { allow_list, predicate, refuse_destructive })
 }
 
-/// A declared tool that may be destructive.
+/// What a failing tool's error carries: the host's to read, never the model's.
+const FAILURE_SECRET: &str = "sk_live_51HxQzzy";
+
+/// A declared tool that may be destructive, and may fail with a secret in its error's chain.
 struct Classified {
     inner: Declared,
     destructive: bool,
+    fails: bool,
 }
 
 #[async_trait::async_trait]
@@ -162,6 +166,10 @@ impl Tool for Classified {
         if self.destructive { tinytools::ToolAnnotations::UNCLASSIFIED } else { tinytools::ToolAnnotations::READ_ONLY }
     }
     async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
+        if self.fails {
+            let cause = std::io::Error::other(format!("token {FAILURE_SECRET} rejected by the upstream"));
+            return Err(anyhow::Error::new(cause).context(format!("{FAILURE_SECRET}: upstream call failed")));
+        }
         Ok(ToolResult::text("ok"))
     }
 }
@@ -171,7 +179,7 @@ proptest! {
 
     /// Through the agent loop — pre-promotion of the user's message, searches, calls of secret
     /// names and their near misses, rejected arguments, resume — nothing the run shows the
-    /// model names a Hidden tool or one a rule refused.
+    /// model names a Hidden tool or one a rule refused, and no failing tool's error reaches it.
     #[test]
     fn no_run_ever_shows_the_model_a_hidden_or_refused_tool(
         specs in prop::collection::vec((spec(), prop::bool::ANY), 1..12),
@@ -182,7 +190,7 @@ proptest! {
     ) {
         use tinytools::middleware::ToolPolicyMiddleware;
         use tinytools::model::{Message, ModelResponse};
-        use tinytools::run::{Agent, RunPolicy};
+        use tinytools::run::{Agent, RunEvent, RunPolicy};
         use tinytools::testkit::ScriptedModel;
 
         let mut registry = ToolRegistry::new();
@@ -193,7 +201,8 @@ proptest! {
             let description = format!("{} the {} of the user.", VISIBLE[spec.words.1], VISIBLE[spec.words.0]);
             let exposure = [ToolExposure::Direct, ToolExposure::Deferred, ToolExposure::Hidden][spec.exposure as usize];
             let inner = Declared { name: name.clone(), description, family: Some(VISIBLE[spec.words.0].to_owned()) };
-            registry.register_as(Arc::new(Classified { inner, destructive: *destructive }), exposure).expect("unique names");
+            let fails = i % 2 == 1;
+            registry.register_as(Arc::new(Classified { inner, destructive: *destructive, fails }), exposure).expect("unique names");
             let refused = (narrowing.allow_list && !spec.admitted)
                 || (narrowing.predicate && i % 3 == 0)
                 || (narrowing.refuse_destructive && *destructive);
@@ -203,7 +212,7 @@ proptest! {
             let name = format!("{}_{}_{i:02}", HIDDEN[*a], HIDDEN[*b]);
             let description = format!("{} every {} in the {} store.", HIDDEN[*a], HIDDEN[*b], VISIBLE[i % VISIBLE.len()]);
             let inner = Declared { name: name.clone(), description, family: Some(HIDDEN[*b].to_owned()) };
-            registry.register_as(Arc::new(Classified { inner, destructive: false }), ToolExposure::Hidden).expect("unique");
+            registry.register_as(Arc::new(Classified { inner, destructive: false, fails: true }), ToolExposure::Hidden).expect("unique");
             secret.push(name);
         }
         let registry = Arc::new(registry);
@@ -219,7 +228,10 @@ proptest! {
             ]));
         }
         for (i, name) in visible.iter().enumerate() {
-            turns.push(ModelResponse::calls([(format!("v{i}").as_str(), name.as_str(), json!({"query": 7}))]));
+            turns.push(ModelResponse::calls([
+                (format!("v{i}").as_str(), name.as_str(), json!({"query": 7})),
+                (format!("w{i}").as_str(), name.as_str(), json!({"query": "x"})),
+            ]));
         }
         turns.push(ModelResponse::text("done"));
         let model = Arc::new(ScriptedModel::new(turns));
@@ -236,8 +248,9 @@ proptest! {
             format!("{}_{}_{i:02}", VISIBLE[s.words.0], VISIBLE[s.words.1])
         }).collect();
         // The same narrowing for the run and for its resume.
+        let recorder = Arc::new(tinytools_integration_tests::Recorder::default());
         let agent = |model: Arc<ScriptedModel>| {
-            let mut agent = Agent::new(registry.clone(), model).with_policy(policy.clone());
+            let mut agent = Agent::new(registry.clone(), model).with_policy(policy.clone()).with_events(recorder.clone());
             if narrowing.predicate {
                 let refused = refused_by_predicate.clone();
                 agent = agent.with_rule(Arc::new(move |subject: Subject<'_>| !refused.iter().any(|r| r == subject.name())));
@@ -269,6 +282,16 @@ proptest! {
             for name in &secret {
                 prop_assert!(!shown.contains(name.as_str()), "`{}` reached the model in: {}", name, shown);
             }
+            let everything = serde_json::to_string(&request).unwrap_or_default();
+            prop_assert!(!everything.contains(FAILURE_SECRET), "a failure's error reached the model: {}", everything);
+        }
+        // The failures did run (so the check above saw them), and their errors reached the host.
+        let failed_visible = visible.iter().any(|name| {
+            specs.iter().enumerate().any(|(i, (s, _))| i % 2 == 1 && *name == format!("{}_{}_{i:02}", VISIBLE[s.words.0], VISIBLE[s.words.1]))
+        });
+        if failed_visible {
+            let host = recorder.events().into_iter().any(|e| matches!(e, RunEvent::ToolFailed { error, .. } if error.contains(FAILURE_SECRET)));
+            prop_assert!(host, "a visible failing tool was called, and the host saw its error");
         }
     }
 }

@@ -40,8 +40,8 @@ async fn polite(ctx: &ToolContext) -> String {
 
 /// Refuses with a message that happens to read like a timeout.
 #[tool(read_only)]
-async fn grumpy() -> Result<String, String> {
-    Err("timed out waiting for the upstream lock".to_owned())
+async fn grumpy() -> Result<String, tinytools::Refusal> {
+    Err("timed out waiting for the upstream lock".into())
 }
 
 static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

@@ -43,7 +43,7 @@ async fn ship_parcel(
     /// Insure the parcel.
     #[serde(default)]
     insured: bool,
-) -> Result<String, String> {
+) -> Result<String, tinytools::Refusal> {
     Ok(format!("{} {weight_grams} {speed:?} {message:?} {insured}", to.postcode))
 }
 

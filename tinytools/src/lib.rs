@@ -11,7 +11,7 @@
 //!   and contains a tool's panic.
 //!
 //! ```
-//! use tinytools::{ToolExposure, ToolRegistry, tool};
+//! use tinytools::{Refusal, ToolExposure, ToolRegistry, tool};
 //!
 //! /// Fetch the latest price for a ticker symbol.
 //! #[tool(exposure = "deferred", family = "finance", read_only)]
@@ -21,11 +21,11 @@
 //!     /// Also return the day's high and low.
 //!     #[serde(default)]
 //!     range: bool,
-//! ) -> Result<String, String> {
+//! ) -> Result<String, Refusal> {
 //!     match symbol.as_str() {
 //!         "ACME" if range => Ok("ACME 12.50 (high 12.80, low 12.10)".into()),
 //!         "ACME" => Ok("ACME 12.50".into()),
-//!         other => Err(format!("unknown ticker {other}; use an exchange symbol such as ACME")),
+//!         other => Err(Refusal::new(format!("unknown ticker {other}; use an exchange symbol such as ACME"))),
 //!     }
 //! }
 //!
@@ -88,7 +88,7 @@ pub use registry::{MAX_ARGUMENT_DEPTH, RegisteredTool, ToolPolicies, ToolPolicy,
 pub use run::RunPolicy;
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use summarization::SummarizationPolicy;
-pub use tool::{CancellationToken, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};
+pub use tool::{CancellationToken, Refusal, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};
 
 /// Turns a documented fn into a [`Tool`].
 ///

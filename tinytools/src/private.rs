@@ -1,8 +1,5 @@
 //! What `#[tool]` expansions call. Not public API: no stability promise.
 
-use std::any::Any;
-use std::fmt::Display;
-
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -16,32 +13,153 @@ pub fn parse_arguments<T: DeserializeOwned>(args: Value) -> anyhow::Result<T> {
     serde_json::from_value(args).map_err(|err| ArgumentsRejected(err.to_string()).into())
 }
 
-/// Turns a tool's return value into what the model reads.
+/// What a `#[tool]` fn returned, probed by the expansion to choose its conversion by type
+/// (autoref dispatch: the most specific impl below wins, with no `Any` and no syntax
+/// sniffing, so a `Result` behind a type alias is still a `Result`).
 ///
-/// A `ToolResult` passes through; `()` becomes the text `ok`; a value that serializes to a JSON
-/// string (a `String`, a unit enum variant) is sent as text; anything else as JSON.
-pub fn output<T: Serialize + 'static>(value: T) -> anyhow::Result<ToolResult> {
-    let mut slot = Some(value);
-    let any: &mut dyn Any = &mut slot;
-    if let Some(result) = any.downcast_mut::<Option<ToolResult>>().and_then(Option::take) {
-        return Ok(result);
+/// The expansion writes `(&Returned(&output)).tt_returned().split(output)`: a `Result` goes
+/// through as it is; any other value becomes `Ok(value)`.
+pub struct Returned<'a, T>(pub &'a T);
+
+/// The probe's answer for a `Result`.
+pub struct IsResult;
+/// The probe's answer for any other value.
+pub struct IsValue;
+
+/// Matches `Returned<Result<T, E>>` on the first probe.
+pub trait ReturnsResult {
+    /// The tag that knows how to split it.
+    fn tt_returned(&self) -> IsResult {
+        IsResult
     }
-    if any.is::<Option<()>>() {
-        return Ok(ToolResult::text("ok"));
+}
+impl<T, E> ReturnsResult for Returned<'_, Result<T, E>> {}
+
+/// Matches any `Returned<T>` one autoref later.
+pub trait ReturnsValue {
+    /// The tag that knows how to split it.
+    fn tt_returned(&self) -> IsValue {
+        IsValue
     }
-    let Some(value) = slot else {
-        unreachable!("only a ToolResult is taken out of the slot");
-    };
-    match serde_json::to_value(&value) {
-        Ok(Value::String(text)) => Ok(ToolResult::text(text)),
-        Ok(json) => Ok(ToolResult::json(json)),
-        Err(err) => Err(anyhow::anyhow!("the tool's output could not be serialized: {err}")),
+}
+impl<T> ReturnsValue for &Returned<'_, T> {}
+
+impl IsResult {
+    /// A `Result` is the fn's own split.
+    pub fn split<T, E>(self, returned: Result<T, E>) -> Result<T, E> {
+        returned
     }
 }
 
-/// A tool's `Err(e)`: it ran and refused, and the model reads `e`.
-pub fn refusal<E: Display>(error: E) -> anyhow::Result<ToolResult> {
-    Ok(ToolResult::error(error.to_string()))
+impl IsValue {
+    /// A plain value is a success.
+    pub fn split<T>(self, returned: T) -> Result<T, std::convert::Infallible> {
+        Ok(returned)
+    }
+}
+
+/// A tool's successful value, probed like [`Returned`]: a [`ToolResult`] passes through, `()`
+/// reads `ok`, anything else is serialized.
+pub struct Produced<'a, T>(pub &'a T);
+
+/// The probe's answer for a [`ToolResult`].
+pub struct IsToolResult;
+/// The probe's answer for `()`.
+pub struct IsUnit;
+/// The probe's answer for any other value.
+pub struct IsSerialized;
+
+/// Matches `&&Produced<ToolResult>` first.
+pub trait ProducesToolResult {
+    /// The tag that converts it.
+    fn tt_produced(&self) -> IsToolResult {
+        IsToolResult
+    }
+}
+impl ProducesToolResult for &&Produced<'_, ToolResult> {}
+
+/// Matches `&Produced<()>` one deref later.
+pub trait ProducesUnit {
+    /// The tag that converts it.
+    fn tt_produced(&self) -> IsUnit {
+        IsUnit
+    }
+}
+impl ProducesUnit for &Produced<'_, ()> {}
+
+/// Matches any `Produced<T>` last.
+pub trait ProducesValue {
+    /// The tag that converts it.
+    fn tt_produced(&self) -> IsSerialized {
+        IsSerialized
+    }
+}
+impl<T> ProducesValue for Produced<'_, T> {}
+
+impl IsToolResult {
+    /// A `ToolResult` is already what the model reads.
+    pub fn output(self, value: ToolResult) -> anyhow::Result<ToolResult> {
+        Ok(value)
+    }
+}
+
+impl IsUnit {
+    /// `()` reads `ok`.
+    pub fn output(self, (): ()) -> anyhow::Result<ToolResult> {
+        Ok(ToolResult::text("ok"))
+    }
+}
+
+impl IsSerialized {
+    /// A value that serializes to a JSON string (a `String`, a unit enum variant) is sent as
+    /// text; anything else as JSON.
+    pub fn output<T: ToolOutput>(self, value: T) -> anyhow::Result<ToolResult> {
+        match serde_json::to_value(&value) {
+            Ok(Value::String(text)) => Ok(ToolResult::text(text)),
+            Ok(json) => Ok(ToolResult::json(json)),
+            Err(err) => Err(anyhow::anyhow!("the tool's output could not be serialized: {err}")),
+        }
+    }
+}
+
+/// The bound a `#[tool]` fn's successful value must meet.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a #[tool] output: it must implement `serde::Serialize`",
+    label = "this output type is not `Serialize`",
+    note = "derive it on your type: `#[derive(serde::Serialize)]`, or return a `tinytools::ToolResult` or `String`"
+)]
+pub trait ToolOutput: Serialize {}
+
+impl<T: Serialize> ToolOutput for T {}
+
+/// The bound a `#[tool]` fn's error type must meet: an error, so that it can be a failure the
+/// host reads, or a [`Refusal`](crate::Refusal) the model reads.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a #[tool] error: say who reads it",
+    label = "the `Err` type of this #[tool] fn",
+    note = "return `Err(tinytools::Refusal::new(..))` for a message the model reads (a bad symbol, a record not found)",
+    note = "or an error type (`std::error::Error + Send + Sync + 'static`, `anyhow::Error`) for a failure only the host sees; the model reads that the tool failed"
+)]
+pub trait ToolFnError {
+    /// The error, for the registry to sort: a `Refusal` inside is the model's, the rest the host's.
+    fn into_tool_error(self) -> anyhow::Error;
+}
+
+impl<E: Into<anyhow::Error>> ToolFnError for E {
+    fn into_tool_error(self) -> anyhow::Error {
+        self.into()
+    }
+}
+
+/// A tool's `Err(e)`: a [`Refusal`](crate::Refusal) (also inside an `anyhow::Error`) is the
+/// error result the model reads; every other error is the host's, for the registry to report
+/// as a failure.
+pub fn tool_error<E: ToolFnError>(error: E) -> anyhow::Result<ToolResult> {
+    let error = error.into_tool_error();
+    match error.downcast_ref::<crate::Refusal>() {
+        Some(refusal) => Ok(ToolResult::error(refusal.message())),
+        None => Err(error),
+    }
 }
 
 /// The bound every `#[tool]` parameter's type must meet.

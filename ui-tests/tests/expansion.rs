@@ -77,6 +77,26 @@ fn unit_returning_tool_without_parameters() {
 }
 
 #[test]
+fn renamed_runtime_crate_and_struct_name() {
+    let expanded = expand(
+        quote!(crate = "::my_tools", ident = "QuoteTool", exposure = "deferred", read_only),
+        quote! {
+            /// Fetch the latest price for a ticker symbol.
+            async fn stock_quote(
+                /// Ticker symbol, such as ACME.
+                symbol: String,
+            ) -> StockQuote {
+                quotes::latest(&symbol)
+            }
+        },
+    );
+    // Every path the expansion writes goes through the named crate.
+    assert!(!expanded.contains("tinytools"), "{expanded}");
+    assert!(expanded.contains("struct QuoteTool;"), "{expanded}");
+    insta::assert_snapshot!(expanded);
+}
+
+#[test]
 fn errors_are_reported_together_and_the_fn_is_kept() {
     let expanded = expand(
         quote!(exposure = "later", familly = "x"),

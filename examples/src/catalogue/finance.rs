@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tinytools::{Tool, tool};
+use tinytools::{Refusal, Tool, tool};
 
 use super::stable_number;
 
@@ -36,7 +36,7 @@ pub async fn stock_quote(
     symbol: String,
     /// What else to return with the price.
     options: Option<QuoteOptions>,
-) -> Result<Value, String> {
+) -> Result<Value, Refusal> {
     let symbol = symbol.trim().to_uppercase();
     if symbol.is_empty() || !symbol.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
         return Err("a ticker symbol is letters and digits, such as ACME".into());

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tinytools::{Tool, tool};
+use tinytools::{Refusal, Tool, tool};
 
 use super::stable_number;
 
@@ -97,7 +97,7 @@ pub async fn unit_convert(
     from_unit: String,
     /// Unit to convert to, such as "km", "lb" or "C".
     to_unit: String,
-) -> Result<Value, String> {
+) -> Result<Value, Refusal> {
     let factor = match (from_unit.as_str(), to_unit.as_str()) {
         ("mi", "km") => 1.609_344,
         ("km", "mi") => 1.0 / 1.609_344,
@@ -105,7 +105,7 @@ pub async fn unit_convert(
         ("lb", "kg") => 1.0 / 2.204_622_6,
         ("F", "C") => return Ok(json!({"value": (value - 32.0) * 5.0 / 9.0, "unit": "C"})),
         ("C", "F") => return Ok(json!({"value": value * 9.0 / 5.0 + 32.0, "unit": "F"})),
-        (from, to) => return Err(format!("cannot convert {from} to {to}; supported: mi/km, kg/lb, F/C")),
+        (from, to) => return Err(format!("cannot convert {from} to {to}; supported: mi/km, kg/lb, F/C").into()),
     };
     Ok(json!({"value": value * factor, "unit": to_unit}))
 }

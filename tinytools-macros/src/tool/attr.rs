@@ -9,8 +9,10 @@ use syn::{Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Token};
 use super::Errors;
 
 /// Every key `#[tool]` accepts, for "did you mean" and the unknown-key message.
-pub(crate) const KEYS: [&str; 12] = [
+pub(crate) const KEYS: [&str; 14] = [
     "name",
+    "ident",
+    "crate",
     "description",
     "exposure",
     "family",
@@ -28,6 +30,10 @@ pub(crate) const KEYS: [&str; 12] = [
 #[derive(Default)]
 pub(crate) struct ToolAttr {
     pub(crate) name: Option<LitStr>,
+    /// The generated struct's name, when the default (the fn's name in UpperCamelCase) is taken.
+    pub(crate) ident: Option<LitStr>,
+    /// The path to the runtime crate, when it is not `::tinytools` (a renamed dependency).
+    pub(crate) krate: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
     pub(crate) exposure: Option<LitStr>,
     pub(crate) family: Option<LitStr>,
@@ -74,6 +80,8 @@ impl ToolAttr {
         };
         match key.as_str() {
             "name" => set(&mut self.name, string(meta, &key, errors), meta, &key, errors),
+            "ident" => set(&mut self.ident, string(meta, &key, errors), meta, &key, errors),
+            "crate" => set(&mut self.krate, string(meta, &key, errors), meta, &key, errors),
             "description" => set(&mut self.description, string(meta, &key, errors), meta, &key, errors),
             "exposure" => set(&mut self.exposure, string(meta, &key, errors), meta, &key, errors),
             "family" => set(&mut self.family, string(meta, &key, errors), meta, &key, errors),

@@ -2,7 +2,8 @@
 //! `const _: () = { ... };` block, so nothing else leaks into the user's module — the
 //! arguments struct and the `Tool` impl.
 //!
-//! Every path goes through `::tinytools::__private`, so users depend on `tinytools` alone.
+//! Every path goes through `::tinytools::__private` (or the `crate = "..."` path), so users
+//! depend on `tinytools` alone, under whatever name their Cargo.toml gives it.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -12,6 +13,7 @@ use super::parse::{Output, ParamKind, ToolFn};
 use super::validate::{Compaction, Exposure, Tool};
 
 pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
+    let krate = &tool.krate;
     let item = tool_fn.cleaned_fn();
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
@@ -26,7 +28,7 @@ pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         quote_spanned!(ty.span()=> __tt::assert_argument::<#ty>();)
     });
     let metadata = metadata(tool);
-    let execute = execute(tool_fn);
+    let execute = execute(tool_fn, krate);
 
     quote! {
         #item
@@ -36,14 +38,15 @@ pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         #vis struct #struct_ident;
 
         const _: () = {
-            use ::tinytools::__private as __tt;
+            use #krate::__private as __tt;
+            use __tt::{ProducesToolResult as _, ProducesUnit as _, ProducesValue as _, ReturnsResult as _, ReturnsValue as _};
 
             const _: () = { #(#checks)* };
 
             #arguments
 
             #[__tt::async_trait]
-            impl ::tinytools::Tool for #struct_ident {
+            impl #krate::Tool for #struct_ident {
                 #metadata
                 #execute
             }
@@ -66,11 +69,14 @@ fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     // `deny_unknown_fields` makes schemars declare `additionalProperties: false`, which
     // admission enforces: a misnamed argument is refused with the names that exist.
     let deny = (!tool.allow_unknown_arguments).then(|| quote!(#[serde(deny_unknown_fields)]));
+    let krate = path_text(&tool.krate);
+    let serde_crate = format!("{krate}::__private::serde");
+    let schemars_crate = format!("{krate}::__private::schemars");
     quote! {
         #[derive(__tt::serde::Deserialize, __tt::schemars::JsonSchema)]
-        #[serde(crate = "::tinytools::__private::serde")]
+        #[serde(crate = #serde_crate)]
         #deny
-        #[schemars(crate = "::tinytools::__private::schemars")]
+        #[schemars(crate = #schemars_crate)]
         struct Arguments {
             #(#fields)*
         }
@@ -78,13 +84,13 @@ fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
 }
 
 fn metadata(tool: &Tool) -> TokenStream {
-    let Tool { name, description, .. } = tool;
+    let Tool { name, description, krate, .. } = tool;
     let exposure = match tool.exposure {
         Exposure::Direct => None,
-        Exposure::Deferred => Some(quote!(::tinytools::ToolExposure::Deferred)),
-        Exposure::Hidden => Some(quote!(::tinytools::ToolExposure::Hidden)),
+        Exposure::Deferred => Some(quote!(#krate::ToolExposure::Deferred)),
+        Exposure::Hidden => Some(quote!(#krate::ToolExposure::Hidden)),
     }
-    .map(|exposure| quote!(fn exposure(&self) -> ::tinytools::ToolExposure { #exposure }));
+    .map(|exposure| quote!(fn exposure(&self) -> #krate::ToolExposure { #exposure }));
     let family = tool.family.as_ref().map(
         |family| quote!(fn family(&self) -> ::core::option::Option<&str> { ::core::option::Option::Some(#family) }),
     );
@@ -92,8 +98,8 @@ fn metadata(tool: &Tool) -> TokenStream {
         let a = tool.annotations;
         let (read_only, destructive, idempotent, open_world) = (a.read_only, a.destructive, a.idempotent, a.open_world);
         quote! {
-            fn annotations(&self) -> ::tinytools::ToolAnnotations {
-                ::tinytools::ToolAnnotations {
+            fn annotations(&self) -> #krate::ToolAnnotations {
+                #krate::ToolAnnotations {
                     read_only: #read_only,
                     destructive: #destructive,
                     idempotent: #idempotent,
@@ -106,15 +112,15 @@ fn metadata(tool: &Tool) -> TokenStream {
         let value = match compaction {
             Compaction::Preset(constant) => {
                 let constant = syn::Ident::new(constant, Span::call_site());
-                quote!(::tinytools::SchemaCompaction::#constant)
+                quote!(#krate::SchemaCompaction::#constant)
             }
             Compaction::Bytes { description, schema } => {
                 let description = option_usize(description);
                 let schema = option_usize(schema);
-                quote!(::tinytools::SchemaCompaction { max_description_bytes: #description, max_schema_bytes: #schema })
+                quote!(#krate::SchemaCompaction { max_description_bytes: #description, max_schema_bytes: #schema })
             }
         };
-        quote!(fn schema_compaction(&self) -> ::core::option::Option<::tinytools::SchemaCompaction> { ::core::option::Option::Some(#value) })
+        quote!(fn schema_compaction(&self) -> ::core::option::Option<#krate::SchemaCompaction> { ::core::option::Option::Some(#value) })
     });
     quote! {
         fn name(&self) -> &str {
@@ -143,7 +149,7 @@ fn option_usize(value: Option<usize>) -> TokenStream {
     }
 }
 
-fn execute(tool_fn: &ToolFn) -> TokenStream {
+fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
     // Mixed-site hygiene: these locals can never collide with the user's parameter names.
     let args = syn::Ident::new("args", Span::mixed_site());
     let ctx = syn::Ident::new("ctx", Span::mixed_site());
@@ -182,24 +188,28 @@ fn execute(tool_fn: &ToolFn) -> TokenStream {
             })
         }
     };
-    let convert = match &tool_fn.output {
-        Output::Result { ok, err } => {
-            let ok_span = ok.span();
-            let err_span = err.as_ref().map_or(ok_span, Spanned::span);
-            let value = syn::Ident::new("value", Span::mixed_site());
-            let error = syn::Ident::new("error", Span::mixed_site());
-            let ok_arm = quote_spanned!(ok_span=> __tt::output(#value));
-            let err_arm = quote_spanned!(err_span=> __tt::refusal(#error));
-            quote! {
-                match #output {
-                    ::core::result::Result::Ok(#value) => #ok_arm,
-                    ::core::result::Result::Err(#error) => #err_arm,
-                }
-            }
-        }
+    // The conversion is chosen by the returned type, not by how it is spelt: a `Result`
+    // behind an alias splits like a `Result` (see `__private::Returned`). The spans point
+    // compile errors at the return type (or its `Ok` / `Err` part).
+    let (ok_span, err_span) = match &tool_fn.output {
+        Output::Result { ok, err } => (ok.span(), err.as_ref().map_or(ok.span(), Spanned::span)),
         Output::Value(ty) => {
             let span = ty.as_ref().map_or_else(|| fn_ident.span(), Spanned::span);
-            quote_spanned!(span=> __tt::output(#output))
+            (span, span)
+        }
+    };
+    let value = syn::Ident::new("value", Span::mixed_site());
+    let error = syn::Ident::new("error", Span::mixed_site());
+    // `identity(..)`, spanned at the type, is the argument whose bound is checked: so the
+    // error points at the type rather than at the attribute. The probe itself keeps the
+    // macro's own span (lints do not take it for the user's code).
+    let ok_value = quote_spanned!(ok_span=> ::core::convert::identity(#value));
+    let ok_arm = quote!((&&&__tt::Produced(&#value)).tt_produced().output(#ok_value));
+    let err_arm = quote_spanned!(err_span=> __tt::tool_error(::core::convert::identity(#error)));
+    let convert = quote! {
+        match (&__tt::Returned(&#output)).tt_returned().split(#output) {
+            ::core::result::Result::Ok(#value) => #ok_arm,
+            ::core::result::Result::Err(#error) => #err_arm,
         }
     };
     let body = quote! {
@@ -210,23 +220,30 @@ fn execute(tool_fn: &ToolFn) -> TokenStream {
     let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
     if takes_context {
         quote! {
-            async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<::tinytools::ToolResult> {
-                self.execute_with(#args, &::tinytools::ToolContext::detached()).await
+            async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<#krate::ToolResult> {
+                self.execute_with(#args, &#krate::ToolContext::detached()).await
             }
 
             async fn execute_with(
                 &self,
                 #args: __tt::serde_json::Value,
-                #ctx: &::tinytools::ToolContext,
-            ) -> __tt::anyhow::Result<::tinytools::ToolResult> {
+                #ctx: &#krate::ToolContext,
+            ) -> __tt::anyhow::Result<#krate::ToolResult> {
                 #body
             }
         }
     } else {
         quote! {
-            async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<::tinytools::ToolResult> {
+            async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<#krate::ToolResult> {
                 #body
             }
         }
     }
+}
+
+/// A path as `serde(crate = "...")` takes it: `::tinytools`, `my_tools`.
+fn path_text(path: &syn::Path) -> String {
+    let segments: Vec<String> = path.segments.iter().map(|segment| segment.ident.to_string()).collect();
+    let lead = if path.leading_colon.is_some() { "::" } else { "" };
+    format!("{lead}{}", segments.join("::"))
 }

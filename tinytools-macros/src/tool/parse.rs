@@ -40,11 +40,12 @@ pub(crate) enum ParamKind {
     Context { by_ref: bool },
 }
 
-/// What the fn returns, as far as the expansion cares.
+/// What the fn returns, as written: only where compile errors point. The conversion itself is
+/// chosen by the type (`__private::Returned`), so an alias of `Result` splits like one.
 pub(crate) enum Output {
-    /// `Result<T, E>`: `Ok` is output, `Err` a refusal the model reads.
+    /// Spelt `Result<T, E>`: errors about the output point at `T`, about the error at `E`.
     Result { ok: Box<Type>, err: Option<Box<Type>> },
-    /// Anything else (`()` included): it is the output.
+    /// Anything else (`()` and aliases included): errors point at the whole type.
     Value(Option<Box<Type>>),
 }
 

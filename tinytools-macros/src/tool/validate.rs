@@ -20,6 +20,8 @@ const TOOL_SEARCH: &str = "tool_search";
 /// A tool that passed every check: what the expansion writes down.
 pub(crate) struct Tool {
     pub(crate) struct_ident: syn::Ident,
+    /// The runtime crate's path: `::tinytools` unless `crate = "..."` says otherwise.
+    pub(crate) krate: syn::Path,
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) exposure: Exposure,
@@ -91,10 +93,19 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
             ),
         ));
     }
-    let struct_ident =
-        format_ident!("{}", upper_camel(&unraw(&tool_fn.item.sig.ident)), span = tool_fn.item.sig.ident.span());
+    // (An exposure that failed to parse reads as Direct; it is reported already.)
+    let direct = attr.exposure.as_ref().is_none_or(|lit| lit.value() == "direct");
+    if direct && description.trim().is_empty() && attr.description.is_none() {
+        errors.spanned(
+            &tool_fn.item.sig.ident,
+            "a Direct tool needs a description: the model reads it on every turn to decide when to call the tool; write a `///` doc comment on the fn (or `#[tool(description = \"...\")]`; `description = \"\"` if it really needs none)",
+        );
+    }
+    let struct_ident = struct_ident(attr, tool_fn, errors);
+    let krate = krate(attr, errors);
     errors.is_empty().then_some(Tool {
         struct_ident,
+        krate,
         name,
         description,
         exposure,
@@ -104,6 +115,77 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
         argument_docs,
         allow_unknown_arguments: attr.allow_unknown_arguments.is_some_and(|flag| flag.value),
     })
+}
+
+/// The generated struct's name: `ident = "..."`, or the fn's name in UpperCamelCase. A type of
+/// the same name in the fn's signature would clash with it (E0428 and follow-on errors far
+/// from the cause), so that is reported here, with the way out.
+fn struct_ident(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -> syn::Ident {
+    let fn_ident = &tool_fn.item.sig.ident;
+    if let Some(lit) = &attr.ident {
+        return match syn::parse_str::<syn::Ident>(&lit.value()) {
+            Ok(ident) => syn::Ident::new(&ident.to_string(), lit.span()),
+            Err(_) => {
+                errors.spanned(lit, format!("`{}` is not a Rust identifier: `ident` names the generated struct, such as `ident = \"QuoteTool\"`", lit.value()));
+                format_ident!("{}", upper_camel(&unraw(fn_ident)), span = fn_ident.span())
+            }
+        };
+    }
+    let ident = format_ident!("{}", upper_camel(&unraw(fn_ident)), span = fn_ident.span());
+    let mut clash = None;
+    let signature_types = tool_fn.params.iter().map(|param| &param.ty);
+    let output = match &tool_fn.item.sig.output {
+        syn::ReturnType::Type(_, ty) => Some(&**ty),
+        syn::ReturnType::Default => None,
+    };
+    for ty in signature_types.chain(output) {
+        find_bare_type(ty, &ident, &mut clash);
+    }
+    if let Some(path) = clash {
+        errors.spanned(
+            path,
+            format!(
+                "`{ident}` is also the name of the struct #[tool] generates for `{fn_ident}`, so the two would clash; name the tool's struct with `#[tool(ident = \"{ident}Tool\")]`, or rename this type"
+            ),
+        );
+    }
+    ident
+}
+
+/// The first single-segment type path named `ident` inside `ty` (`Result<StockQuote, E>`).
+fn find_bare_type<'t>(ty: &'t Type, ident: &syn::Ident, found: &mut Option<&'t syn::TypePath>) {
+    struct Finder<'t, 'i> {
+        ident: &'i syn::Ident,
+        found: &'i mut Option<&'t syn::TypePath>,
+    }
+    impl<'t> syn::visit::Visit<'t> for Finder<'t, '_> {
+        fn visit_type_path(&mut self, path: &'t syn::TypePath) {
+            if self.found.is_none()
+                && path.qself.is_none()
+                && path.path.segments.len() == 1
+                && path.path.segments[0].ident == *self.ident
+            {
+                *self.found = Some(path);
+            }
+            syn::visit::visit_type_path(self, path);
+        }
+    }
+    syn::visit::Visit::visit_type(&mut Finder { ident, found }, ty);
+}
+
+/// `crate = "..."`: the path the expansion reaches the runtime crate by.
+fn krate(attr: &ToolAttr, errors: &mut Errors) -> syn::Path {
+    let default = || syn::parse_quote!(::tinytools);
+    let Some(lit) = &attr.krate else {
+        return default();
+    };
+    match lit.parse::<syn::Path>() {
+        Ok(path) => path,
+        Err(_) => {
+            errors.spanned(lit, format!("`{}` is not a path: `crate` names the runtime crate as your Cargo.toml renamed it, such as `crate = \"::my_tools\"`", lit.value()));
+            default()
+        }
+    }
 }
 
 fn check_signature(tool_fn: &ToolFn, errors: &mut Errors) {

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::admission::drop_flat;
 use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
 use crate::unwind::CatchUnwind;
-use crate::{ToolContext, ToolError, ToolResult};
+use crate::{Refusal, ToolContext, ToolError, ToolResult};
 
 impl ToolRegistry {
     /// Calls a tool by name: the host path, which reaches every exposure, Hidden included.
@@ -137,7 +137,8 @@ impl Admitted<'_> {
         self.entry.name()
     }
 
-    /// Runs the tool. A panic is contained ([`ToolError::Panicked`]).
+    /// Runs the tool. A panic is contained ([`ToolError::Panicked`]); an `Err` holding a
+    /// [`Refusal`] is the tool's answer, an error result the model reads.
     ///
     /// # Errors
     /// [`ToolError::Failed`], [`ToolError::Panicked`], or [`ToolError::InvalidArguments`]
@@ -146,12 +147,17 @@ impl Admitted<'_> {
         let name = self.entry.name().to_owned();
         match CatchUnwind(self.entry.tool.execute_with(self.args, ctx)).await {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(match error.downcast::<ArgumentsRejected>() {
-                Ok(rejected) => {
-                    ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(rejected.0)] }
+            Ok(Err(error)) => {
+                if let Some(refusal) = error.downcast_ref::<Refusal>() {
+                    return Ok(ToolResult::error(refusal.message()));
                 }
-                Err(source) => ToolError::Failed { tool: name, source },
-            }),
+                Err(match error.downcast::<ArgumentsRejected>() {
+                    Ok(rejected) => {
+                        ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(rejected.0)] }
+                    }
+                    Err(source) => ToolError::Failed { tool: name, source },
+                })
+            }
             Err(message) => {
                 tracing::error!(tool = %name, %message, "tool panicked; the panic was contained");
                 Err(ToolError::Panicked { tool: name, message })

@@ -82,7 +82,13 @@ impl Run<'_> {
                     tool_name: call.name.clone(),
                     error: format!("{error}"),
                 });
-                error.to_model_result()
+                let mut answer = error.to_model_result();
+                // The failure's detail is the host's; the model gets a reference to it that the
+                // user can quote, the id the host's `ToolFailed` event carries.
+                if matches!(error, ToolError::Failed { .. } | ToolError::Panicked { .. }) && !call.id.is_empty() {
+                    answer = ToolResult::error(format!("{} Reference: {}.", answer.to_model_text(), call.id));
+                }
+                answer
             }
         };
         for middleware in &agent.middleware {

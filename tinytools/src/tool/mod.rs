@@ -8,6 +8,7 @@ mod annotations;
 mod context;
 mod exposure;
 mod naming;
+mod refusal;
 mod result;
 mod signature;
 
@@ -17,6 +18,7 @@ pub use annotations::ToolAnnotations;
 pub use context::{CancellationToken, ToolContext};
 pub use exposure::{ParseExposureError, ToolExposure};
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
+pub use refusal::Refusal;
 pub use result::{ToolContent, ToolResult};
 pub(crate) use signature::ordered_properties;
 pub use signature::{argument_notes, type_signature};
@@ -97,9 +99,10 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool on arguments that already passed admission.
     ///
-    /// `Ok` with [`ToolResult::error`] means "ran and refused": the model reads why.
-    /// `Err` means "could not run" (a dependency down, a bug): the host sees
-    /// [`ToolError::Failed`](crate::ToolError::Failed) and the model a short failure note.
+    /// `Ok` with [`ToolResult::error`], or `Err` holding a [`Refusal`], means "ran and
+    /// refused": the model reads why. Any other `Err` means "could not run" (a dependency
+    /// down, a bug): the host sees [`ToolError::Failed`](crate::ToolError::Failed) with the
+    /// whole error, and the model a short failure note that holds none of it.
     async fn execute(&self, args: Value) -> anyhow::Result<ToolResult>;
 
     /// Runs the tool with the call's [`ToolContext`]. The registry always calls this one.

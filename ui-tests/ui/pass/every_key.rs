@@ -33,7 +33,7 @@ async fn weather(
     /// Unit of the answer.
     #[serde(default = "celsius")]
     unit: Unit,
-) -> Result<Reading, String> {
+) -> Result<Reading, tinytools::Refusal> {
     match unit {
         Unit::Celsius => Ok(Reading { city, degrees: 21.5 }),
         Unit::Fahrenheit => Err("fahrenheit is not supported yet; ask for celsius".into()),

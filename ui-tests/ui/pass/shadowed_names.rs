@@ -25,7 +25,7 @@ mod tools {
         symbol: String,
         /// Recent trades.
         limit: core::option::Option<u32>,
-    ) -> core::result::Result<String, String> {
+    ) -> core::result::Result<String, tinytools::Refusal> {
         core::result::Result::Ok(format!("{symbol} {limit:?}"))
     }
 }
