@@ -31,6 +31,16 @@ pub enum RegistryError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The tool reads host state ([`State<T>`](crate::State)) the registry does not have.
+    #[error(
+        "tool `{tool}` takes `State<{type_name}>`, but the registry has no `{type_name}`: add it with `ToolRegistry::with_state(..)` (or `insert_state`) before registering the tool"
+    )]
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state type it needs.
+        type_name: &'static str,
+    },
     /// The parameters schema is not a usable JSON Schema for an arguments object.
     #[error("tool `{tool}` has a parameters schema that cannot be used: {reason}")]
     InvalidSchema {

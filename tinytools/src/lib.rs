@@ -88,7 +88,9 @@ pub use registry::{MAX_ARGUMENT_DEPTH, RegisteredTool, ToolPolicies, ToolPolicy,
 pub use run::RunPolicy;
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use summarization::SummarizationPolicy;
-pub use tool::{CancellationToken, Refusal, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};
+pub use tool::{
+    CancellationToken, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult,
+};
 
 /// Turns a documented fn into a [`Tool`].
 ///

@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use crate::schema::schema_for;
+pub use crate::tool::RequiredState;
 use crate::{ToolResult, registry::ArgumentsRejected};
 pub use {anyhow, async_trait::async_trait, schemars, serde, serde_json};
 
@@ -160,6 +161,16 @@ pub fn tool_error<E: ToolFnError>(error: E) -> anyhow::Result<ToolResult> {
         Some(refusal) => Ok(ToolResult::error(refusal.message())),
         None => Err(error),
     }
+}
+
+/// A `State<T>` parameter's value, from the call's context (which the registry fills).
+pub fn state<T: Send + Sync + 'static>(ctx: &crate::ToolContext) -> anyhow::Result<crate::State<T>> {
+    ctx.shared_state::<T>().ok_or_else(|| {
+        anyhow::anyhow!(
+            "this tool takes `State<{}>`, which its call did not carry: call it through a `ToolRegistry` that has the state (`ToolRegistry::with_state`)",
+            std::any::type_name::<T>()
+        )
+    })
 }
 
 /// The bound every `#[tool]` parameter's type must meet.

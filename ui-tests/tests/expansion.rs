@@ -77,7 +77,7 @@ fn unit_returning_tool_without_parameters() {
 }
 
 #[test]
-fn renamed_runtime_crate_and_struct_name() {
+fn renamed_runtime_crate_struct_name_and_state() {
     let expanded = expand(
         quote!(crate = "::my_tools", ident = "QuoteTool", exposure = "deferred", read_only),
         quote! {
@@ -85,8 +85,9 @@ fn renamed_runtime_crate_and_struct_name() {
             async fn stock_quote(
                 /// Ticker symbol, such as ACME.
                 symbol: String,
+                db: State<Db>,
             ) -> StockQuote {
-                quotes::latest(&symbol)
+                db.latest(&symbol)
             }
         },
     );

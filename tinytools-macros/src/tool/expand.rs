@@ -9,7 +9,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::parse::{Output, ParamKind, ToolFn};
+use super::parse::{Output, ParamKind, ToolFn, state_inner};
 use super::validate::{Compaction, Exposure, Tool};
 
 pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
@@ -122,6 +122,14 @@ fn metadata(tool: &Tool) -> TokenStream {
         };
         quote!(fn schema_compaction(&self) -> ::core::option::Option<#krate::SchemaCompaction> { ::core::option::Option::Some(#value) })
     });
+    let states: Vec<&syn::Type> = tool.states.iter().collect();
+    let required_state = (!states.is_empty()).then(|| {
+        quote! {
+            fn required_state(&self) -> ::std::vec::Vec<__tt::RequiredState> {
+                ::std::vec![#(__tt::RequiredState::of::<#states>()),*]
+            }
+        }
+    });
     quote! {
         fn name(&self) -> &str {
             #name
@@ -139,6 +147,7 @@ fn metadata(tool: &Tool) -> TokenStream {
         #family
         #annotations
         #compaction
+        #required_state
     }
 }
 
@@ -166,6 +175,10 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
                 }
                 ParamKind::Context { by_ref: true } => quote!(#ctx),
                 ParamKind::Context { by_ref: false } => quote!(::core::clone::Clone::clone(#ctx)),
+                ParamKind::State => {
+                    let ident = &param.ident;
+                    quote!(#ident)
+                }
             });
             quote!(#fn_ident(#(#call_args),*).await)
         }
@@ -179,6 +192,10 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
                 }
                 ParamKind::Context { by_ref: true } => quote!(&#owned),
                 ParamKind::Context { by_ref: false } => quote!(#owned),
+                ParamKind::State => {
+                    let ident = &param.ident;
+                    quote!(#ident)
+                }
             });
             let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
             let clone = takes_context.then(|| quote!(let #owned = ::core::clone::Clone::clone(#ctx);));
@@ -212,12 +229,20 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
             ::core::result::Result::Err(#error) => #err_arm,
         }
     };
+    // Each `State<T>` from the call's context (the registry checked at registration that it
+    // has one).
+    let states = tool_fn.params.iter().filter(|param| param.kind == ParamKind::State).map(|param| {
+        let ident = &param.ident;
+        let inner = state_inner(&param.ty);
+        quote!(let #ident = __tt::state::<#inner>(#ctx)?;)
+    });
     let body = quote! {
         let Arguments { #(#fields),* } = __tt::parse_arguments(#args)?;
+        #(#states)*
         let #output = #call;
         #convert
     };
-    let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
+    let takes_context = tool_fn.params.iter().any(|param| param.kind != ParamKind::Argument);
     if takes_context {
         quote! {
             async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<#krate::ToolResult> {

@@ -38,6 +38,8 @@ pub(crate) enum ParamKind {
     Argument,
     /// The call's `ToolContext`, by reference or by value.
     Context { by_ref: bool },
+    /// Host state, `State<T>`: read from the call's registry, not from the arguments.
+    State,
 }
 
 /// What the fn returns, as written: only where compile errors point. The conversion itself is
@@ -59,7 +61,7 @@ impl ToolFn {
             match input {
                 FnArg::Receiver(receiver) => errors.spanned(
                     receiver,
-                    "a #[tool] fn cannot take `self`: write a free fn, and reach shared state through a `&ToolContext` parameter (`ctx.state::<T>()`)",
+                    "a #[tool] fn cannot take `self`: write a free fn, and reach shared state through a `State<T>` parameter (`ToolRegistry::with_state` supplies it)",
                 ),
                 FnArg::Typed(typed) => {
                     if let Some(param) = Param::parse(typed, errors) {
@@ -104,6 +106,7 @@ impl Param {
         let ty = (*typed.ty).clone();
         let kind = match context_kind(&ty) {
             Some(by_ref) => ParamKind::Context { by_ref },
+            None if state_inner(&ty).is_some() => ParamKind::State,
             None => ParamKind::Argument,
         };
         let (lines, _) = docs::doc_lines(&typed.attrs);
@@ -133,6 +136,24 @@ impl Output {
             }
         }
         Self::Value(Some(ty.clone()))
+    }
+}
+
+/// `T` when the type is `State<T>` (any path ending so, with one type argument).
+pub(crate) fn state_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if path.qself.is_some() || last.ident != "State" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.iter().collect::<Vec<_>>().as_slice() {
+        [GenericArgument::Type(inner)] => Some(inner),
+        _ => None,
     }
 }
 

@@ -12,7 +12,7 @@ use syn::{GenericParam, Type};
 
 use super::Errors;
 use super::attr::{Flag, ToolAttr, closest};
-use super::parse::{ParamKind, ToolFn, unraw};
+use super::parse::{ParamKind, ToolFn, state_inner, unraw};
 
 /// The reserved name of the discovery bridge.
 const TOOL_SEARCH: &str = "tool_search";
@@ -22,6 +22,8 @@ pub(crate) struct Tool {
     pub(crate) struct_ident: syn::Ident,
     /// The runtime crate's path: `::tinytools` unless `crate = "..."` says otherwise.
     pub(crate) krate: syn::Path,
+    /// The `T` of each `State<T>` parameter, in order.
+    pub(crate) states: Vec<Type>,
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) exposure: Exposure,
@@ -103,9 +105,11 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
     }
     let struct_ident = struct_ident(attr, tool_fn, errors);
     let krate = krate(attr, errors);
+    let states = tool_fn.params.iter().filter_map(|param| state_inner(&param.ty)).cloned().collect();
     errors.is_empty().then_some(Tool {
         struct_ident,
         krate,
+        states,
         name,
         description,
         exposure,
@@ -220,6 +224,7 @@ fn check_signature(tool_fn: &ToolFn, errors: &mut Errors) {
                 }
                 continue;
             }
+            ParamKind::State => continue,
             ParamKind::Argument => {}
         }
         check_argument_type(&param.ty, errors);

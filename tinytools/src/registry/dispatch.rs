@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::admission::drop_flat;
 use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
+use crate::tool::StateMap;
 use crate::unwind::CatchUnwind;
 use crate::{Refusal, ToolContext, ToolError, ToolResult};
 
@@ -94,12 +95,12 @@ impl ToolRegistry {
             serde_json::from_str(raw_args)
                 .map_err(|err| ToolError::MalformedArguments { tool: name.to_owned(), message: err.to_string() })?
         };
-        Self::admit_entry(entry, args)
+        Self::admit_entry(entry, args, &self.state)
     }
 
     fn admit_value<'r>(&'r self, name: &str, args: Value) -> Result<Admitted<'r>, ToolError> {
         match self.entry(name) {
-            Ok(entry) => Self::admit_entry(entry, args),
+            Ok(entry) => Self::admit_entry(entry, args, &self.state),
             Err(error) => {
                 drop_flat(args);
                 Err(error)
@@ -113,9 +114,9 @@ impl ToolRegistry {
 
     /// Admits arguments to a found tool. Refused arguments are dropped without recursion: a
     /// host's value may be deeper than the stack allows `Value`'s own drop to go.
-    fn admit_entry(entry: &RegisteredTool, args: Value) -> Result<Admitted<'_>, ToolError> {
+    fn admit_entry<'r>(entry: &'r RegisteredTool, args: Value, state: &'r StateMap) -> Result<Admitted<'r>, ToolError> {
         match entry.admission.check(entry.name(), &args) {
-            Ok(()) => Ok(Admitted { entry, args }),
+            Ok(()) => Ok(Admitted { entry, args, state }),
             Err(error) => {
                 drop_flat(args);
                 Err(error)
@@ -129,6 +130,7 @@ impl ToolRegistry {
 pub struct Admitted<'r> {
     entry: &'r RegisteredTool,
     args: Value,
+    state: &'r StateMap,
 }
 
 impl Admitted<'_> {
@@ -145,7 +147,8 @@ impl Admitted<'_> {
     /// when serde rejects what the schema allowed.
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
         let name = self.entry.name().to_owned();
-        match CatchUnwind(self.entry.tool.execute_with(self.args, ctx)).await {
+        let ctx = ctx.over_state(self.state);
+        match CatchUnwind(self.entry.tool.execute_with(self.args, &ctx)).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => {
                 if let Some(refusal) = error.downcast_ref::<Refusal>() {

@@ -12,7 +12,7 @@ pub use admission::{MAX_ARGUMENT_DEPTH, Violation};
 pub use dispatch::Admitted;
 pub use policies::{ToolPolicies, ToolPolicy};
 
-use crate::tool::{check_family, check_tool_name};
+use crate::tool::{StateMap, check_family, check_tool_name};
 use crate::{RegistryError, SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
 
 /// Every tool a host registered, whatever its exposure.
@@ -60,6 +60,7 @@ use crate::{RegistryError, SchemaCompaction, Tool, ToolAnnotations, ToolExposure
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
+    state: StateMap,
 }
 
 /// A tool as the registry holds it: the tool, and the facts read from it once at registration.
@@ -135,11 +136,32 @@ impl ToolRegistry {
         Self::default()
     }
 
+    /// This registry with host state every call can read: a [`State<T>`](crate::State)
+    /// parameter receives it, as does [`ToolContext::state`](crate::ToolContext::state). A value
+    /// shared as `Arc<T>` is found as `T` too. Add state before the tools that need it.
+    #[must_use]
+    pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.insert_state(value);
+        self
+    }
+
+    /// Adds host state, as [`with_state`](Self::with_state) does, to a registry in place.
+    pub fn insert_state<T: Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// The host state the registry's calls read.
+    pub fn state(&self) -> &StateMap {
+        &self.state
+    }
+
     /// Registers a tool. Returns the registry so registrations chain with `?`.
     ///
     /// # Errors
     /// [`RegistryError`] when the name is taken or breaks the provider rule, the family is
-    /// malformed, or the parameters schema is not an object schema that compiles.
+    /// malformed, the parameters schema is not an object schema that compiles, or the tool
+    /// needs host state the registry does not have.
     pub fn register(&mut self, tool: impl Tool + 'static) -> Result<&mut Self, RegistryError> {
         self.register_arc(Arc::new(tool))
     }
@@ -187,6 +209,9 @@ impl ToolRegistry {
                 family: family.clone(),
                 reason,
             })?;
+        }
+        if let Some(missing) = tool.required_state().into_iter().find(|required| !self.state.contains(*required)) {
+            return Err(RegistryError::MissingState { tool: name, type_name: missing.type_name() });
         }
         let parameters = tool.parameters_schema();
         let admission = Admission::compile(&name, &parameters)?;

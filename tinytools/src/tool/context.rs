@@ -1,9 +1,9 @@
 //! What a tool may know about the call it serves: [`ToolContext`].
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+
+use super::state::{State, StateMap};
 
 pub use tokio_util::sync::CancellationToken;
 
@@ -33,7 +33,7 @@ pub use tokio_util::sync::CancellationToken;
 pub struct ToolContext {
     call_id: Arc<str>,
     cancellation: CancellationToken,
-    state: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    state: StateMap,
 }
 
 impl ToolContext {
@@ -58,8 +58,15 @@ impl ToolContext {
     /// Adds host state that is already shared.
     #[must_use]
     pub fn with_shared_state<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
-        Arc::make_mut(&mut self.state).insert(TypeId::of::<T>(), value);
+        self.state.insert_shared(value);
         self
+    }
+
+    /// This context with `base` under its own state: a registry's state, which the call's own
+    /// (a run's per-call state) overrides type by type.
+    #[must_use]
+    pub(crate) fn over_state(&self, base: &StateMap) -> Self {
+        Self { state: self.state.layered_over(base), ..self.clone() }
     }
 
     /// Uses this cancellation token (for example a child of the run's own).
@@ -74,9 +81,14 @@ impl ToolContext {
         &self.call_id
     }
 
-    /// Host state of type `T`, if the host supplied one.
+    /// Host state of type `T`, if the host supplied one (as `T` or as `Arc<T>`).
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.state.get(&TypeId::of::<T>()).and_then(|value| value.downcast_ref::<T>())
+        self.state.get_ref::<T>()
+    }
+
+    /// Host state of type `T` as the [`State`] extractor a `#[tool]` parameter receives.
+    pub fn shared_state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.state.get::<T>().map(State)
     }
 
     /// The token a long-running tool should watch (`token.cancelled().await`).

@@ -11,6 +11,7 @@ mod naming;
 mod refusal;
 mod result;
 mod signature;
+mod state;
 
 use serde_json::Value;
 
@@ -22,6 +23,7 @@ pub use refusal::Refusal;
 pub use result::{ToolContent, ToolResult};
 pub(crate) use signature::ordered_properties;
 pub use signature::{argument_notes, type_signature};
+pub use state::{RequiredState, State, StateMap};
 
 use crate::SchemaCompaction;
 
@@ -95,6 +97,13 @@ pub trait Tool: Send + Sync {
     /// This tool's own schema budget; overrides the run's default. Default: none.
     fn schema_compaction(&self) -> Option<SchemaCompaction> {
         None
+    }
+
+    /// The host state the tool reads ([`State`] parameters of a `#[tool]` fn): registering it
+    /// in a registry that lacks one is an error, so no call finds its state missing.
+    /// Default: none.
+    fn required_state(&self) -> Vec<RequiredState> {
+        Vec::new()
     }
 
     /// Runs the tool on arguments that already passed admission.
