@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use tinytools::run::SummarizationPolicy;
 use tinytools::schema::{
     CompactionRung, EstimatedTokens, ProviderProfile, SchemaPreparation, TiktokenCounter, TokenCounter,
     count_tool_schema_tokens, schema_for,
 };
-use tinytools::{SchemaCompaction, SummarizationPolicy, Tool, ToolError, ToolRegistry, ToolSchema, tool};
+use tinytools::{SchemaCompaction, Tool, ToolError, ToolRegistry, ToolSchema, tool};
 use tinytools_examples::eval::{self, EvalTool};
 
 fn tool_schema(parameters: Value) -> ToolSchema {

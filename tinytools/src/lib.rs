@@ -70,7 +70,6 @@ pub mod rank;
 pub mod registry;
 pub mod run;
 pub mod schema;
-mod summarization;
 pub mod surface;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -83,11 +82,11 @@ pub mod __private;
 
 pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPolicy};
 pub use error::{RegistryError, ToolError};
+pub use model::{ChatModel, Message, ModelResponse};
 pub use rank::ToolRanker;
 pub use registry::{MAX_ARGUMENT_DEPTH, RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
-pub use run::RunPolicy;
+pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, StopReason};
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
-pub use summarization::SummarizationPolicy;
 pub use tool::{
     CancellationToken, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult,
 };

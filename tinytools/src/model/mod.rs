@@ -19,6 +19,7 @@ pub struct ToolCall {
 /// A message of the conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Message {
     /// Instructions from the host.
     System {

@@ -8,6 +8,7 @@ use crate::model::Usage;
 /// `tracing` event (target `tinytools::run`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunEvent {
     /// Once per run, after `before_agent`: the registry-derived tool surface before any
     /// `before_model` narrowing — a ceiling, not a per-request measure.

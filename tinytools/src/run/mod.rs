@@ -12,6 +12,7 @@ mod events;
 mod guard;
 mod limits;
 mod policy;
+mod summarization;
 mod transcript;
 mod turns;
 
@@ -20,4 +21,5 @@ pub use error::{ContextOverflow, RunError, RunFailure};
 pub use events::{EventSink, Promotion, RunEvent};
 pub use limits::{RunCaps, UsageLimit, UsageLimitExceeded, UsageLimits};
 pub use policy::{Capture, LoopGuard, RunPolicy};
+pub use summarization::SummarizationPolicy;
 pub use transcript::{ToolPatch, Transcript};

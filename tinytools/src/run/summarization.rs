@@ -12,7 +12,7 @@ use crate::schema::{TokenCounter, count_tool_schema_tokens};
 ///
 /// ```
 /// use serde_json::json;
-/// use tinytools::SummarizationPolicy;
+/// use tinytools::run::SummarizationPolicy;
 /// use tinytools::ToolSchema;
 /// use tinytools::schema::EstimatedTokens;
 ///
