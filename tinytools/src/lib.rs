@@ -88,7 +88,8 @@ pub use registry::{MAX_ARGUMENT_DEPTH, RegisteredTool, ToolPolicies, ToolPolicy,
 pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, StopReason};
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use tool::{
-    CancellationToken, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult,
+    CancellationToken, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolGroup,
+    ToolResult,
 };
 
 /// Turns a documented fn into a [`Tool`].
@@ -165,3 +166,10 @@ pub use tool::{
 /// block, the arguments struct and the [`Tool`] impl. Read it with `cargo expand`; the
 /// expansion snapshots in `ui-tests/tests/snapshots/` show the same code.
 pub use tinytools_macros::tool;
+
+/// Makes the `#[tool]` methods of an `impl` block a [`ToolGroup`]: one tool per method, with
+/// `&self` as their shared state; register them with
+/// [`ToolRegistry::register_group`]. The block takes the keys of [`#[tool]`](macro@tool)
+/// except `name`, `ident` and `description`, as defaults its methods' own keys override. See
+/// [`ToolGroup`] for an example.
+pub use tinytools_macros::tools;

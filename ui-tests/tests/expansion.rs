@@ -9,6 +9,8 @@
 
 #[path = "../../tinytools-macros/src/tool/mod.rs"]
 mod tool;
+#[path = "../../tinytools-macros/src/tools/mod.rs"]
+mod tools;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -95,6 +97,34 @@ fn renamed_runtime_crate_struct_name_and_state() {
     assert!(!expanded.contains("tinytools"), "{expanded}");
     assert!(expanded.contains("struct QuoteTool;"), "{expanded}");
     insta::assert_snapshot!(expanded);
+}
+
+#[test]
+fn a_group_of_two_methods() {
+    let tokens = tools::tools(
+        quote!(family = "finance", exposure = "deferred"),
+        quote! {
+            impl Portfolio {
+                /// List the account's holdings.
+                #[tool(read_only)]
+                async fn holdings(&self) -> Vec<Holding> {
+                    self.db.holdings().await
+                }
+
+                /// Buy shares of a ticker symbol.
+                #[tool(exposure = "direct")]
+                fn buy(
+                    &self,
+                    /// Ticker symbol.
+                    symbol: String,
+                ) -> Result<String, Refusal> {
+                    self.db.buy(&symbol)
+                }
+            }
+        },
+    );
+    let file: syn::File = syn::parse2(tokens).expect("the expansion parses as a Rust file");
+    insta::assert_snapshot!(prettyplease::unparse(&file));
 }
 
 #[test]

@@ -27,7 +27,7 @@ pub(crate) const KEYS: [&str; 14] = [
 ];
 
 /// The attribute's keys, each with its literal (and so its span).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct ToolAttr {
     pub(crate) name: Option<LitStr>,
     /// The generated struct's name, when the default (the fn's name in UpperCamelCase) is taken.
@@ -55,6 +55,29 @@ pub(crate) struct Flag {
 }
 
 impl ToolAttr {
+    /// These keys, with `group`'s filling those not given: a `#[tools]` block's keys are
+    /// defaults for its methods.
+    pub(crate) fn over(&self, group: &ToolAttr) -> ToolAttr {
+        let own = self.clone();
+        let group = group.clone();
+        ToolAttr {
+            name: own.name,
+            ident: own.ident,
+            description: own.description,
+            krate: own.krate.or(group.krate),
+            exposure: own.exposure.or(group.exposure),
+            family: own.family.or(group.family),
+            read_only: own.read_only.or(group.read_only),
+            destructive: own.destructive.or(group.destructive),
+            idempotent: own.idempotent.or(group.idempotent),
+            open_world: own.open_world.or(group.open_world),
+            compaction: own.compaction.or(group.compaction),
+            max_schema_bytes: own.max_schema_bytes.or(group.max_schema_bytes),
+            max_description_bytes: own.max_description_bytes.or(group.max_description_bytes),
+            allow_unknown_arguments: own.allow_unknown_arguments.or(group.allow_unknown_arguments),
+        }
+    }
+
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Self {
         let mut attr = Self::default();
         let metas = match syn::parse::Parser::parse2(Punctuated::<Meta, Token![,]>::parse_terminated, tokens) {

@@ -1,6 +1,6 @@
 //! Writing the code: the fn as written, a unit struct named after it, and — inside a
 //! `const _: () = { ... };` block, so nothing else leaks into the user's module — the
-//! arguments struct and the `Tool` impl.
+//! arguments struct and the `Tool` impl ([`tool_impl`], which `#[tools]` groups share).
 //!
 //! Every path goes through `::tinytools::__private` (or the `crate = "..."` path), so users
 //! depend on `tinytools` alone, under whatever name their Cargo.toml gives it.
@@ -13,13 +13,28 @@ use super::parse::{Output, ParamKind, ToolFn, state_inner};
 use super::validate::{Compaction, Exposure, Tool};
 
 pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
-    let krate = &tool.krate;
     let item = tool_fn.cleaned_fn();
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
     let struct_ident = &tool.struct_ident;
     let struct_doc = format!(" The `{}` tool, made by `#[tool]` from [`{fn_ident}`].", tool.name);
+    let tool_impl = tool_impl(tool_fn, tool);
+    quote! {
+        #item
 
+        #[doc = #struct_doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #struct_ident;
+
+        #tool_impl
+    }
+}
+
+/// The arguments struct and the `Tool` impl for `tool.struct_ident`, inside their own
+/// `const _: () = { ... };` block. A `#[tools]` group calls this for each of its methods.
+pub(crate) fn tool_impl(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
+    let krate = &tool.krate;
+    let struct_ident = &tool.struct_ident;
     let arguments = arguments_struct(tool_fn, tool);
     // Checked before the derives below, so a type that is not `Deserialize + JsonSchema`
     // is first reported with tinytools' message at the parameter's type.
@@ -29,14 +44,7 @@ pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     });
     let metadata = metadata(tool);
     let execute = execute(tool_fn, krate);
-
     quote! {
-        #item
-
-        #[doc = #struct_doc]
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #struct_ident;
-
         const _: () = {
             use #krate::__private as __tt;
             use __tt::{ProducesToolResult as _, ProducesUnit as _, ProducesValue as _, ReturnsResult as _, ReturnsValue as _};
@@ -180,7 +188,11 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
                     quote!(#ident)
                 }
             });
-            quote!(#fn_ident(#(#call_args),*).await)
+            match tool_fn.receiver {
+                // A `#[tools]` method: the tool struct holds the group.
+                true => quote!(self.0.#fn_ident(#(#call_args),*).await),
+                false => quote!(#fn_ident(#(#call_args),*).await),
+            }
         }
         // A synchronous fn runs on the blocking pool, with its own copy of the context.
         None => {
@@ -199,10 +211,19 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
             });
             let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
             let clone = takes_context.then(|| quote!(let #owned = ::core::clone::Clone::clone(#ctx);));
-            quote!({
-                #clone
-                __tt::run_blocking(move || #fn_ident(#(#call_args),*)).await
-            })
+            if tool_fn.receiver {
+                let group = syn::Ident::new("group", Span::mixed_site());
+                quote!({
+                    #clone
+                    let #group = ::std::sync::Arc::clone(&self.0);
+                    __tt::run_blocking(move || #group.#fn_ident(#(#call_args),*)).await
+                })
+            } else {
+                quote!({
+                    #clone
+                    __tt::run_blocking(move || #fn_ident(#(#call_args),*)).await
+                })
+            }
         }
     };
     // The conversion is chosen by the returned type, not by how it is spelt: a `Result`

@@ -61,7 +61,7 @@ impl Errors {
         self.0.is_none()
     }
 
-    fn into_result(self) -> syn::Result<()> {
+    pub(crate) fn into_result(self) -> syn::Result<()> {
         self.0.map_or(Ok(()), Err)
     }
 }

@@ -17,6 +17,8 @@ pub(crate) struct ToolFn {
     pub(crate) doc_span: Option<proc_macro2::Span>,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
+    /// A `&self` method of a `#[tools]` group (a free fn otherwise).
+    pub(crate) receiver: bool,
 }
 
 /// One parameter.
@@ -53,15 +55,32 @@ pub(crate) enum Output {
 
 impl ToolFn {
     pub(crate) fn parse(item: ItemFn, errors: &mut Errors) -> Self {
+        Self::parse_in(item, false, errors)
+    }
+
+    /// A `#[tool]` method of a `#[tools]` impl block: `&self` is the group.
+    pub(crate) fn parse_method(item: ItemFn, errors: &mut Errors) -> Self {
+        Self::parse_in(item, true, errors)
+    }
+
+    fn parse_in(item: ItemFn, method: bool, errors: &mut Errors) -> Self {
         let (lines, first_doc) = docs::doc_lines(&item.attrs);
         let docs = FnDocs::parse(&lines);
         let doc_span = first_doc.map(Spanned::span);
         let mut params = Vec::new();
         for input in &item.sig.inputs {
             match input {
+                FnArg::Receiver(receiver) if method => {
+                    if !matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None)) {
+                        errors.spanned(
+                            receiver,
+                            "a #[tool] method takes `&self`: calls may run at the same time, so the group is shared, never moved or borrowed mutably (use a `Mutex` inside for what changes)",
+                        );
+                    }
+                }
                 FnArg::Receiver(receiver) => errors.spanned(
                     receiver,
-                    "a #[tool] fn cannot take `self`: write a free fn, and reach shared state through a `State<T>` parameter (`ToolRegistry::with_state` supplies it)",
+                    "a #[tool] fn cannot take `self`: write a free fn and reach shared state through a `State<T>` parameter (`ToolRegistry::with_state` supplies it), or mark the `impl` block `#[tools]` to make its `&self` methods tools",
                 ),
                 FnArg::Typed(typed) => {
                     if let Some(param) = Param::parse(typed, errors) {
@@ -71,7 +90,13 @@ impl ToolFn {
             }
         }
         let output = Output::parse(&item.sig.output);
-        Self { item, docs, doc_span, params, output }
+        if method && !item.sig.inputs.iter().any(|input| matches!(input, FnArg::Receiver(_))) {
+            errors.spanned(
+                &item.sig.ident,
+                "a #[tool] method in a #[tools] block takes `&self` (the group it belongs to); move a fn without it out of the block, or add `&self`",
+            );
+        }
+        Self { item, docs, doc_span, params, output, receiver: method }
     }
 
     /// The fn as the user wrote it, less the parameter attributes only `#[tool]` understands

@@ -136,6 +136,10 @@ fn struct_ident(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -> syn::
         };
     }
     let ident = format_ident!("{}", upper_camel(&unraw(fn_ident)), span = fn_ident.span());
+    if tool_fn.receiver {
+        // A group's tool structs live inside the group's own block: nothing to clash with.
+        return ident;
+    }
     let mut clash = None;
     let signature_types = tool_fn.params.iter().map(|param| &param.ty);
     let output = match &tool_fn.item.sig.output {

@@ -12,7 +12,7 @@ pub use admission::{MAX_ARGUMENT_DEPTH, Violation};
 pub use dispatch::Admitted;
 pub use policies::{ToolPolicies, ToolPolicy};
 
-use crate::tool::{StateMap, check_family, check_tool_name};
+use crate::tool::{StateMap, ToolGroup, check_family, check_tool_name};
 use crate::{RegistryError, SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
 
 /// Every tool a host registered, whatever its exposure.
@@ -173,6 +173,28 @@ impl ToolRegistry {
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Self, RegistryError> {
         let exposure = tool.exposure();
         self.register_as(tool, exposure)
+    }
+
+    /// Registers every tool of a [`ToolGroup`] (the `#[tool]` methods of a
+    /// [`#[tools]`](macro@crate::tools) block), all or none: if one cannot register, none is.
+    ///
+    /// # Errors
+    /// As [`register`](Self::register), for the first tool that cannot register.
+    pub fn register_group<G: ToolGroup>(&mut self, group: G) -> Result<&mut Self, RegistryError> {
+        self.register_group_arc(Arc::new(group))
+    }
+
+    /// [`register_group`](Self::register_group) for a group the host also keeps a handle to.
+    ///
+    /// # Errors
+    /// As [`register_group`](Self::register_group).
+    pub fn register_group_arc<G: ToolGroup>(&mut self, group: Arc<G>) -> Result<&mut Self, RegistryError> {
+        let mut next = self.clone();
+        for tool in group.tools() {
+            next.register_arc(tool)?;
+        }
+        *self = next;
+        Ok(self)
     }
 
     /// Registers a tool under an exposure the host chooses, whatever

@@ -7,6 +7,7 @@
 mod annotations;
 mod context;
 mod exposure;
+mod group;
 mod naming;
 mod refusal;
 mod result;
@@ -18,6 +19,7 @@ use serde_json::Value;
 pub use annotations::ToolAnnotations;
 pub use context::{CancellationToken, ToolContext};
 pub use exposure::{ParseExposureError, ToolExposure};
+pub use group::ToolGroup;
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
 pub use refusal::Refusal;
 pub use result::{ToolContent, ToolResult};

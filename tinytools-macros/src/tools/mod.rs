@@ -1,0 +1,122 @@
+//! `#[tools]`: an `impl` block whose `#[tool]` methods take `&self` becomes a tool group — one
+//! `Tool` per method, each holding the shared value, and a `ToolGroup` impl that hands them to
+//! `ToolRegistry::register_group`. The block's own keys (`family`, `exposure`, the
+//! classification flags, budgets, `crate`) are defaults its methods' `#[tool(...)]` override.
+//!
+//! Each method goes through the same `attr → parse → validate` steps as a free `#[tool]` fn,
+//! and its `Tool` impl is written by the same `tool::expand::tool_impl`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{ImplItem, ItemFn, ItemImpl, Meta};
+
+use crate::tool::attr::ToolAttr;
+use crate::tool::parse::ToolFn;
+use crate::tool::{Errors, expand, validate};
+
+pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item_impl = match syn::parse2::<ItemImpl>(item.clone()) {
+        Ok(item_impl) => item_impl,
+        Err(_) => {
+            return syn::Error::new_spanned(
+                &item,
+                "#[tools] goes on an `impl` block whose `#[tool]` methods take `&self`, such as `#[tools(family = \"finance\")] impl Portfolio { ... }`",
+            )
+            .to_compile_error();
+        }
+    };
+    let mut errors = Errors::default();
+    let group = ToolAttr::parse(attr, &mut errors);
+    for (key, lit) in [("name", &group.name), ("ident", &group.ident), ("description", &group.description)] {
+        if let Some(lit) = lit {
+            errors.spanned(lit, format!("`{key}` belongs to one tool: put it on the method's `#[tool({key} = ...)]`"));
+        }
+    }
+    if let Some((path, _)) = &item_impl.trait_ {
+        errors
+            .spanned(path, "#[tools] goes on an inherent `impl` block (`impl Portfolio { ... }`), not on a trait impl");
+    }
+    if !item_impl.generics.params.is_empty() {
+        errors.spanned(
+            &item_impl.generics,
+            "a #[tools] impl block cannot be generic: each tool's JSON Schema is fixed at compile time; implement the block for a concrete type",
+        );
+    }
+
+    let mut tools = Vec::new();
+    for impl_item in &mut item_impl.items {
+        let ImplItem::Fn(method) = impl_item else {
+            continue;
+        };
+        let Some(at) = method.attrs.iter().position(|attr| attr.path().is_ident("tool")) else {
+            continue;
+        };
+        let tool_attr = method.attrs.remove(at);
+        let tokens = match &tool_attr.meta {
+            Meta::Path(_) => TokenStream::new(),
+            Meta::List(list) => list.tokens.clone(),
+            Meta::NameValue(nv) => {
+                errors.spanned(nv, "write `#[tool]` or `#[tool(key = value, ...)]`");
+                continue;
+            }
+        };
+        let own = ToolAttr::parse(tokens, &mut errors);
+        let merged = own.over(&group);
+        let item_fn = ItemFn {
+            attrs: method.attrs.clone(),
+            vis: method.vis.clone(),
+            modifiers: method.modifiers.clone(),
+            sig: method.sig.clone(),
+            block: Box::new(method.block.clone()),
+        };
+        let parsed = ToolFn::parse_method(item_fn, &mut errors);
+        // The block keeps the method, less what only `#[tool]` reads on its parameters.
+        method.sig = parsed.cleaned_fn().sig;
+        if let Some(mut tool) = validate::validate(&merged, &parsed, &mut errors) {
+            // Inside the group's block, out of the user's namespace.
+            tool.struct_ident = format_ident!("__Tool{}", tool.struct_ident);
+            tools.push((parsed, tool));
+        }
+    }
+    if tools.is_empty() && errors.is_empty() {
+        errors.spanned(
+            &item_impl.self_ty,
+            "this #[tools] block has no `#[tool]` method: mark the `&self` methods the model may call with `#[tool]`",
+        );
+    }
+    if let Err(error) = errors.into_result() {
+        let mut out = error.to_compile_error();
+        out.extend(quote!(#item_impl));
+        return out;
+    }
+
+    let self_ty = &item_impl.self_ty;
+    let krate = &tools[0].1.krate;
+    let structs = tools.iter().map(|(_, tool)| {
+        let ident = &tool.struct_ident;
+        let doc = format!(" The `{}` tool of a `#[tools]` group.", tool.name);
+        quote! {
+            #[doc = #doc]
+            struct #ident(::std::sync::Arc<#self_ty>);
+        }
+    });
+    let impls = tools.iter().map(|(tool_fn, tool)| expand::tool_impl(tool_fn, tool));
+    let idents = tools.iter().map(|(_, tool)| &tool.struct_ident);
+    quote! {
+        #item_impl
+
+        const _: () = {
+            #(#structs)*
+
+            #(#impls)*
+
+            impl #krate::ToolGroup for #self_ty {
+                fn tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<::std::sync::Arc<dyn #krate::Tool>> {
+                    ::std::vec![
+                        #(::std::sync::Arc::new(#idents(::std::sync::Arc::clone(&self))) as ::std::sync::Arc<dyn #krate::Tool>),*
+                    ]
+                }
+            }
+        };
+    }
+}
