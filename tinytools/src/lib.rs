@@ -59,7 +59,6 @@
 
 pub mod dialect;
 pub mod discovery;
-mod error;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod middleware;
@@ -81,10 +80,11 @@ mod unwind;
 pub mod __private;
 
 pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPolicy};
-pub use error::{RegistryError, ToolError};
 pub use model::{ChatModel, Message, ModelResponse};
 pub use rank::ToolRanker;
-pub use registry::{MAX_ARGUMENT_DEPTH, RegisteredTool, ToolPolicies, ToolPolicy, ToolRegistry, Violation};
+pub use registry::{
+    MAX_ARGUMENT_DEPTH, RegisteredTool, RegistryError, ToolError, ToolPolicies, ToolPolicy, ToolRegistry, Violation,
+};
 pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, StopReason};
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use tool::{

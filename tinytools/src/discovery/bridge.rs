@@ -8,7 +8,7 @@ use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answ
 use crate::schema::{SchemaPreparation, TokenCounter};
 use crate::surface::Surface;
 use crate::tool::TOOL_SEARCH;
-use crate::{RunPolicy, SchemaCompaction, ToolRegistry, ToolResult, ToolSchema};
+use crate::{SchemaCompaction, ToolRegistry, ToolResult, ToolSchema};
 
 /// A run's discovery: its deferred catalogue, its policy, and whether the intrinsic
 /// `tool_search` is advertised.
@@ -81,11 +81,6 @@ impl DiscoveryBridge {
             DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
         };
         Self { catalog, policy, surface, preparation: None }
-    }
-
-    /// The bridge a run with this policy uses: its discovery policy and schema preparation.
-    pub fn for_run(surface: Surface, policy: &RunPolicy) -> Self {
-        Self::over(surface, policy.discovery.clone()).with_preparation(policy.tool_schemas)
     }
 
     /// Projects every schema the bridge sends — the tools array, `tool_search`'s own

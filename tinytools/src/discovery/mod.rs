@@ -13,8 +13,10 @@ mod manifest;
 mod policy;
 mod unknown;
 
+/// The catalogue discovery ranks (defined with the ranking in [`rank`](crate::rank)).
+pub use crate::rank::{CatalogTool, DeferredCatalog};
 pub use bridge::{DiscoveryBridge, SearchAnswer};
-pub use catalog::{CatalogTool, DeferredCatalog, RankOutcome};
+pub use catalog::RankOutcome;
 pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
 pub use policy::{PrePromotion, RankMode, ToolDiscoveryPolicy};
 pub use unknown::{MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, unknown_tool_answer};

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use super::Middleware;
 use crate::ToolSchema;
 use crate::model::Message;
-use crate::schema::count_message_tokens;
 use crate::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
 
 /// Once a request's messages and tool schemas together reach `threshold` tokens, replaces the
@@ -51,7 +50,7 @@ impl MicrocompactMiddleware {
 
     /// Whether messages and tools together reach the threshold.
     pub fn gate(&self, messages: &[Message], tools: &[ToolSchema]) -> bool {
-        let messages: usize = messages.iter().map(|m| count_message_tokens(m, self.counter.as_ref())).sum();
+        let messages: usize = messages.iter().map(|m| m.count_tokens(self.counter.as_ref())).sum();
         messages.saturating_add(count_tool_schema_tokens(tools, self.counter.as_ref())) >= self.threshold
     }
 }

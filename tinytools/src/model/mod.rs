@@ -193,3 +193,11 @@ pub trait ChatModel: Send + Sync {
     /// One model call.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 }
+
+impl Message {
+    /// What this message costs, as `counter` counts its JSON: the measure the run's context
+    /// budgets (microcompaction's gate, context-overflow shrinking) share.
+    pub(crate) fn count_tokens(&self, counter: &dyn crate::schema::TokenCounter) -> usize {
+        counter.count(&serde_json::to_string(self).unwrap_or_default())
+    }
+}

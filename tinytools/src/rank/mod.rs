@@ -4,6 +4,7 @@
 //! `tool_search` bridge uses; [`ToolRanker`] is how a host plugs in its own.
 
 mod bm25;
+mod catalog;
 mod document;
 #[cfg(feature = "embedding")]
 pub mod embedding;
@@ -11,6 +12,7 @@ mod ranker;
 mod tokenize;
 
 pub use bm25::{Bm25Hit, Bm25Index, Bm25Params};
+pub use catalog::{CatalogTool, DeferredCatalog};
 pub use document::{FieldWeights, ToolDocument};
 pub use ranker::{Bm25Ranker, RankContext, RankRequest, RankedTool, ToolRanker};
 pub use tokenize::{Tokenizer, tokenize};

@@ -1,6 +1,6 @@
 //! [`ToolRanker`]: the pluggable ranking the discovery bridge asks.
 
-use crate::discovery::DeferredCatalog;
+use crate::rank::DeferredCatalog;
 
 /// What a ranker may know besides the query.
 ///

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::{RegistryError, ToolError};
+use super::{RegistryError, ToolError};
 
 /// The longest violation message kept; a huge offending value is cut, not echoed whole.
 const MAX_MESSAGE_BYTES: usize = 300;

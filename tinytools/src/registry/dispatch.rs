@@ -2,11 +2,12 @@
 
 use serde_json::Value;
 
+use super::ToolError;
 use super::admission::drop_flat;
 use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
 use crate::tool::StateMap;
 use crate::unwind::CatchUnwind;
-use crate::{Refusal, ToolContext, ToolError, ToolResult};
+use crate::{Refusal, ToolContext, ToolResult};
 
 impl ToolRegistry {
     /// Calls a tool by name: the host path, which reaches every exposure, Hidden included.

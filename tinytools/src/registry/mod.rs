@@ -2,6 +2,7 @@
 
 mod admission;
 mod dispatch;
+mod error;
 mod policies;
 
 use std::collections::BTreeMap;
@@ -10,10 +11,11 @@ use std::sync::Arc;
 pub(crate) use admission::{Admission, ArgumentsRejected};
 pub use admission::{MAX_ARGUMENT_DEPTH, Violation};
 pub use dispatch::Admitted;
+pub use error::{RegistryError, ToolError};
 pub use policies::{ToolPolicies, ToolPolicy};
 
 use crate::tool::{StateMap, ToolGroup, check_family, check_tool_name};
-use crate::{RegistryError, SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
+use crate::{SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
 
 /// Every tool a host registered, whatever its exposure.
 ///

@@ -12,7 +12,6 @@
 
 use crate::model::Message;
 use crate::schema::TokenCounter;
-use crate::schema::count_message_tokens;
 
 /// The share of the window a request may fill: the rest is the model's answer, and the
 /// run's estimate of what the provider counts.
@@ -93,7 +92,7 @@ pub(super) fn target(estimate: usize, prompt: Option<u64>, window: Option<u64>) 
 
 /// The estimated tokens of `messages` plus `tools_tokens`.
 pub(super) fn estimate(messages: &[Message], tools_tokens: usize, counter: &dyn TokenCounter) -> usize {
-    messages.iter().map(|m| count_message_tokens(m, counter)).sum::<usize>() + tools_tokens
+    messages.iter().map(|m| m.count_tokens(counter)).sum::<usize>() + tools_tokens
 }
 
 /// Shrinks `messages` toward `target` estimated tokens (see the module docs). Returns what it
@@ -127,7 +126,7 @@ pub(super) fn shrink(
         let Some(unit) = droppable.pop() else { break };
         for i in unit.clone() {
             gone[i] = true;
-            done.after = done.after.saturating_sub(count_message_tokens(&messages[i], counter));
+            done.after = done.after.saturating_sub(messages[i].count_tokens(counter));
         }
         done.dropped += unit.len();
     }

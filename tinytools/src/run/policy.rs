@@ -4,8 +4,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::limits::{RunCaps, UsageLimits};
-use crate::discovery::ToolDiscoveryPolicy;
+use crate::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
 use crate::schema::SchemaPreparation;
+use crate::surface::Surface;
 
 /// What governs one run. Defaults are safe: discovery on with the spec's limits, schemas sent
 /// as declared, every registered tool admitted, 16 model turns, one minute per tool call,
@@ -156,6 +157,14 @@ pub struct Capture {
     /// Record tool inputs (such as `ToolSearched.query`). Off by default: they can hold
     /// personal data.
     pub tool_io: bool,
+}
+
+// Here rather than in `discovery`, so that discovery does not depend on the run.
+impl DiscoveryBridge {
+    /// The bridge a run with this policy uses: its discovery policy and schema preparation.
+    pub fn for_run(surface: Surface, policy: &RunPolicy) -> Self {
+        Self::over(surface, policy.discovery.clone()).with_preparation(policy.tool_schemas)
+    }
 }
 
 impl Default for RunPolicy {

@@ -19,5 +19,4 @@ pub use profile::ProviderProfile;
 pub(crate) use refs::{definitions as definitions_of, ref_target as ref_name};
 #[cfg(feature = "tiktoken")]
 pub use tokens::TiktokenCounter;
-pub(crate) use tokens::count_message_tokens;
 pub use tokens::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};

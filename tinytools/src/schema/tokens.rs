@@ -85,9 +85,3 @@ impl TokenCounter for TiktokenCounter {
 pub fn count_tool_schema_tokens(schemas: &[ToolSchema], counter: &dyn TokenCounter) -> usize {
     schemas.iter().map(|schema| counter.count(&schema.to_compact_json())).sum()
 }
-
-/// What one message costs, as `counter` counts its JSON: the measure the run's context
-/// budgets (microcompaction's gate, context-overflow shrinking) share.
-pub(crate) fn count_message_tokens(message: &crate::model::Message, counter: &dyn TokenCounter) -> usize {
-    counter.count(&serde_json::to_string(message).unwrap_or_default())
-}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::store::{Embedded, Pending, Store, check_vector};
 use super::{EmbeddingError, TextEmbedder};
-use crate::discovery::DeferredCatalog;
+use crate::rank::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, ToolRanker};
 
 /// How many of BM25's best tools get its blended score (the rest get only their cosine).

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::TextEmbedder;
-use crate::discovery::DeferredCatalog;
+use crate::rank::DeferredCatalog;
 use crate::schema::ToolSchema;
 
 /// Tool name → what was embedded for it.

@@ -1,7 +1,7 @@
 //! The library's errors: [`RegistryError`] for registration, [`ToolError`] for calls.
 
+use super::Violation;
 use crate::ToolResult;
-use crate::registry::Violation;
 
 /// Why a tool could not be registered.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,117 @@
+//! The runtime crate's top-level modules depend on each other without cycles, read from the
+//! source: every `crate::module` path and every `use crate::{..}` of a root re-export counts as
+//! an edge to the module the name comes from.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn source_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tinytools/src")
+}
+
+fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).expect("readable").flatten() {
+            rust_files(&entry.path(), out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_owned());
+    }
+}
+
+fn ident_at(text: &str) -> &str {
+    let end = text.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(text.len());
+    &text[..end]
+}
+
+/// `name → module` for every `pub use module::{..}` / `pub use module::Name` of lib.rs.
+fn root_reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for statement in lib.split(';') {
+        let Some(rest) = statement.trim().strip_prefix("pub use ") else { continue };
+        let module = ident_at(rest).to_owned();
+        let items = rest[module.len()..].trim_start_matches("::").trim_matches(|c| c == '{' || c == '}');
+        for item in items.split(',') {
+            let name = item.trim().rsplit("::").next().unwrap_or("").trim();
+            if !name.is_empty() {
+                map.insert(name.to_owned(), module.clone());
+            }
+        }
+    }
+    map
+}
+
+fn dependency_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let root = source_root();
+    let lib = std::fs::read_to_string(root.join("lib.rs")).expect("lib.rs");
+    let reexports = root_reexports(&lib);
+    let modules: BTreeSet<String> = std::fs::read_dir(&root)
+        .expect("src")
+        .flatten()
+        .filter_map(|e| e.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|name| name != "lib")
+        .collect();
+    let mut graph = BTreeMap::new();
+    for module in &modules {
+        let mut files = Vec::new();
+        let dir = root.join(module);
+        rust_files(if dir.is_dir() { &dir } else { &root }, &mut files);
+        if !dir.is_dir() {
+            files.retain(|f| f.file_stem().is_some_and(|s| s == module.as_str()));
+        }
+        let mut deps = BTreeSet::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable");
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                let mut rest = line;
+                while let Some(at) = rest.find("crate::") {
+                    rest = &rest[at + "crate::".len()..];
+                    if let Some(group) = rest.strip_prefix('{') {
+                        for item in group.split([',', '}']) {
+                            let name = ident_at(item.trim());
+                            deps.insert(reexports.get(name).cloned().unwrap_or_else(|| name.to_owned()));
+                        }
+                    } else {
+                        let name = ident_at(rest);
+                        deps.insert(reexports.get(name).cloned().unwrap_or_else(|| name.to_owned()));
+                    }
+                }
+            }
+        }
+        deps.remove(module);
+        deps.retain(|d| modules.contains(d));
+        graph.insert(module.clone(), deps);
+    }
+    graph
+}
+
+fn reachable(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_owned()];
+    while let Some(next) = stack.pop() {
+        for dep in graph.get(&next).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                stack.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_runtime_modules_have_no_dependency_cycles() {
+    let graph = dependency_graph();
+    assert!(graph.len() > 10, "the scan found the modules: {graph:?}");
+    assert!(
+        graph["run"].contains("discovery") && graph["discovery"].contains("rank"),
+        "the scan sees edges: {graph:?}"
+    );
+    let cycles: Vec<(String, String)> = graph
+        .keys()
+        .flat_map(|a| {
+            reachable(&graph, a).into_iter().filter(|b| reachable(&graph, b).contains(a)).map(move |b| (a.clone(), b))
+        })
+        .filter(|(a, b)| a < b)
+        .collect();
+    assert!(cycles.is_empty(), "modules that depend on each other: {cycles:?}\n{graph:#?}");
+}

@@ -1,0 +1,125 @@
+//! [`DeferredCatalog`]: the run's deferred tools, fixed at run start, indexed for BM25. How a
+//! run ranks it (host ranker, fallback, timeout) is discovery's: `DeferredCatalog::rank` lives
+//! there.
+
+use std::sync::Arc;
+
+use super::{Bm25Index, Bm25Params, FieldWeights, RankedTool, Tokenizer, ToolDocument};
+use crate::surface::{Surface, SurfaceTool};
+use crate::{ToolExposure, ToolRegistry, ToolSchema};
+
+/// One deferred tool as the catalogue holds it: the surface's own record of it.
+pub type CatalogTool = SurfaceTool;
+
+/// The deferred tools of a run: built once at run start from the registry's Deferred tools
+/// that the host allow-list admits, and indexed for BM25.
+///
+/// ```
+/// use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
+/// use tinytools::{ToolRegistry, tool};
+///
+/// /// Fetch the latest price for a ticker symbol.
+/// #[tool(exposure = "deferred", family = "finance")]
+/// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { symbol }
+///
+/// /// Send an email to one or more people.
+/// #[tool(exposure = "deferred", family = "mail")]
+/// async fn send_email(/** Recipients. */ to: Vec<String>) -> String { to.join(",") }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(StockQuote)?.register(SendEmail)?;
+/// let catalog = DeferredCatalog::new(&registry, |_| true);
+/// assert_eq!(catalog.len(), 2);
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let outcome = catalog.rank(&ToolDiscoveryPolicy::default(), "share price of ACME", 5).await;
+/// assert_eq!(outcome.matched[0].name, "stock_quote");
+/// assert_eq!(outcome.ranker, "bm25");
+/// # });
+/// # Ok::<(), tinytools::RegistryError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DeferredCatalog {
+    /// Name-sorted and unique: [`get`](Self::get) binary-searches it.
+    tools: Vec<CatalogTool>,
+    index: Bm25Index,
+}
+
+impl DeferredCatalog {
+    /// The registry's Deferred tools that `allowed` admits (for ranking outside a run; a run
+    /// builds its catalogue from its [`Surface`] with [`of_surface`](Self::of_surface)).
+    pub fn new(registry: &ToolRegistry, allowed: impl Fn(&str) -> bool) -> Self {
+        let tools = registry
+            .iter()
+            .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
+            .map(|tool| {
+                SurfaceTool::new(tool.shared_schema(), ToolExposure::Deferred, tool.family(), tool.compaction())
+            })
+            .collect();
+        Self::index(tools, &FieldWeights::default())
+    }
+
+    /// A run's catalogue: the Deferred tools its surface admits.
+    pub fn of_surface(surface: &Surface) -> Self {
+        Self::index(surface.deferred().cloned().collect(), &FieldWeights::default())
+    }
+
+    /// A catalogue of the given declarations and families, sorted by name (so the manifest is
+    /// byte-stable); a repeated name keeps its first declaration.
+    pub fn from_tools<S: Into<Arc<ToolSchema>>>(tools: impl IntoIterator<Item = (S, Option<String>)>) -> Self {
+        Self::with_weights(tools, &FieldWeights::default())
+    }
+
+    /// As [`from_tools`](Self::from_tools), with other field weights.
+    pub fn with_weights<S: Into<Arc<ToolSchema>>>(
+        tools: impl IntoIterator<Item = (S, Option<String>)>,
+        weights: &FieldWeights,
+    ) -> Self {
+        let tools = tools
+            .into_iter()
+            .map(|(schema, family)| SurfaceTool::new(schema.into(), ToolExposure::Deferred, family.as_deref(), None))
+            .collect();
+        Self::index(tools, weights)
+    }
+
+    /// Sorts, deduplicates and indexes the catalogue's tools.
+    fn index(mut list: Vec<CatalogTool>, weights: &FieldWeights) -> Self {
+        // Stable: of two tools with one name, the first given stays.
+        list.sort_by(|a, b| a.schema().name.cmp(&b.schema().name));
+        list.dedup_by(|later, kept| later.schema().name == kept.schema().name);
+        let weights = *weights;
+        // Each document's fields are read on the thread that tokenizes it.
+        let document = |i: usize| ToolDocument::new(list[i].schema(), list[i].family()).fields(weights);
+        let index = Bm25Index::build_split(list.len(), document, Tokenizer::default(), Bm25Params::default());
+        Self { tools: list, index }
+    }
+
+    /// The tool of that name, if the catalogue holds it.
+    pub fn get(&self, name: &str) -> Option<&CatalogTool> {
+        self.tools.binary_search_by(|tool| tool.schema().name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
+    }
+
+    /// How many tools the catalogue holds.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the catalogue is empty (then no bridge is advertised).
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Every tool, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &CatalogTool> {
+        self.tools.iter()
+    }
+
+    /// BM25's best `limit` tools for `query`, with confidences.
+    pub fn bm25(&self, query: &str, limit: usize) -> Vec<RankedTool> {
+        self.index
+            .search(query, limit)
+            .into_iter()
+            .map(|hit| RankedTool { name: self.tools[hit.doc].schema().name.clone(), confidence: Some(hit.confidence) })
+            .collect()
+    }
+}
