@@ -24,7 +24,7 @@ use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{
-    Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, Tokenizer, ToolDocument, ToolRanker,
+    Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, Scores};
 use tinytools_examples::models;
@@ -160,7 +160,7 @@ impl ToolRanker for CustomBm25 {
     fn name(&self) -> &str {
         "custom"
     }
-    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+    async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         Ok(self
             .index
             .search(request.query, request.limit)

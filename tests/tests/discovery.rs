@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tinytools::discovery::{
     DeferredCatalog, DiscoveryBridge, Manifest, ManifestDetail, RankMode, ToolDiscoveryPolicy, unknown_tool_answer,
 };
-use tinytools::rank::{Bm25Ranker, RankRequest, RankedTool, ToolRanker};
+use tinytools::rank::{Bm25Ranker, RankRequest, RankedTool, RankerError, ToolRanker};
 use tinytools::schema::{EstimatedTokens, TokenCounter};
 use tinytools::surface::{Subject, Surface};
 use tinytools::{ToolExposure, ToolRegistry};
@@ -189,13 +189,13 @@ impl ToolRanker for Host {
     fn name(&self) -> &str {
         "host"
     }
-    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+    async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         assert!(request.context.conversation.is_empty(), "the bridge passes an empty context");
         match self {
             Host::Answers(names) => {
                 Ok(names.iter().map(|n| RankedTool { name: (*n).to_owned(), confidence: Some(0.9) }).collect())
             }
-            Host::Fails => anyhow::bail!("embedding service unreachable"),
+            Host::Fails => return Err(RankerError::unavailable("embedding service unreachable")),
             Host::Panics => panic!("ranker bug"),
             Host::Sleeps => {
                 tokio::time::sleep(Duration::from_secs(60)).await;
@@ -228,7 +228,7 @@ async fn a_host_ranker_serves_and_invented_names_never_reach_the_model() {
 #[tokio::test]
 async fn a_failing_panicking_slow_empty_or_inventing_ranker_falls_back_to_bm25() {
     let cases = [
-        (Host::Fails, "ranker `host` failed: embedding service unreachable"),
+        (Host::Fails, "ranker `host`: the ranker is unavailable: embedding service unreachable"),
         (Host::Panics, "ranker `host` panicked: ranker bug"),
         (Host::Sleeps, "ranker `host` timed out after 50 ms"),
         (Host::Answers(vec![]), "ranker `host` returned nothing"),
@@ -362,7 +362,7 @@ impl ToolRanker for PanicsEagerly {
     fn rank<'life0, 'life1, 'async_trait>(
         &'life0 self,
         _request: RankRequest<'life1>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<Vec<RankedTool>>> + Send + 'async_trait>>
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<RankedTool>, RankerError>> + Send + 'async_trait>>
     where
         'life0: 'async_trait,
         'life1: 'async_trait,

@@ -180,8 +180,8 @@ impl TextEmbedder for Broken {
     fn name(&self) -> &str {
         "broken"
     }
-    fn embed(&self, _: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
-        anyhow::bail!("the model server is down")
+    fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        Err(EmbeddingError::model("the model server is down"))
     }
 }
 
@@ -192,7 +192,7 @@ impl TextEmbedder for Panics {
     fn name(&self) -> &str {
         "panics"
     }
-    fn embed(&self, _: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+    fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         panic!("index out of bounds")
     }
 }
@@ -228,7 +228,7 @@ impl TextEmbedder for Recording {
     fn name(&self) -> &str {
         "recording"
     }
-    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         self.0.lock().unwrap().extend(texts.iter().map(|t| (*t).to_owned()));
         Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::rank::{RankRequest, RankedTool, ToolRanker};
+use tinytools::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy, Transcript};
 use tinytools::testkit::ScriptedModel;
 use tinytools_examples::catalogue;
@@ -159,7 +159,7 @@ impl ToolRanker for AlwaysWeather {
     fn name(&self) -> &str {
         "always-weather"
     }
-    async fn rank(&self, _request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+    async fn rank(&self, _request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         Ok(vec![RankedTool { name: "weather_forecast".into(), confidence: Some(0.9) }])
     }
 }
@@ -172,8 +172,8 @@ impl ToolRanker for Broken {
     fn name(&self) -> &str {
         "broken"
     }
-    async fn rank(&self, _request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
-        anyhow::bail!("index offline")
+    async fn rank(&self, _request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
+        Err(RankerError::unavailable("index offline"))
     }
 }
 

@@ -48,7 +48,7 @@ impl DeferredCatalog {
         let hits = match answer {
             Err(_) => Err(format!("ranker `{name}` timed out after {} ms", policy.ranker_timeout.as_millis())),
             Ok(Err(panic)) => Err(format!("ranker `{name}` panicked: {panic}")),
-            Ok(Ok(Err(error))) => Err(format!("ranker `{name}` failed: {error:#}")),
+            Ok(Ok(Err(error))) => Err(format!("ranker `{name}`: {}", with_causes(&error))),
             Ok(Ok(Ok(hits))) => self.resolve(&name, hits, limit),
         };
         match hits {
@@ -100,6 +100,18 @@ impl DeferredCatalog {
             latency_ms: elapsed_ms(started),
         }
     }
+}
+
+/// An error and its causes, `: `-joined, as the fallback reason the host reads.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        cause = next.source();
+    }
+    text
 }
 
 fn elapsed_ms(started: Instant) -> f64 {

@@ -14,5 +14,5 @@ mod tokenize;
 pub use bm25::{Bm25Hit, Bm25Index, Bm25Params};
 pub use catalog::{CatalogTool, DeferredCatalog};
 pub use document::{FieldWeights, ToolDocument};
-pub use ranker::{Bm25Ranker, RankContext, RankRequest, RankedTool, ToolRanker};
+pub use ranker::{Bm25Ranker, RankContext, RankRequest, RankedTool, RankerError, ToolRanker};
 pub use tokenize::{Tokenizer, tokenize};

@@ -37,6 +37,53 @@ pub struct RankRequest<'a> {
     pub context: &'a RankContext,
 }
 
+/// Why a host ranker gave no ranking. A search never fails on it: BM25 answers, and the
+/// reason (this error's text and its causes) lands in `ToolSearched.fallback`.
+///
+/// ```
+/// use tinytools::rank::RankerError;
+///
+/// let down = RankerError::unavailable("the embedding service at 10.0.0.7 did not answer");
+/// assert!(down.to_string().contains("did not answer"));
+/// let failed = RankerError::failed(std::io::Error::other("socket closed"));
+/// assert!(std::error::Error::source(&failed).is_some());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RankerError {
+    /// What the ranker needs is not there (a model still loading, a service down).
+    #[error("the ranker is unavailable: {reason}")]
+    Unavailable {
+        /// What is missing.
+        reason: String,
+    },
+    /// The ranker failed; the cause is kept for the host.
+    #[error("the ranker failed")]
+    Failed {
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl RankerError {
+    /// What the ranker needs is not there.
+    pub fn unavailable(reason: impl Into<String>) -> Self {
+        Self::Unavailable { reason: reason.into() }
+    }
+
+    /// The ranker failed with this error.
+    pub fn failed(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Failed { source: Box::new(source) }
+    }
+}
+
+impl From<super::embedding::EmbeddingError> for RankerError {
+    fn from(error: super::embedding::EmbeddingError) -> Self {
+        Self::failed(error)
+    }
+}
+
 /// Ranks the deferred catalogue for a query: a decision model, an embedding index, a
 /// cross-encoder... Installed with
 /// [`ToolDiscoveryPolicy::with_ranker`](crate::discovery::ToolDiscoveryPolicy::with_ranker).
@@ -45,7 +92,7 @@ pub struct RankRequest<'a> {
 /// and records why. It cannot make an error reach the model.
 ///
 /// ```
-/// use tinytools::rank::{RankRequest, RankedTool, ToolRanker};
+/// use tinytools::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 ///
 /// /// Ranks tools whose name starts with the query first.
 /// struct Prefix;
@@ -53,7 +100,7 @@ pub struct RankRequest<'a> {
 /// #[async_trait::async_trait]
 /// impl ToolRanker for Prefix {
 ///     fn name(&self) -> &str { "prefix" }
-///     async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+///     async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
 ///         Ok(request
 ///             .catalog
 ///             .iter()
@@ -70,7 +117,10 @@ pub trait ToolRanker: Send + Sync {
     fn name(&self) -> &str;
 
     /// The best tools for the request, best first, at most `request.limit`.
-    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>>;
+    ///
+    /// # Errors
+    /// [`RankerError`]: the bridge answers with BM25 instead and records why.
+    async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError>;
 }
 
 /// The default ranking as a [`ToolRanker`]: the catalogue's own BM25 index. Useful to compose
@@ -84,7 +134,7 @@ impl ToolRanker for Bm25Ranker {
         "bm25"
     }
 
-    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+    async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         Ok(request.catalog.bm25(request.query, request.limit))
     }
 }

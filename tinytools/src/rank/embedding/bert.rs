@@ -224,7 +224,7 @@ impl TextEmbedder for BertEmbedder {
     }
 
     /// Embeds the texts on every core, in batches of stacked tokens.
-    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(texts.len());
         let run = |part: &[&str]| part.chunks(BATCH).flat_map(|batch| self.embed_batch(batch)).collect::<Vec<_>>();
         if threads <= 1 {
@@ -235,7 +235,7 @@ impl TextEmbedder for BertEmbedder {
             let handles: Vec<_> = texts.chunks(chunk).map(|part| scope.spawn(move || run(part))).collect();
             handles.into_iter().map(|handle| handle.join()).collect::<Result<_, _>>()
         })
-        .map_err(|_| anyhow::anyhow!("an embedding thread panicked"))?;
+        .map_err(|_| EmbeddingError::model("an embedding thread panicked"))?;
         Ok(parts.into_iter().flatten().collect())
     }
 }

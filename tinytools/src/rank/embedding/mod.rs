@@ -43,11 +43,12 @@ pub trait TextEmbedder: Send + Sync {
     /// One vector per text, in order.
     ///
     /// # Errors
-    /// Whatever stops the encoder; the discovery bridge then answers with BM25 and records why.
-    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>>;
+    /// Whatever stops the encoder ([`EmbeddingError::Model`] for a computation that failed);
+    /// the discovery bridge then answers with BM25 and records why.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError>;
 }
 
-/// Why a model could not be loaded.
+/// Why a model could not be loaded, or could not embed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbeddingError {
@@ -69,6 +70,13 @@ pub enum EmbeddingError {
         #[source]
         source: std::io::Error,
     },
+    /// The embedder could not embed: its computation failed, or it answered with vectors
+    /// the ranker cannot use.
+    #[error("the embedder failed: {what}")]
+    Model {
+        /// What went wrong.
+        what: String,
+    },
     /// A file was read but is not what it should be: not what a BERT sentence encoder needs,
     /// or not vectors this ranker can use.
     #[error("{}: {what}", path.display())]
@@ -81,6 +89,11 @@ pub enum EmbeddingError {
 }
 
 impl EmbeddingError {
+    /// The embedder's computation failed.
+    pub fn model(what: impl Into<String>) -> Self {
+        Self::Model { what: what.into() }
+    }
+
     fn format(path: &Path, what: impl Into<String>) -> Self {
         Self::Format { path: path.into(), what: what.into() }
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::store::{Embedded, Pending, Store, check_vector};
 use super::{EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
-use crate::rank::{RankRequest, RankedTool, ToolRanker};
+use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 
 /// How many of BM25's best tools get its blended score (the rest get only their cosine).
 const BM25_CANDIDATES: usize = 100;
@@ -70,7 +70,7 @@ impl EmbeddingRanker {
     ///
     /// # Errors
     /// The embedder's error.
-    pub fn prepare(&self, catalog: &DeferredCatalog) -> anyhow::Result<usize> {
+    pub fn prepare(&self, catalog: &DeferredCatalog) -> Result<usize, EmbeddingError> {
         self.store.fill(&*self.embedder, self.store.stale(catalog))
     }
 
@@ -185,21 +185,21 @@ impl ToolRanker for EmbeddingRanker {
         &self.name
     }
 
-    async fn rank(&self, request: RankRequest<'_>) -> anyhow::Result<Vec<RankedTool>> {
+    async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         let (missing, gate) = self.missing(request.catalog).await;
         let (embedder, store, query) = (Arc::clone(&self.embedder), Arc::clone(&self.store), request.query.to_owned());
         // The catalogue's missing tools and the query, off the async runtime. Vectors land in
         // the cache even when the bridge's timeout gives up on this search; the gate is held
         // until they have.
-        let query_vector = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<f32>> {
+        let query_vector = tokio::task::spawn_blocking(move || -> Result<Vec<f32>, EmbeddingError> {
             store.fill(&*embedder, missing)?;
             drop(gate);
             let vectors = embedder.embed(&[&query])?;
             store.check_embedded(&vectors)?;
-            vectors.into_iter().next().ok_or_else(|| anyhow::anyhow!("the embedder returned no vector"))
+            vectors.into_iter().next().ok_or_else(|| EmbeddingError::model("the embedder returned no vector"))
         })
         .await
-        .map_err(|e| anyhow::anyhow!("the embedder panicked or was cancelled: {e}"))??;
+        .map_err(|e| EmbeddingError::model(format!("the embedder panicked or was cancelled: {e}")))??;
         // Vectors from a file of another length than the embedder's: drop and embed again.
         if self.store.evict_other_widths(query_vector.len()) > 0 {
             let (missing, gate) = self.missing(request.catalog).await;
@@ -210,7 +210,7 @@ impl ToolRanker for EmbeddingRanker {
                 filled
             })
             .await
-            .map_err(|e| anyhow::anyhow!("the embedder panicked or was cancelled: {e}"))??;
+            .map_err(|e| EmbeddingError::model(format!("the embedder panicked or was cancelled: {e}")))??;
         }
 
         let mut lexical: HashMap<String, f32> = HashMap::new();
@@ -269,7 +269,7 @@ mod tests {
         fn name(&self) -> &str {
             "lengths"
         }
-        fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
             self.0.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(20));
             Ok(texts
@@ -388,7 +388,7 @@ mod tests {
         fn name(&self) -> &str {
             "other"
         }
-        fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
             Ok(texts.iter().map(|_| vec![1.0]).collect())
         }
     }
@@ -503,7 +503,7 @@ mod tests {
         fn name(&self) -> &str {
             "held"
         }
-        fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
             let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
             self.most_at_once.fetch_max(now, Ordering::SeqCst);
             while !self.released.load(Ordering::SeqCst) {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::TextEmbedder;
+use super::{EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
 use crate::schema::ToolSchema;
 
@@ -76,16 +76,18 @@ impl Store {
 
     /// Checks vectors the embedder returned: all of one non-zero length, finite, and of the
     /// length it returned before. The first good ones teach the store that length.
-    pub(super) fn check_embedded(&self, vectors: &[Vec<f32>]) -> anyhow::Result<()> {
+    pub(super) fn check_embedded(&self, vectors: &[Vec<f32>]) -> Result<(), EmbeddingError> {
         let Some(first) = vectors.first() else { return Ok(()) };
         let width = self.width().unwrap_or(first.len());
         if let Some(odd) = vectors.iter().find(|v| v.len() != width || width == 0) {
-            anyhow::bail!("the embedder returned a {}-number vector where {width} were expected", odd.len());
+            return Err(EmbeddingError::model(format!(
+                "the embedder returned a {}-number vector where {width} were expected",
+                odd.len()
+            )));
         }
-        anyhow::ensure!(
-            vectors.iter().flatten().all(|x| x.is_finite()),
-            "the embedder returned a vector with a number that is not finite"
-        );
+        if !vectors.iter().flatten().all(|x| x.is_finite()) {
+            return Err(EmbeddingError::model("the embedder returned a vector with a number that is not finite"));
+        }
         self.width.store(width, Ordering::Release);
         Ok(())
     }
@@ -138,7 +140,7 @@ impl Store {
 
     /// Embeds what is still stale of `pending` (another search may have embedded it while this
     /// one waited); returns how many were embedded.
-    pub(super) fn fill(&self, embedder: &dyn TextEmbedder, pending: Vec<Pending>) -> anyhow::Result<usize> {
+    pub(super) fn fill(&self, embedder: &dyn TextEmbedder, pending: Vec<Pending>) -> Result<usize, EmbeddingError> {
         if pending.is_empty() {
             return Ok(0);
         }
@@ -152,12 +154,13 @@ impl Store {
         }
         let texts: Vec<&str> = missing.iter().map(|p| p.text.as_str()).collect();
         let vectors = embedder.embed(&texts)?;
-        anyhow::ensure!(
-            vectors.len() == missing.len(),
-            "the embedder returned {} vectors for {} texts",
-            vectors.len(),
-            missing.len()
-        );
+        if vectors.len() != missing.len() {
+            return Err(EmbeddingError::model(format!(
+                "the embedder returned {} vectors for {} texts",
+                vectors.len(),
+                missing.len()
+            )));
+        }
         self.check_embedded(&vectors)?;
         let count = missing.len();
         let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
