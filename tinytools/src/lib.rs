@@ -125,7 +125,9 @@ pub use tool::{
 /// | key | value | default |
 /// |-----|-------|---------|
 /// | `name` | `"stock_quote"`: `^[A-Za-z0-9_-]{1,64}$`, not `tool_search` | the fn's name |
-/// | `description` | a string | the doc comment up to its first `#` heading |
+/// | `ident` | the generated struct's name, such as `"QuoteTool"` | the fn's name in UpperCamelCase |
+/// | `crate` | the runtime's path, such as `"::my_tools"` (a renamed dependency, a facade) | `::tinytools` |
+/// | `description` | a string (`""` on purpose for a Direct tool that needs none) | the doc comment up to its first `#` heading |
 /// | `exposure` | `"direct"`, `"deferred"` or `"hidden"` | `"direct"` |
 /// | `family` | 1–64 of `[A-Za-z0-9_.-]` | none |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | flag, or `= true` / `= false` | [`ToolAnnotations::UNCLASSIFIED`]; `read_only` starts from [`ToolAnnotations::READ_ONLY`] |
@@ -139,15 +141,18 @@ pub use tool::{
 /// `#[serde(rename = "...")]` says). Its `///` doc comment, or its entry in a rustdoc-style
 /// `# Arguments` list, is its description. `Option<T>` is optional, `#[serde(default)]` too.
 /// Types must own their data and implement `serde::Deserialize` + `schemars::JsonSchema`.
-/// A parameter of type `&ToolContext` (or `ToolContext`) receives the call's [`ToolContext`]
-/// and is not part of the schema.
+/// Two kinds of parameter are not part of the schema: a [`State<T>`](State) receives the host
+/// state the registry carries (registering the tool without it is an error), and a
+/// `&ToolContext` (or `ToolContext`) receives the call's [`ToolContext`].
 ///
 /// # Return types
 ///
-/// `Result<T, E>` with `E: Display`: `Err` becomes an error result the model reads (the tool
-/// ran and refused). `T` (or any other return type) must be `Serialize`: a [`ToolResult`] is
-/// passed through, `()` becomes `ok`, a value that serializes to a string is sent as text, and
-/// anything else as JSON.
+/// Chosen by the type, so aliases work. `Result<T, E>`: `Err` holding a [`Refusal`] becomes an
+/// error result the model reads (the tool ran and refused); any other error type
+/// (`std::error::Error + Send + Sync + 'static`, `anyhow::Error`) is a failure the host reads
+/// and the model only learns of; a `String` error does not compile (say which it is). `T` (or
+/// any other return type) must be `Serialize`: a [`ToolResult`] is passed through, `()` becomes
+/// `ok`, a value that serializes to a string is sent as text, and anything else as JSON.
 ///
 /// # Compile-time checks
 ///
@@ -156,8 +161,10 @@ pub use tool::{
 /// `tool_search`, `self`, generics, `unsafe`, destructuring patterns, borrowed parameters, two
 /// parameters sent under one name, a `read_only` tool marked `destructive`, a Deferred tool
 /// without a description or with an undocumented parameter (search could not find it, or the
-/// model could not use it), a description over the tool's own `max_description_bytes`, and a
-/// parameter type that is not `Deserialize + JsonSchema`.
+/// model could not use it), a Direct tool without a description, a description over the tool's
+/// own `max_description_bytes`, a type in the signature named like the generated struct (use
+/// `ident`), a parameter type that is not `Deserialize + JsonSchema`, an output that is not
+/// `Serialize`, and an error type that is neither a [`Refusal`] nor an error.
 ///
 /// # Generated code
 ///
