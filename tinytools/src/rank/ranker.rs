@@ -78,6 +78,7 @@ impl RankerError {
     }
 }
 
+#[cfg(feature = "embedding")]
 impl From<super::embedding::EmbeddingError> for RankerError {
     fn from(error: super::embedding::EmbeddingError) -> Self {
         Self::failed(error)
