@@ -20,6 +20,7 @@ use crate::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, M
 
 /// How tools reach the model and calls come back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dialect {
     /// Native when the model's profile supports tool calling, else JSON-in-tag.
     #[default]

@@ -8,6 +8,7 @@ pub const SUMMARY_CHARS: usize = 60;
 
 /// How much detail the manifest could afford.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ManifestDetail {
     /// `- name: first sentence (≤ 60 chars)` per tool.
     Summaries,

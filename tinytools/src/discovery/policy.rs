@@ -8,6 +8,7 @@ use crate::rank::ToolRanker;
 
 /// Which ranking answers `tool_search` when a host ranker is installed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RankMode {
     /// The host ranker answers (BM25 when it fails).
     #[default]

@@ -29,6 +29,7 @@ use crate::{ToolResult, ToolSchema};
 
 /// Whether a tool call may run.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ToolGate {
     /// Run it.
     Allow,

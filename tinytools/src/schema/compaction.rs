@@ -50,6 +50,7 @@ impl SchemaCompaction {
 /// One rung of the compaction ladder, in the order they are tried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CompactionRung {
     /// Remove `$defs` entries no reference reaches.
     PruneUnreachableDefinitions,

@@ -47,6 +47,7 @@ impl TokenCounter for EstimatedTokens {
 /// ```
 #[cfg(feature = "tiktoken")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TiktokenCounter {
     /// `o200k_base`.
     O200K,

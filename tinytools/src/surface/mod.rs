@@ -56,6 +56,7 @@ use crate::{RegisteredTool, SchemaCompaction, ToolExposure, ToolRegistry, ToolSc
 /// What a [`Rule`] judges: a registered tool, or the intrinsic discovery bridge
 /// (`tool_search`, which is never registered).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum Subject<'a> {
     /// A registered tool, Direct or Deferred (Hidden tools are never shown to rules: they are
     /// out of every surface already).

@@ -6,6 +6,7 @@ use serde_json::Value;
 /// One piece of a tool's output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ToolContent {
     /// Plain text, sent to the model as written.
     Text(String),
