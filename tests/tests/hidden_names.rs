@@ -196,6 +196,7 @@ proptest! {
         let mut registry = ToolRegistry::new();
         let mut secret: Vec<String> = Vec::new();
         let mut visible: Vec<String> = Vec::new();
+        let mut a_visible_tool_fails = false;
         for (i, (spec, destructive)) in specs.iter().enumerate() {
             let name = format!("{}_{}_{i:02}", VISIBLE[spec.words.0], VISIBLE[spec.words.1]);
             let description = format!("{} the {} of the user.", VISIBLE[spec.words.1], VISIBLE[spec.words.0]);
@@ -206,7 +207,12 @@ proptest! {
             let refused = (narrowing.allow_list && !spec.admitted)
                 || (narrowing.predicate && i % 3 == 0)
                 || (narrowing.refuse_destructive && *destructive);
-            if exposure == ToolExposure::Hidden || refused { secret.push(name) } else { visible.push(name) }
+            if exposure == ToolExposure::Hidden || refused {
+                secret.push(name);
+            } else {
+                a_visible_tool_fails |= fails;
+                visible.push(name);
+            }
         }
         for (i, (a, b)) in hidden_words.iter().enumerate() {
             let name = format!("{}_{}_{i:02}", HIDDEN[*a], HIDDEN[*b]);
@@ -286,10 +292,7 @@ proptest! {
             prop_assert!(!everything.contains(FAILURE_SECRET), "a failure's error reached the model: {}", everything);
         }
         // The failures did run (so the check above saw them), and their errors reached the host.
-        let failed_visible = visible.iter().any(|name| {
-            specs.iter().enumerate().any(|(i, (s, _))| i % 2 == 1 && *name == format!("{}_{}_{i:02}", VISIBLE[s.words.0], VISIBLE[s.words.1]))
-        });
-        if failed_visible {
+        if a_visible_tool_fails {
             let host = recorder.events().into_iter().any(|e| matches!(e, RunEvent::ToolFailed { error, .. } if error.contains(FAILURE_SECRET)));
             prop_assert!(host, "a visible failing tool was called, and the host saw its error");
         }

@@ -156,11 +156,7 @@ impl<E: Into<anyhow::Error>> ToolFnError for E {
 /// error result the model reads; every other error is the host's, for the registry to report
 /// as a failure.
 pub fn tool_error<E: ToolFnError>(error: E) -> anyhow::Result<ToolResult> {
-    let error = error.into_tool_error();
-    match error.downcast_ref::<crate::Refusal>() {
-        Some(refusal) => Ok(ToolResult::error(refusal.message())),
-        None => Err(error),
-    }
+    crate::tool::refusal_answer(error.into_tool_error())
 }
 
 /// A `State<T>` parameter's value, from the call's context (which the registry fills).

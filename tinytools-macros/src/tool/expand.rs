@@ -6,10 +6,10 @@
 //! depend on `tinytools` alone, under whatever name their Cargo.toml gives it.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::parse::{Output, ParamKind, ToolFn, state_inner};
+use super::parse::{Output, ParamKind, ToolFn};
 use super::validate::{Compaction, Exposure, Tool};
 
 pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
@@ -42,7 +42,7 @@ pub(crate) fn tool_impl(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         let ty = &param.ty;
         quote_spanned!(ty.span()=> __tt::assert_argument::<#ty>();)
     });
-    let metadata = metadata(tool);
+    let metadata = metadata(tool_fn, tool);
     let execute = execute(tool_fn, krate);
     quote! {
         const _: () = {
@@ -91,7 +91,7 @@ fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     }
 }
 
-fn metadata(tool: &Tool) -> TokenStream {
+fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let Tool { name, description, krate, .. } = tool;
     let exposure = match tool.exposure {
         Exposure::Direct => None,
@@ -130,7 +130,7 @@ fn metadata(tool: &Tool) -> TokenStream {
         };
         quote!(fn schema_compaction(&self) -> ::core::option::Option<#krate::SchemaCompaction> { ::core::option::Option::Some(#value) })
     });
-    let states: Vec<&syn::Type> = tool.states.iter().collect();
+    let states: Vec<&syn::Type> = tool_fn.states().map(|(_, inner)| inner).collect();
     let required_state = (!states.is_empty()).then(|| {
         quote! {
             fn required_state(&self) -> ::std::vec::Vec<__tt::RequiredState> {
@@ -174,56 +174,44 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
 
     let fn_ident = &tool_fn.item.sig.ident;
     let fields = tool_fn.arguments().map(|param| &param.ident);
+    // The call's arguments in the fn's order: arguments and states by name, the context as
+    // the fn takes it (`by_ref`, `owned`: borrowed or cloned from `context`).
+    let call_args = |context: &TokenStream, owned: &TokenStream| -> Vec<TokenStream> {
+        tool_fn
+            .params
+            .iter()
+            .map(|param| match param.kind {
+                ParamKind::Argument | ParamKind::State => param.ident.to_token_stream(),
+                ParamKind::Context { by_ref: true } => context.clone(),
+                ParamKind::Context { by_ref: false } => owned.clone(),
+            })
+            .collect()
+    };
     let call = match tool_fn.item.sig.asyncness {
         Some(_) => {
-            let call_args = tool_fn.params.iter().map(|param| match param.kind {
-                ParamKind::Argument => {
-                    let ident = &param.ident;
-                    quote!(#ident)
-                }
-                ParamKind::Context { by_ref: true } => quote!(#ctx),
-                ParamKind::Context { by_ref: false } => quote!(::core::clone::Clone::clone(#ctx)),
-                ParamKind::State => {
-                    let ident = &param.ident;
-                    quote!(#ident)
-                }
-            });
-            match tool_fn.receiver {
-                // A `#[tools]` method: the tool struct holds the group.
-                true => quote!(self.0.#fn_ident(#(#call_args),*).await),
-                false => quote!(#fn_ident(#(#call_args),*).await),
-            }
+            let call_args = call_args(&quote!(#ctx), &quote!(::core::clone::Clone::clone(#ctx)));
+            // A `#[tools]` method: the tool struct holds the group.
+            let callee = if tool_fn.receiver { quote!(self.0.#fn_ident) } else { quote!(#fn_ident) };
+            quote!(#callee(#(#call_args),*).await)
         }
-        // A synchronous fn runs on the blocking pool, with its own copy of the context.
+        // A synchronous fn runs on the blocking pool, with its own copy of the context (and of
+        // the group's `Arc`).
         None => {
             let owned = syn::Ident::new("owned_ctx", Span::mixed_site());
-            let call_args = tool_fn.params.iter().map(|param| match param.kind {
-                ParamKind::Argument => {
-                    let ident = &param.ident;
-                    quote!(#ident)
-                }
-                ParamKind::Context { by_ref: true } => quote!(&#owned),
-                ParamKind::Context { by_ref: false } => quote!(#owned),
-                ParamKind::State => {
-                    let ident = &param.ident;
-                    quote!(#ident)
-                }
-            });
+            let call_args = call_args(&quote!(&#owned), &quote!(#owned));
             let takes_context = tool_fn.params.iter().any(|param| matches!(param.kind, ParamKind::Context { .. }));
             let clone = takes_context.then(|| quote!(let #owned = ::core::clone::Clone::clone(#ctx);));
-            if tool_fn.receiver {
-                let group = syn::Ident::new("group", Span::mixed_site());
-                quote!({
-                    #clone
-                    let #group = ::std::sync::Arc::clone(&self.0);
-                    __tt::run_blocking(move || #group.#fn_ident(#(#call_args),*)).await
-                })
+            let group = syn::Ident::new("group", Span::mixed_site());
+            let (hold, callee) = if tool_fn.receiver {
+                (Some(quote!(let #group = ::std::sync::Arc::clone(&self.0);)), quote!(#group.#fn_ident))
             } else {
-                quote!({
-                    #clone
-                    __tt::run_blocking(move || #fn_ident(#(#call_args),*)).await
-                })
-            }
+                (None, quote!(#fn_ident))
+            };
+            quote!({
+                #clone
+                #hold
+                __tt::run_blocking(move || #callee(#(#call_args),*)).await
+            })
         }
     };
     // The conversion is chosen by the returned type, not by how it is spelt: a `Result`
@@ -252,11 +240,7 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
     };
     // Each `State<T>` from the call's context (the registry checked at registration that it
     // has one).
-    let states = tool_fn.params.iter().filter(|param| param.kind == ParamKind::State).map(|param| {
-        let ident = &param.ident;
-        let inner = state_inner(&param.ty);
-        quote!(let #ident = __tt::state::<#inner>(#ctx)?;)
-    });
+    let states = tool_fn.states().map(|(ident, inner)| quote!(let #ident = __tt::state::<#inner>(#ctx)?;));
     let body = quote! {
         let Arguments { #(#fields),* } = __tt::parse_arguments(#args)?;
         #(#states)*

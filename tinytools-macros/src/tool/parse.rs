@@ -114,6 +114,11 @@ impl ToolFn {
     pub(crate) fn arguments(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|param| param.kind == ParamKind::Argument)
     }
+
+    /// Each `State<T>` parameter's name and its `T`, in order.
+    pub(crate) fn states(&self) -> impl Iterator<Item = (&syn::Ident, &Type)> {
+        self.params.iter().filter_map(|param| Some((&param.ident, state_inner(&param.ty)?)))
+    }
 }
 
 impl Param {
@@ -165,7 +170,7 @@ impl Output {
 }
 
 /// `T` when the type is `State<T>` (any path ending so, with one type argument).
-pub(crate) fn state_inner(ty: &Type) -> Option<&Type> {
+fn state_inner(ty: &Type) -> Option<&Type> {
     let Type::Path(path) = ty else {
         return None;
     };

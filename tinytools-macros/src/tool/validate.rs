@@ -12,7 +12,7 @@ use syn::{GenericParam, Type};
 
 use super::Errors;
 use super::attr::{Flag, ToolAttr, closest};
-use super::parse::{ParamKind, ToolFn, state_inner, unraw};
+use super::parse::{ParamKind, ToolFn, unraw};
 
 /// The reserved name of the discovery bridge.
 const TOOL_SEARCH: &str = "tool_search";
@@ -22,8 +22,6 @@ pub(crate) struct Tool {
     pub(crate) struct_ident: syn::Ident,
     /// The runtime crate's path: `::tinytools` unless `crate = "..."` says otherwise.
     pub(crate) krate: syn::Path,
-    /// The `T` of each `State<T>` parameter, in order.
-    pub(crate) states: Vec<Type>,
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) exposure: Exposure,
@@ -105,11 +103,9 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
     }
     let struct_ident = struct_ident(attr, tool_fn, errors);
     let krate = krate(attr, errors);
-    let states = tool_fn.params.iter().filter_map(|param| state_inner(&param.ty)).cloned().collect();
     errors.is_empty().then_some(Tool {
         struct_ident,
         krate,
-        states,
         name,
         description,
         exposure,
@@ -126,16 +122,16 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
 /// from the cause), so that is reported here, with the way out.
 fn struct_ident(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -> syn::Ident {
     let fn_ident = &tool_fn.item.sig.ident;
+    let ident = format_ident!("{}", upper_camel(&unraw(fn_ident)), span = fn_ident.span());
     if let Some(lit) = &attr.ident {
         return match syn::parse_str::<syn::Ident>(&lit.value()) {
-            Ok(ident) => syn::Ident::new(&ident.to_string(), lit.span()),
+            Ok(named) => syn::Ident::new(&named.to_string(), lit.span()),
             Err(_) => {
                 errors.spanned(lit, format!("`{}` is not a Rust identifier: `ident` names the generated struct, such as `ident = \"QuoteTool\"`", lit.value()));
-                format_ident!("{}", upper_camel(&unraw(fn_ident)), span = fn_ident.span())
+                ident
             }
         };
     }
-    let ident = format_ident!("{}", upper_camel(&unraw(fn_ident)), span = fn_ident.span());
     if tool_fn.receiver {
         // A group's tool structs live inside the group's own block: nothing to clash with.
         return ident;

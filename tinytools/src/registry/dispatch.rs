@@ -5,9 +5,9 @@ use serde_json::Value;
 use super::ToolError;
 use super::admission::drop_flat;
 use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
-use crate::tool::StateMap;
+use crate::tool::{StateMap, refusal_answer};
 use crate::unwind::CatchUnwind;
-use crate::{Refusal, ToolContext, ToolResult};
+use crate::{ToolContext, ToolResult};
 
 impl ToolRegistry {
     /// Calls a tool by name: the host path, which reaches every exposure, Hidden included.
@@ -141,7 +141,7 @@ impl Admitted<'_> {
     }
 
     /// Runs the tool. A panic is contained ([`ToolError::Panicked`]); an `Err` holding a
-    /// [`Refusal`] is the tool's answer, an error result the model reads.
+    /// [`Refusal`](crate::Refusal) is the tool's answer, an error result the model reads.
     ///
     /// # Errors
     /// [`ToolError::Failed`], [`ToolError::Panicked`], or [`ToolError::InvalidArguments`]
@@ -151,17 +151,12 @@ impl Admitted<'_> {
         let ctx = ctx.over_state(self.state);
         match CatchUnwind(self.entry.tool.execute_with(self.args, &ctx)).await {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => {
-                if let Some(refusal) = error.downcast_ref::<Refusal>() {
-                    return Ok(ToolResult::error(refusal.message()));
+            Ok(Err(error)) => refusal_answer(error).map_err(|error| match error.downcast::<ArgumentsRejected>() {
+                Ok(rejected) => {
+                    ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(rejected.0)] }
                 }
-                Err(match error.downcast::<ArgumentsRejected>() {
-                    Ok(rejected) => {
-                        ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(rejected.0)] }
-                    }
-                    Err(source) => ToolError::Failed { tool: name, source },
-                })
-            }
+                Err(source) => ToolError::Failed { tool: name, source },
+            }),
             Err(message) => {
                 tracing::error!(tool = %name, %message, "tool panicked; the panic was contained");
                 Err(ToolError::Panicked { tool: name, message })

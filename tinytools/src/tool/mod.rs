@@ -22,6 +22,7 @@ pub use exposure::{ParseExposureError, ToolExposure};
 pub use group::ToolGroup;
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
 pub use refusal::Refusal;
+pub(crate) use refusal::refusal_answer;
 pub use result::{ToolContent, ToolResult};
 pub(crate) use signature::ordered_properties;
 pub use signature::{argument_notes, type_signature};

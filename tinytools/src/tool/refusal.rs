@@ -73,6 +73,16 @@ impl Refusal {
     }
 }
 
+/// A tool's `Err`: a [`Refusal`] inside (also under `anyhow` context) is the error result the
+/// model reads; any other error stays an error, the host's. The one place that sorts them, for
+/// the registry's calls and a `#[tool]` fn's own `execute` alike.
+pub(crate) fn refusal_answer(error: anyhow::Error) -> Result<crate::ToolResult, anyhow::Error> {
+    match error.downcast_ref::<Refusal>() {
+        Some(refusal) => Ok(crate::ToolResult::error(refusal.message())),
+        None => Err(error),
+    }
+}
+
 impl From<String> for Refusal {
     fn from(message: String) -> Self {
         Self::new(message)
