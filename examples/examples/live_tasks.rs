@@ -20,7 +20,7 @@
 //! or `--limit N`; `--runs N`; `--dialect auto|native|json|pformat`; `--manifest-tokens N`
 //! (default 60: the count rung and the families line, the shape that measured best within 15 %
 //! of the all-Direct first call, `docs/live.md`); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
-//! `--pre-tokens N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
+//! `--pre-tokens N`, `--pre-after-result N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
 //! defaults: the library's); `--ranker bm25|minilm` (the deferred arms' ranker: BM25 by
 //! default, or the embedding ranker with the model `.ci/models` unpacks); `--max-turns N` (default 8); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
@@ -235,6 +235,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--distractors" => options.distractors = number(value()?)?,
             "--pre-limit" => options.pre_promotion.limit = number(value()?)?,
             "--pre-tokens" => options.pre_promotion.token_budget = number(value()?)?,
+            "--pre-after-result" => options.pre_promotion.after_tool_result = number(value()?)?,
             "--pre-floor" => {
                 let text = value()?;
                 options.pre_promotion.min_confidence =

@@ -294,3 +294,86 @@ impl tinytools::Tool for HiddenPrice {
         Ok(tinytools::ToolResult::text("secret"))
     }
 }
+
+/// A run whose model calls `stock_quote` twice (two symbols) and answers, under `pre`.
+async fn two_quotes_then_done(
+    pre: PrePromotion,
+    first_fails: bool,
+) -> (Vec<ModelRequest>, Vec<(Vec<String>, Promotion)>, Transcript) {
+    let first = if first_fails { json!({"ticker": "ACME"}) } else { json!({"symbol": "ACME"}) };
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "stock_quote", first)]),
+        ModelResponse::calls([("c2", "stock_quote", json!({"symbol": "GLOBX"}))]),
+        ModelResponse::text("done"),
+    ]));
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(Arc::new(catalogue::registry()), model.clone())
+        .with_policy(policy(pre))
+        .with_events(recorder.clone())
+        .run(vec![Message::user(CHAIN_TASK)])
+        .await
+        .expect("runs");
+    (model.requests(), promotions(&recorder), outcome.transcript)
+}
+
+/// A message that names several tools' work.
+const CHAIN_TASK: &str = "Check the ACME stock price, convert it to euros and post it in the team's slack channel.";
+
+#[tokio::test]
+async fn once_a_tool_has_answered_the_messages_next_hits_are_promoted_once() {
+    let pre = PrePromotion {
+        limit: 1,
+        min_confidence: 0.0,
+        token_budget: 100_000,
+        after_tool_result: 2,
+        ..PrePromotion::default()
+    };
+    let (requests, promotions, transcript) = two_quotes_then_done(pre, false).await;
+    assert_eq!(names(&requests[0]).len(), 3, "the limit holds at the start: {:?}", names(&requests[0]));
+    // The same ranking's next two hits join the second request, after the first promotion.
+    let (first, _, _) = first_request(PrePromotion { limit: 3, ..pre }, CHAIN_TASK).await;
+    assert_eq!(names(&first).len(), 5, "the message has three hits: {:?}", names(&first));
+    assert_eq!(names(&requests[1]), names(&first), "hits 2 and 3 of the same ranking");
+    let [(_, Promotion::UserMessage { .. }), (added, Promotion::AfterToolResult { ranker, confidences, .. })] =
+        promotions.as_slice()
+    else {
+        panic!("a pre-promotion then a follow-up: {promotions:?}")
+    };
+    assert_eq!(added.as_slice(), &names(&requests[1])[3..]);
+    assert_eq!((ranker.as_str(), confidences.len()), ("bm25", 2));
+    // Recorded as a transcript patch after the tool's answer, so resume restores it.
+    assert_eq!(transcript.patches.len(), 2);
+    assert_eq!(transcript.patches[1].at_message, 3, "after the user message, the call and its answer");
+    // Once per message: the second answered call promotes nothing more.
+    assert_eq!(names(&requests[2]), names(&requests[1]));
+}
+
+#[tokio::test]
+async fn no_follow_up_without_an_answered_call_or_by_default() {
+    let pre = PrePromotion {
+        limit: 1,
+        min_confidence: 0.0,
+        token_budget: 100_000,
+        after_tool_result: 2,
+        ..PrePromotion::default()
+    };
+    // A refused call answers nothing: the follow-up waits for the call that runs.
+    let (requests, promotions, _) = two_quotes_then_done(pre, true).await;
+    let follow_ups: Vec<&Vec<String>> = promotions
+        .iter()
+        .filter_map(|(names, cause)| matches!(cause, Promotion::AfterToolResult { .. }).then_some(names))
+        .collect();
+    let [added] = follow_ups.as_slice() else { panic!("one follow-up: {promotions:?}") };
+    assert!(!added.is_empty());
+    assert!(
+        added.iter().all(|name| !names(&requests[1]).contains(&name.as_str())),
+        "a refused call promotes no follow-up"
+    );
+    assert!(added.iter().all(|name| names(&requests[2]).contains(&name.as_str())), "the next answered call does");
+    // The default promotes nothing after a result.
+    assert_eq!(PrePromotion::default().after_tool_result, 0);
+    let pre = PrePromotion { after_tool_result: 0, ..pre };
+    let (requests, promotions, _) = two_quotes_then_done(pre, false).await;
+    assert!(requests.windows(2).all(|w| names(&w[0]) == names(&w[1])));
+    assert_eq!(promotions.len(), 1, "{promotions:?}");
+}

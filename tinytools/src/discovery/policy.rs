@@ -99,11 +99,17 @@ pub struct PrePromotion {
     /// The most tokens the promoted declarations of one message may cost, as the run's token
     /// counter counts them.
     pub token_budget: usize,
+    /// How many more of the message's hits are promoted once a tool has answered it, before
+    /// the model is called again (`0`: none). The ranking is the same one, its next hits
+    /// under the same floor and budget, once per user message: the first tool's result often
+    /// calls for a second tool (find the contact, then log the call), and a model that
+    /// answered a first call rarely searches for the next.
+    pub after_tool_result: usize,
 }
 
 impl Default for PrePromotion {
     fn default() -> Self {
-        Self { enabled: true, limit: 3, min_confidence: 0.05, token_budget: 600 }
+        Self { enabled: true, limit: 3, min_confidence: 0.05, token_budget: 600, after_tool_result: 0 }
     }
 }
 

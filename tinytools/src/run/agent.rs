@@ -108,6 +108,8 @@ pub(super) struct Run<'a> {
     pub(super) transcript: Transcript,
     pub(super) promoted: Vec<ToolSchema>,
     pub(super) cancel: CancellationToken,
+    /// The user message pre-promotion ranked, until its follow-up promotion has run.
+    pub(super) follow_up: Option<String>,
 }
 
 impl Agent {
@@ -223,7 +225,7 @@ impl Agent {
     ) -> Result<RunOutcome, RunError> {
         let bridge = DiscoveryBridge::for_run(self.surface(), &self.policy);
         let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
-        let mut run = Run { agent: self, bridge, transcript, promoted, cancel };
+        let mut run = Run { agent: self, bridge, transcript, promoted, cancel, follow_up: None };
         if fresh {
             for middleware in &self.middleware {
                 middleware.before_agent(&mut run.transcript.messages).await;
@@ -283,26 +285,45 @@ impl Run<'_> {
         if query.is_empty() {
             return;
         }
+        let query = query.to_owned();
         let wanted = pre.limit.saturating_add(self.promoted.len());
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), query, wanted).await;
-        let (chosen, confidences) = self.pre_promotable(&outcome, true).into_iter().unzip();
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+        let (chosen, confidences) = self.pre_promotable(&outcome, pre.limit, true).into_iter().unzip();
         let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
+        self.promote(chosen, cause);
+        if pre.after_tool_result > 0 {
+            self.follow_up = Some(query);
+        }
+    }
+
+    /// The follow-up of query-aware discovery, once a tool has answered the user message:
+    /// the same message ranked again, its next hits promoted (at most
+    /// `after_tool_result`, under the same floor and budget). Runs once per message.
+    pub(super) async fn promote_after_tool_result(&mut self) {
+        let Some(query) = self.follow_up.take() else {
+            return;
+        };
+        let pre = self.agent.policy.discovery.pre_promotion;
+        let wanted = pre.after_tool_result.saturating_add(self.promoted.len());
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+        let (chosen, confidences) = self.pre_promotable(&outcome, pre.after_tool_result, true).into_iter().unzip();
+        let cause = Promotion::AfterToolResult { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
         self.promote(chosen, cause);
     }
 
     /// The hits of a ranking that pre-promotion would load, in rank order, with their
     /// confidences: at or above the floor, at most the limit, while their declarations fit the
-    /// token budget; tools already promoted are passed over when `only_new`. Serves the
-    /// user-message path (only new tools) and the unknown-name path (whose answer names every
-    /// fitting tool, promoted before or not).
-    pub(super) fn pre_promotable(&self, outcome: &RankOutcome, only_new: bool) -> Vec<(ToolSchema, f32)> {
+    /// token budget, at most `limit`; tools already promoted are passed over when `only_new`.
+    /// Serves the user-message and follow-up paths (only new tools) and the unknown-name path
+    /// (whose answer names every fitting tool, promoted before or not).
+    pub(super) fn pre_promotable(&self, outcome: &RankOutcome, limit: usize, only_new: bool) -> Vec<(ToolSchema, f32)> {
         let pre = self.agent.policy.discovery.pre_promotion;
         let (mut chosen, mut spent) = (Vec::new(), 0_usize);
         for hit in &outcome.matched {
             let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
                 continue;
             };
-            if chosen.len() == pre.limit || (only_new && self.promoted.iter().any(|tool| tool.name == hit.name)) {
+            if chosen.len() == limit || (only_new && self.promoted.iter().any(|tool| tool.name == hit.name)) {
                 continue;
             }
             let Some(schema) = self.bridge.prepared_schema(&hit.name) else {
@@ -331,7 +352,7 @@ impl Run<'_> {
         if added.is_empty() {
             return;
         }
-        if let Promotion::UserMessage { confidences, .. } = &cause {
+        if let Promotion::UserMessage { confidences, .. } | Promotion::AfterToolResult { confidences, .. } = &cause {
             debug_assert_eq!(confidences.len(), added.len(), "pre-promotion chose only new tools");
         }
         let names = added.iter().map(|tool| tool.name.clone()).collect();

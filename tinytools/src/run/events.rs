@@ -153,6 +153,16 @@ pub enum Promotion {
         /// Why a host ranker was not served, when it was not.
         fallback: Option<String>,
     },
+    /// A tool answered the user message and the message's next hits passed the floor and
+    /// budget ([`PrePromotion::after_tool_result`](crate::discovery::PrePromotion::after_tool_result)).
+    AfterToolResult {
+        /// Which ranking answered (`"bm25"` or the host ranker's name).
+        ranker: String,
+        /// Each promoted tool's confidence, in the order of `names`.
+        confidences: Vec<f32>,
+        /// Why a host ranker was not served, when it was not.
+        fallback: Option<String>,
+    },
     /// The model called the deferred tool by name without its declaration and admission
     /// refused the arguments: the declaration now comes with every request.
     RejectedCall,

@@ -140,9 +140,10 @@ impl Run<'_> {
             let answered = futures_util::future::join_all(fresh.iter().map(|&i| self.call(&calls[i]))).await;
             let cancelled = self.cancel.is_cancelled();
             let mut answers: Vec<Option<CallAnswer>> = (0..calls.len()).map(|_| None).collect();
+            let mut ran_now = false;
             for (i, answer) in fresh.into_iter().zip(answered) {
                 repeats.record(keys[i].clone(), &answer.result, answer.fruitless);
-                answered_a_call |= answer.ran_ok;
+                ran_now |= answer.ran_ok;
                 answers[i] = Some(answer);
             }
             let (mut found, mut rejected, mut loaded) = (Vec::new(), Vec::new(), Vec::new());
@@ -187,6 +188,10 @@ impl Run<'_> {
             self.promote(rejected.collect(), Promotion::RejectedCall);
             let loaded = loaded.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
             self.promote(loaded.collect(), Promotion::UnknownName);
+            answered_a_call |= ran_now;
+            if ran_now {
+                self.promote_after_tool_result().await;
+            }
         }
         let turns = self.agent.policy.max_turns;
         Ok(self.finish(answer, StopReason::TurnLimit, turns, spent.usage))
