@@ -88,8 +88,8 @@ pub use registry::{
 pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, StopReason};
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use tool::{
-    CancellationToken, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolGroup,
-    ToolResult,
+    CancellationToken, IntoToolResult, Json, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext,
+    ToolExposure, ToolGroup, ToolResult, ToolSpec, TypedTool,
 };
 
 /// Turns a documented fn into a [`Tool`].

@@ -4,14 +4,18 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use crate::schema::schema_for;
 pub use crate::tool::RequiredState;
-use crate::{ToolResult, registry::ArgumentsRejected};
-pub use {anyhow, async_trait::async_trait, schemars, serde, serde_json};
+use crate::{SchemaCompaction, ToolAnnotations, ToolResult};
+pub use {anyhow, schemars, serde, serde_json};
 
-/// Reads the admitted arguments into the generated arguments struct.
-pub fn parse_arguments<T: DeserializeOwned>(args: Value) -> anyhow::Result<T> {
-    serde_json::from_value(args).map_err(|err| ArgumentsRejected(err.to_string()).into())
+/// A tool's side-effect classification, as the attribute's keys gave it.
+pub const fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations {
+    ToolAnnotations { read_only, destructive, idempotent, open_world }
+}
+
+/// A tool's `compaction(description = .., schema = ..)` budget.
+pub const fn compaction(max_description_bytes: Option<usize>, max_schema_bytes: Option<usize>) -> SchemaCompaction {
+    SchemaCompaction { max_description_bytes, max_schema_bytes }
 }
 
 /// What a `#[tool]` fn returned, probed by the expansion to choose its conversion by type
@@ -152,11 +156,10 @@ impl<E: Into<anyhow::Error>> ToolFnError for E {
     }
 }
 
-/// A tool's `Err(e)`: a [`Refusal`](crate::Refusal) (also inside an `anyhow::Error`) is the
-/// error result the model reads; every other error is the host's, for the registry to report
-/// as a failure.
+/// A tool's `Err(e)`, for the typed layer to sort: a [`Refusal`](crate::Refusal) (also inside
+/// an `anyhow::Error`) is the error result the model reads; every other error is the host's.
 pub fn tool_error<E: ToolFnError>(error: E) -> anyhow::Result<ToolResult> {
-    crate::tool::refusal_answer(error.into_tool_error())
+    Err(error.into_tool_error())
 }
 
 /// A `State<T>` parameter's value, from the call's context (which the registry fills).

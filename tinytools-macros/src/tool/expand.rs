@@ -1,6 +1,6 @@
 //! Writing the code: the fn as written, a unit struct named after it, and — inside a
 //! `const _: () = { ... };` block, so nothing else leaks into the user's module — the
-//! arguments struct and the `Tool` impl ([`tool_impl`], which `#[tools]` groups share).
+//! arguments struct and the `TypedTool` impl ([`tool_impl`], which `#[tools]` groups share).
 //!
 //! Every path goes through `::tinytools::__private` (or the `crate = "..."` path), so users
 //! depend on `tinytools` alone, under whatever name their Cargo.toml gives it.
@@ -30,7 +30,7 @@ pub(crate) fn expand(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     }
 }
 
-/// The arguments struct and the `Tool` impl for `tool.struct_ident`, inside their own
+/// The arguments struct and the `TypedTool` impl for `tool.struct_ident`, inside their own
 /// `const _: () = { ... };` block. A `#[tools]` group calls this for each of its methods.
 pub(crate) fn tool_impl(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let krate = &tool.krate;
@@ -42,8 +42,8 @@ pub(crate) fn tool_impl(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         let ty = &param.ty;
         quote_spanned!(ty.span()=> __tt::assert_argument::<#ty>();)
     });
-    let metadata = metadata(tool_fn, tool);
-    let execute = execute(tool_fn, krate);
+    let spec = spec(tool_fn, tool);
+    let call = call(tool_fn, krate);
     quote! {
         const _: () = {
             use #krate::__private as __tt;
@@ -53,10 +53,13 @@ pub(crate) fn tool_impl(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
 
             #arguments
 
-            #[__tt::async_trait]
-            impl #krate::Tool for #struct_ident {
-                #metadata
-                #execute
+            impl #krate::TypedTool for #struct_ident {
+                type Args = Arguments;
+                type Output = #krate::ToolResult;
+                type Error = __tt::anyhow::Error;
+
+                #spec
+                #call
             }
         };
     }
@@ -80,41 +83,31 @@ fn arguments_struct(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let krate = path_text(&tool.krate);
     let serde_crate = format!("{krate}::__private::serde");
     let schemars_crate = format!("{krate}::__private::schemars");
+    // `pub` only because the impl names it (`type Args`); nothing outside the block can.
     quote! {
         #[derive(__tt::serde::Deserialize, __tt::schemars::JsonSchema)]
         #[serde(crate = #serde_crate)]
         #deny
         #[schemars(crate = #schemars_crate)]
-        struct Arguments {
+        pub struct Arguments {
             #(#fields)*
         }
     }
 }
 
-fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
+/// `spec` (a `static` the builders fill at compile time) and `required_state`.
+fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let Tool { name, description, krate, .. } = tool;
     let exposure = match tool.exposure {
         Exposure::Direct => None,
-        Exposure::Deferred => Some(quote!(#krate::ToolExposure::Deferred)),
-        Exposure::Hidden => Some(quote!(#krate::ToolExposure::Hidden)),
-    }
-    .map(|exposure| quote!(fn exposure(&self) -> #krate::ToolExposure { #exposure }));
-    let family = tool.family.as_ref().map(
-        |family| quote!(fn family(&self) -> ::core::option::Option<&str> { ::core::option::Option::Some(#family) }),
-    );
+        Exposure::Deferred => Some(quote!(.with_exposure(#krate::ToolExposure::Deferred))),
+        Exposure::Hidden => Some(quote!(.with_exposure(#krate::ToolExposure::Hidden))),
+    };
+    let family = tool.family.as_ref().map(|family| quote!(.with_family(#family)));
     let annotations = {
         let a = tool.annotations;
         let (read_only, destructive, idempotent, open_world) = (a.read_only, a.destructive, a.idempotent, a.open_world);
-        quote! {
-            fn annotations(&self) -> #krate::ToolAnnotations {
-                #krate::ToolAnnotations {
-                    read_only: #read_only,
-                    destructive: #destructive,
-                    idempotent: #idempotent,
-                    open_world: #open_world,
-                }
-            }
-        }
+        quote!(.with_annotations(__tt::annotations(#read_only, #destructive, #idempotent, #open_world)))
     };
     let compaction = tool.compaction.map(|compaction| {
         let value = match compaction {
@@ -125,10 +118,10 @@ fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
             Compaction::Bytes { description, schema } => {
                 let description = option_usize(description);
                 let schema = option_usize(schema);
-                quote!(#krate::SchemaCompaction { max_description_bytes: #description, max_schema_bytes: #schema })
+                quote!(__tt::compaction(#description, #schema))
             }
         };
-        quote!(fn schema_compaction(&self) -> ::core::option::Option<#krate::SchemaCompaction> { ::core::option::Option::Some(#value) })
+        quote!(.with_compaction(#value))
     });
     let states: Vec<&syn::Type> = tool_fn.states().map(|(_, inner)| inner).collect();
     let required_state = (!states.is_empty()).then(|| {
@@ -139,22 +132,15 @@ fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         }
     });
     quote! {
-        fn name(&self) -> &str {
-            #name
+        fn spec(&self) -> &#krate::ToolSpec {
+            static SPEC: #krate::ToolSpec = #krate::ToolSpec::new(#name, #description)
+                #exposure
+                #family
+                #annotations
+                #compaction;
+            &SPEC
         }
 
-        fn description(&self) -> &str {
-            #description
-        }
-
-        fn parameters_schema(&self) -> __tt::serde_json::Value {
-            __tt::schema_for::<Arguments>()
-        }
-
-        #exposure
-        #family
-        #annotations
-        #compaction
         #required_state
     }
 }
@@ -166,7 +152,7 @@ fn option_usize(value: Option<usize>) -> TokenStream {
     }
 }
 
-fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
+fn call(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
     // Mixed-site hygiene: these locals can never collide with the user's parameter names.
     let args = syn::Ident::new("args", Span::mixed_site());
     let ctx = syn::Ident::new("ctx", Span::mixed_site());
@@ -241,32 +227,18 @@ fn execute(tool_fn: &ToolFn, krate: &syn::Path) -> TokenStream {
     // Each `State<T>` from the call's context (the registry checked at registration that it
     // has one).
     let states = tool_fn.states().map(|(ident, inner)| quote!(let #ident = __tt::state::<#inner>(#ctx)?;));
-    let body = quote! {
-        let Arguments { #(#fields),* } = __tt::parse_arguments(#args)?;
-        #(#states)*
-        let #output = #call;
-        #convert
-    };
     let takes_context = tool_fn.params.iter().any(|param| param.kind != ParamKind::Argument);
-    if takes_context {
-        quote! {
-            async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<#krate::ToolResult> {
-                self.execute_with(#args, &#krate::ToolContext::detached()).await
-            }
-
-            async fn execute_with(
-                &self,
-                #args: __tt::serde_json::Value,
-                #ctx: &#krate::ToolContext,
-            ) -> __tt::anyhow::Result<#krate::ToolResult> {
-                #body
-            }
-        }
-    } else {
-        quote! {
-            async fn execute(&self, #args: __tt::serde_json::Value) -> __tt::anyhow::Result<#krate::ToolResult> {
-                #body
-            }
+    let ctx_param = if takes_context { ctx.clone() } else { syn::Ident::new("_ctx", Span::mixed_site()) };
+    quote! {
+        async fn call(
+            &self,
+            #args: Arguments,
+            #ctx_param: &#krate::ToolContext,
+        ) -> ::core::result::Result<#krate::ToolResult, __tt::anyhow::Error> {
+            let Arguments { #(#fields),* } = #args;
+            #(#states)*
+            let #output = #call;
+            #convert
         }
     }
 }

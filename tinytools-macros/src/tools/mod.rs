@@ -4,7 +4,7 @@
 //! classification flags, budgets, `crate`) are defaults its methods' `#[tool(...)]` override.
 //!
 //! Each method goes through the same `attr → parse → validate` steps as a free `#[tool]` fn,
-//! and its `Tool` impl is written by the same `tool::expand::tool_impl`.
+//! and its `TypedTool` impl is written by the same `tool::expand::tool_impl`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::naming::{default_prefix, family_for, namespaced_name};
 use super::{McpError, McpTool};
 use crate::tool::TOOL_SEARCH;
-use crate::{SchemaCompaction, ToolAnnotations, ToolExposure, ToolRegistry};
+use crate::{SchemaCompaction, ToolAnnotations, ToolExposure, ToolRegistry, ToolSpec};
 
 /// How one MCP server's tools are imported: under which family and name prefix, with which
 /// exposure and schema budget, and how long to wait for the server.
@@ -318,7 +318,7 @@ impl McpServer {
     /// Registers what was listed, records each refusal, and remembers the names for a refresh.
     fn register(&self, tools: Vec<McpTool>, registry: &mut ToolRegistry, mut report: ImportReport) -> ImportReport {
         for tool in tools {
-            let (name, remote_name) = (tool.name.clone(), tool.remote_name.clone());
+            let (name, remote_name) = (tool.spec.name.to_string(), tool.remote_name.clone());
             match registry.register_arc(Arc::new(tool)) {
                 Ok(_) => report.imported.push(name),
                 Err(error) => report.skipped.push(SkippedTool { remote_name, name, reason: error.to_string() }),
@@ -362,15 +362,17 @@ impl McpServer {
             idempotent: hints.and_then(|a| a.idempotent_hint).unwrap_or(false),
             open_world: hints.and_then(|a| a.open_world_hint).unwrap_or(true),
         };
-        McpTool {
+        let spec = ToolSpec {
             exposure: self.import.exposure_of(&remote.name),
-            remote_name: remote.name.to_string(),
-            name,
-            description,
-            parameters: Value::Object(remote.input_schema.as_ref().clone()),
-            family: self.import.family.clone(),
+            family: Some(self.import.family.clone().into()),
             annotations,
-            compaction: self.import.compaction,
+            compaction: Some(self.import.compaction),
+            ..ToolSpec::owned(name, description)
+        };
+        McpTool {
+            spec,
+            remote_name: remote.name.to_string(),
+            parameters: Value::Object(remote.input_schema.as_ref().clone()),
             server: Arc::clone(&self.import.server),
             peer: self.service.peer().clone(),
             call_timeout: self.import.call_timeout,

@@ -8,21 +8,17 @@ use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::{Map, Value};
 
 use super::McpError;
-use crate::{SchemaCompaction, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult};
+use crate::{SchemaCompaction, Tool, ToolAnnotations, ToolContent, ToolContext, ToolExposure, ToolResult, ToolSpec};
 
 /// A tool an MCP server lists, as a tinytools [`Tool`].
 ///
 /// Built by [`McpServer::tools`](super::McpServer::tools); the registry validates each call's
 /// arguments against the server's `inputSchema` before the call is sent.
 pub struct McpTool {
-    pub(super) name: String,
+    /// Name (namespaced), description, exposure, family (the server), annotations, budget.
+    pub(super) spec: ToolSpec,
     pub(super) remote_name: String,
-    pub(super) description: String,
     pub(super) parameters: Value,
-    pub(super) exposure: ToolExposure,
-    pub(super) family: String,
-    pub(super) annotations: ToolAnnotations,
-    pub(super) compaction: SchemaCompaction,
     pub(super) server: Arc<str>,
     pub(super) peer: Peer<RoleClient>,
     pub(super) call_timeout: Duration,
@@ -68,11 +64,11 @@ impl McpTool {
 #[async_trait::async_trait]
 impl Tool for McpTool {
     fn name(&self) -> &str {
-        &self.name
+        &self.spec.name
     }
 
     fn description(&self) -> &str {
-        &self.description
+        &self.spec.description
     }
 
     fn parameters_schema(&self) -> Value {
@@ -80,19 +76,19 @@ impl Tool for McpTool {
     }
 
     fn exposure(&self) -> ToolExposure {
-        self.exposure
+        self.spec.exposure
     }
 
     fn family(&self) -> Option<&str> {
-        Some(&self.family)
+        self.spec.family.as_deref()
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        self.annotations
+        self.spec.annotations
     }
 
     fn schema_compaction(&self) -> Option<SchemaCompaction> {
-        Some(self.compaction)
+        self.spec.compaction
     }
 
     async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
@@ -110,10 +106,10 @@ impl Tool for McpTool {
 impl std::fmt::Debug for McpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTool")
-            .field("name", &self.name)
+            .field("name", &self.spec.name)
             .field("remote_name", &self.remote_name)
             .field("server", &self.server)
-            .field("exposure", &self.exposure)
+            .field("exposure", &self.spec.exposure)
             .finish_non_exhaustive()
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Bm25Index, Bm25Params, FieldWeights, RankedTool, Tokenizer, ToolDocument};
 use crate::surface::{Surface, SurfaceTool};
-use crate::{ToolExposure, ToolRegistry, ToolSchema};
+use crate::{ToolExposure, ToolRegistry, ToolSchema, ToolSpec};
 
 /// One deferred tool as the catalogue holds it: the surface's own record of it.
 pub type CatalogTool = SurfaceTool;
@@ -52,9 +52,7 @@ impl DeferredCatalog {
         let tools = registry
             .iter()
             .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
-            .map(|tool| {
-                SurfaceTool::new(tool.shared_schema(), ToolExposure::Deferred, tool.family(), tool.compaction())
-            })
+            .map(|tool| SurfaceTool::new(tool.shared_schema(), tool.shared_spec()))
             .collect();
         Self::index(tools, &FieldWeights::default())
     }
@@ -77,7 +75,15 @@ impl DeferredCatalog {
     ) -> Self {
         let tools = tools
             .into_iter()
-            .map(|(schema, family)| SurfaceTool::new(schema.into(), ToolExposure::Deferred, family.as_deref(), None))
+            .map(|(schema, family)| {
+                let schema: Arc<ToolSchema> = schema.into();
+                let spec = ToolSpec {
+                    exposure: ToolExposure::Deferred,
+                    family: family.map(Into::into),
+                    ..ToolSpec::owned(schema.name.clone(), schema.description.clone())
+                };
+                SurfaceTool::new(schema, Arc::new(spec))
+            })
             .collect();
         Self::index(tools, weights)
     }

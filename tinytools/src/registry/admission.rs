@@ -228,13 +228,6 @@ pub(crate) fn drop_flat(value: Value) {
     }
 }
 
-/// Arguments that passed the schema but that serde still could not read into the tool's
-/// parameter types. Raised by `#[tool]`-generated code; dispatch turns it into
-/// [`ToolError::InvalidArguments`].
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct ArgumentsRejected(pub(crate) String);
-
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use super::ToolError;
 use super::admission::drop_flat;
-use super::{ArgumentsRejected, RegisteredTool, ToolRegistry, Violation};
-use crate::tool::{StateMap, refusal_answer};
+use super::{RegisteredTool, ToolRegistry, Violation};
+use crate::tool::{InvokeError, StateMap};
 use crate::unwind::CatchUnwind;
 use crate::{ToolContext, ToolResult};
 
@@ -149,14 +149,12 @@ impl Admitted<'_> {
     pub async fn run(self, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
         let name = self.entry.name().to_owned();
         let ctx = ctx.over_state(self.state);
-        match CatchUnwind(self.entry.tool.execute_with(self.args, &ctx)).await {
+        match CatchUnwind(self.entry.tool.invoke(self.args, &ctx)).await {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => refusal_answer(error).map_err(|error| match error.downcast::<ArgumentsRejected>() {
-                Ok(rejected) => {
-                    ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(rejected.0)] }
-                }
-                Err(source) => ToolError::Failed { tool: name, source },
-            }),
+            Ok(Err(InvokeError::Arguments(message))) => {
+                Err(ToolError::InvalidArguments { tool: name, violations: vec![Violation::from_serde(message)] })
+            }
+            Ok(Err(InvokeError::Failed(source))) => Err(ToolError::Failed { tool: name, source }),
             Err(message) => {
                 tracing::error!(tool = %name, %message, "tool panicked; the panic was contained");
                 Err(ToolError::Panicked { tool: name, message })

@@ -8,13 +8,13 @@ mod policies;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(crate) use admission::{Admission, ArgumentsRejected};
+pub(crate) use admission::Admission;
 pub use admission::{MAX_ARGUMENT_DEPTH, Violation};
 pub use dispatch::Admitted;
 pub use error::{RegistryError, ToolError};
 pub use policies::{ToolPolicies, ToolPolicy};
 
-use crate::tool::{StateMap, ToolGroup, check_family, check_tool_name};
+use crate::tool::{StateMap, ToolGroup, ToolSpec, check_family, check_tool_name};
 use crate::{SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
 
 /// Every tool a host registered, whatever its exposure.
@@ -65,14 +65,13 @@ pub struct ToolRegistry {
     state: StateMap,
 }
 
-/// A tool as the registry holds it: the tool, and the facts read from it once at registration.
+/// A tool as the registry holds it: the tool, its declaration and its [`ToolSpec`], read from
+/// it once at registration. Every view of the tool reads these, never the tool's own methods:
+/// after [`register_as`](ToolRegistry::register_as) the spec's exposure is the one the host gave.
 pub struct RegisteredTool {
     tool: Arc<dyn Tool>,
     schema: Arc<ToolSchema>,
-    exposure: ToolExposure,
-    family: Option<String>,
-    annotations: ToolAnnotations,
-    compaction: Option<SchemaCompaction>,
+    spec: Arc<ToolSpec>,
     admission: Admission,
 }
 
@@ -97,28 +96,38 @@ impl RegisteredTool {
         Arc::clone(&self.schema)
     }
 
-    /// Its exposure.
+    /// Its facts: the one fact sheet every view of the tool reads.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The fact sheet, shared (cheap to clone).
+    pub fn shared_spec(&self) -> Arc<ToolSpec> {
+        Arc::clone(&self.spec)
+    }
+
+    /// Its exposure in this registry.
     pub fn exposure(&self) -> ToolExposure {
-        self.exposure
+        self.spec.exposure
     }
 
     /// Its family, if it has one.
     pub fn family(&self) -> Option<&str> {
-        self.family.as_deref()
+        self.spec.family.as_deref()
     }
 
     /// Its side-effect classification.
     pub fn annotations(&self) -> ToolAnnotations {
-        self.annotations
+        self.spec.annotations
     }
 
     /// Its own schema budget, if it declares one.
     pub fn compaction(&self) -> Option<SchemaCompaction> {
-        self.compaction
+        self.spec.compaction
     }
 
     fn policy(&self) -> ToolPolicy {
-        ToolPolicy { exposure: self.exposure, annotations: self.annotations }
+        ToolPolicy { exposure: self.spec.exposure, annotations: self.spec.annotations }
     }
 }
 
@@ -126,8 +135,8 @@ impl std::fmt::Debug for RegisteredTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegisteredTool")
             .field("name", &self.schema.name)
-            .field("exposure", &self.exposure)
-            .field("family", &self.family)
+            .field("exposure", &self.spec.exposure)
+            .field("family", &self.spec.family)
             .finish_non_exhaustive()
     }
 }
@@ -226,11 +235,11 @@ impl ToolRegistry {
         if self.tools.contains_key(&name) {
             return Err(RegistryError::DuplicateName { name });
         }
-        let family = tool.family().map(str::to_owned);
-        if let Some(family) = &family {
+        let spec = ToolSpec { exposure, ..ToolSpec::of(tool.as_ref()) };
+        if let Some(family) = &spec.family {
             check_family(family).map_err(|reason| RegistryError::InvalidFamily {
                 tool: name.clone(),
-                family: family.clone(),
+                family: family.clone().into_owned(),
                 reason,
             })?;
         }
@@ -240,11 +249,8 @@ impl ToolRegistry {
         let parameters = tool.parameters_schema();
         let admission = Admission::compile(&name, &parameters)?;
         let entry = RegisteredTool {
-            schema: Arc::new(ToolSchema { name: name.clone(), description: tool.description().to_owned(), parameters }),
-            exposure,
-            family,
-            annotations: tool.annotations(),
-            compaction: tool.schema_compaction(),
+            schema: Arc::new(ToolSchema { name: name.clone(), description: spec.description.to_string(), parameters }),
+            spec: Arc::new(spec),
             admission,
             tool,
         };
@@ -313,7 +319,7 @@ impl ToolRegistry {
     }
 
     fn schemas_of(&self, exposure: ToolExposure) -> Vec<ToolSchema> {
-        self.iter().filter(|tool| tool.exposure == exposure).map(|tool| ToolSchema::clone(&tool.schema)).collect()
+        self.iter().filter(|tool| tool.exposure() == exposure).map(|tool| ToolSchema::clone(&tool.schema)).collect()
     }
 }
 

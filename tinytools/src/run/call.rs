@@ -82,7 +82,11 @@ impl Run<'_> {
                     tool_name: call.name.clone(),
                     error: format!("{error}"),
                 });
-                let mut answer = error.to_model_result();
+                // Arguments the tool's own types refused read like an admission refusal.
+                let mut answer = match error {
+                    ToolError::InvalidArguments { .. } => self.rejection(&call.name, &error),
+                    _ => error.to_model_result(),
+                };
                 // The failure's detail is the host's; the model gets a reference to it that the
                 // user can quote, the id the host's `ToolFailed` event carries.
                 if matches!(error, ToolError::Failed { .. } | ToolError::Panicked { .. }) && !call.id.is_empty() {
@@ -111,8 +115,11 @@ impl Run<'_> {
         }
         let query = unknown_call_query(call);
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, pre.limit).await;
-        let loaded: Vec<ToolSchema> =
-            self.pre_promotable(&outcome, false).into_iter().map(|(schema, _)| schema).collect();
+        let loaded: Vec<ToolSchema> = self
+            .pre_promotable(&outcome, self.agent.policy.discovery.pre_promotion.limit, false)
+            .into_iter()
+            .map(|(schema, _)| schema)
+            .collect();
         let result = self.bridge.unknown_tool(&call.name, &loaded);
         CallAnswer { loaded: loaded.into_iter().map(|schema| schema.name).collect(), ..CallAnswer::just(result) }
     }

@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 pub use rules::AllowList;
 
-use crate::tool::TOOL_SEARCH;
+use crate::tool::{TOOL_SEARCH, ToolSpec};
 use crate::{RegisteredTool, SchemaCompaction, ToolExposure, ToolRegistry, ToolSchema};
 
 /// What a [`Rule`] judges: a registered tool, or the intrinsic discovery bridge
@@ -114,23 +114,22 @@ impl<F: Fn(Subject<'_>) -> bool + Send + Sync> Rule for F {
     }
 }
 
-/// One admitted tool, as every view of the run borrows it.
+/// One admitted tool, as every view of the run borrows it: the registry's declaration and
+/// [`ToolSpec`], shared, not copied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SurfaceTool {
     schema: Arc<ToolSchema>,
-    exposure: ToolExposure,
-    family: Option<String>,
-    compaction: Option<SchemaCompaction>,
+    spec: Arc<ToolSpec>,
 }
 
 impl SurfaceTool {
-    pub(crate) fn new(
-        schema: Arc<ToolSchema>,
-        exposure: ToolExposure,
-        family: Option<&str>,
-        compaction: Option<SchemaCompaction>,
-    ) -> Self {
-        Self { schema, exposure, family: family.map(str::to_owned), compaction }
+    pub(crate) fn new(schema: Arc<ToolSchema>, spec: Arc<ToolSpec>) -> Self {
+        Self { schema, spec }
+    }
+
+    /// Its facts, as the registry holds them.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
     }
 
     /// Its canonical declaration (admission validates against it).
@@ -146,17 +145,17 @@ impl SurfaceTool {
 
     /// Direct or Deferred.
     pub fn exposure(&self) -> ToolExposure {
-        self.exposure
+        self.spec.exposure
     }
 
     /// Its family.
     pub fn family(&self) -> Option<&str> {
-        self.family.as_deref()
+        self.spec.family.as_deref()
     }
 
     /// Its own schema budget.
     pub fn compaction(&self) -> Option<SchemaCompaction> {
-        self.compaction
+        self.spec.compaction
     }
 }
 
@@ -183,8 +182,7 @@ impl Surface {
         for tool in registry.iter().filter(|tool| tool.exposure().is_model_callable()) {
             match judge(Subject::Tool(tool)) {
                 None => {
-                    let admitted =
-                        SurfaceTool::new(tool.shared_schema(), tool.exposure(), tool.family(), tool.compaction());
+                    let admitted = SurfaceTool::new(tool.shared_schema(), tool.shared_spec());
                     surface.admitted.insert(tool.name().to_owned(), admitted);
                 }
                 Some(reason) => {
@@ -243,7 +241,7 @@ impl Surface {
     }
 
     fn of(&self, exposure: ToolExposure) -> impl Iterator<Item = &SurfaceTool> {
-        self.admitted.values().filter(move |tool| tool.exposure == exposure)
+        self.admitted.values().filter(move |tool| tool.exposure() == exposure)
     }
 }
 

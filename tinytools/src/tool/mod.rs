@@ -1,8 +1,10 @@
 //! The tool vocabulary: the [`Tool`] trait and the facts a tool declares about itself.
 //!
 //! Most tools are written with the [`#[tool]`](macro@crate::tool) attribute on a plain
-//! `async fn`; the trait is there for tools whose shape is only known at run time (MCP
-//! imports, plugins) and for anyone who prefers to write the impl by hand.
+//! `async fn`, which implements [`TypedTool`]: typed arguments, output and error, facts in a
+//! [`ToolSpec`]. A hand-written tool implements `TypedTool` too, and is a [`Tool`] through
+//! one blanket impl. `Tool` itself, object-safe, is what the registry stores and what a tool
+//! whose shape is only known at run time (an MCP import, a plugin) implements directly.
 
 mod annotations;
 mod context;
@@ -12,7 +14,9 @@ mod naming;
 mod refusal;
 mod result;
 mod signature;
+mod spec;
 mod state;
+mod typed;
 
 use serde_json::Value;
 
@@ -26,7 +30,9 @@ pub(crate) use refusal::refusal_answer;
 pub use result::{ToolContent, ToolResult};
 pub(crate) use signature::ordered_properties;
 pub use signature::{argument_notes, type_signature};
+pub use spec::ToolSpec;
 pub use state::{RequiredState, State, StateMap};
+pub use typed::{IntoToolResult, Json, TypedTool};
 
 use crate::SchemaCompaction;
 
@@ -125,4 +131,29 @@ pub trait Tool: Send + Sync {
         let _ = ctx;
         self.execute(args).await
     }
+
+    /// Runs the tool and sorts its answer by who reads it: the registry calls this one.
+    ///
+    /// The default calls [`execute_with`](Self::execute_with): an `Err` holding a
+    /// [`Refusal`] becomes the error result the model reads, any other `Err` an
+    /// [`InvokeError::Failed`] (the registry's [`ToolError::Failed`](crate::ToolError::Failed)).
+    /// A [`TypedTool`] also reports arguments its `Args` type refuses, as
+    /// [`InvokeError::Arguments`]. There is rarely a reason to override it.
+    async fn invoke(&self, args: Value, ctx: &ToolContext) -> Result<ToolResult, InvokeError> {
+        self.execute_with(args, ctx).await.or_else(refusal_answer).map_err(InvokeError::Failed)
+    }
+}
+
+/// Why [`Tool::invoke`] has no answer for the model; the registry turns it into a
+/// [`ToolError`](crate::ToolError) that names the tool.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvokeError {
+    /// The arguments passed the schema, but the tool's own types refused them (serde's
+    /// message): the registry's [`ToolError::InvalidArguments`](crate::ToolError::InvalidArguments).
+    #[error("the arguments do not fit the tool's types: {0}")]
+    Arguments(String),
+    /// The tool could not run: the host reads this, the model only that the tool failed.
+    #[error(transparent)]
+    Failed(anyhow::Error),
 }
