@@ -284,13 +284,9 @@ async fn the_agent_runs_the_task_in_each_text_dialect_and_promoted_tools_join_th
         let inner = Arc::new(text_script(dialect));
         let model = dialect.wrap(inner.clone());
         // The spec's bridge alone: the catalogue grows only when the model searches.
-        let bridge_only = tinytools::RunPolicy {
-            discovery: tinytools::ToolDiscoveryPolicy {
-                pre_promotion: tinytools::discovery::PrePromotion::off(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let bridge_only = tinytools::RunPolicy::default().with_discovery(
+            tinytools::ToolDiscoveryPolicy::default().with_pre_promotion(tinytools::discovery::PrePromotion::off()),
+        );
         let outcome = Agent::new(Arc::new(catalogue::registry()), model)
             .with_policy(bridge_only)
             .run(vec![Message::system("Answer with tools."), Message::user("What is ACME at?")])
