@@ -105,14 +105,15 @@ fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let annotations = {
         let a = tool.annotations;
         let (read_only, destructive, idempotent, open_world) = (a.read_only, a.destructive, a.idempotent, a.open_world);
+        // Through the builder: `ToolAnnotations` is `#[non_exhaustive]`, so the user's crate,
+        // where this expands, cannot write it as a struct literal.
         quote! {
             fn annotations(&self) -> #krate::ToolAnnotations {
-                #krate::ToolAnnotations {
-                    read_only: #read_only,
-                    destructive: #destructive,
-                    idempotent: #idempotent,
-                    open_world: #open_world,
-                }
+                #krate::ToolAnnotations::UNCLASSIFIED
+                    .with_read_only(#read_only)
+                    .with_destructive(#destructive)
+                    .with_idempotent(#idempotent)
+                    .with_open_world(#open_world)
             }
         }
     };
@@ -122,10 +123,11 @@ fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
                 let constant = syn::Ident::new(constant, Span::call_site());
                 quote!(#krate::SchemaCompaction::#constant)
             }
+            // `SchemaCompaction` is `#[non_exhaustive]`: built from `UNLIMITED` with its builder.
             Compaction::Bytes { description, schema } => {
-                let description = option_usize(description);
-                let schema = option_usize(schema);
-                quote!(#krate::SchemaCompaction { max_description_bytes: #description, max_schema_bytes: #schema })
+                let description = description.map(|bytes| quote!(.with_max_description_bytes(#bytes)));
+                let schema = schema.map(|bytes| quote!(.with_max_schema_bytes(#bytes)));
+                quote!(#krate::SchemaCompaction::UNLIMITED #description #schema)
             }
         };
         quote!(fn schema_compaction(&self) -> ::core::option::Option<#krate::SchemaCompaction> { ::core::option::Option::Some(#value) })
@@ -156,13 +158,6 @@ fn metadata(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         #annotations
         #compaction
         #required_state
-    }
-}
-
-fn option_usize(value: Option<usize>) -> TokenStream {
-    match value {
-        Some(bytes) => quote!(::core::option::Option::Some(#bytes)),
-        None => quote!(::core::option::Option::None),
     }
 }
 
