@@ -41,6 +41,7 @@ pub enum RankMode {
 /// assert_eq!((wide.manifest_token_budget, wide.limit(Some(40))), (8_000, 40));
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ToolDiscoveryPolicy {
     /// With `false`, deferred tools are neither advertised nor searchable; a direct call by
     /// name still runs (deferral only ever subtracts from the wire).
@@ -94,6 +95,7 @@ pub struct ToolDiscoveryPolicy {
 /// assert_eq!((eager.limit, eager.min_confidence, eager.token_budget), (5, 0.0, 2_000));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PrePromotion {
     /// Whether user messages are ranked and their best hits promoted.
     pub enabled: bool,

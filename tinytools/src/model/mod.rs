@@ -144,6 +144,7 @@ impl ModelResponse {
 /// assert!(!prompted.native_tool_calling);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelProfile {
     /// The provider parses tool calls natively (otherwise a prompt dialect is needed).
     pub native_tool_calling: bool,

@@ -72,6 +72,7 @@ pub(crate) fn redacted_url(url: &str) -> String {
 /// assert_eq!((options.retry.max_retries, options.retry.max_delay), (5, Duration::from_secs(30)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Retry {
     /// Retries after the first attempt.
     pub max_retries: u32,
@@ -106,6 +107,7 @@ impl Default for Retry {
 /// assert!(!options.retry.retry_timeouts);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpOptions {
     /// The whole request's time limit.
     pub timeout: Duration,

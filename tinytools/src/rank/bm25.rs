@@ -13,6 +13,7 @@ use super::tokenize::{Tokenizer, for_each_word};
 /// assert_eq!((params.k1, params.b), (1.5, 0.5));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Bm25Params {
     /// Term-frequency saturation.
     pub k1: f32,

@@ -15,6 +15,7 @@ use crate::ToolSchema;
 /// assert_eq!((weights.name, weights.description, weights.family), (3.0, 1.0, 0.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct FieldWeights {
     /// The tool's name, split into words (`stock_quote` → "stock", "quote").
     pub name: f32,

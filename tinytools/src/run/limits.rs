@@ -20,6 +20,7 @@ use crate::model::Usage;
 /// assert_eq!(RunPolicy::default().usage_limits, UsageLimits::default());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UsageLimits {
     /// The most model requests in the run (a context-overflow retry counts).
     pub max_requests: Option<u64>,
@@ -110,6 +111,7 @@ impl UsageLimits {
 /// assert_eq!(policy.caps.max_tool_calls_per_turn, 4);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunCaps {
     /// The most tool calls run from one model answer.
     pub max_tool_calls_per_turn: usize,

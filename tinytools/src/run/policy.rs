@@ -32,6 +32,7 @@ use crate::surface::Surface;
 /// assert!(bridge.advertised(&EstimatedTokens).is_empty());
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RunPolicy {
     /// Whether and how deferred tools are advertised and searched.
     pub discovery: ToolDiscoveryPolicy,
@@ -106,6 +107,7 @@ pub struct RunPolicy {
 /// assert_eq!((policy.loop_guard.max_repeats, policy.loop_guard.answer_after_repeat), (5, false));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoopGuard {
     /// Repeats of one call after which the run asks for the final answer (`0`: never; repeats
     /// are still answered from the first result).
@@ -193,6 +195,7 @@ impl LoopGuard {
 /// assert!(policy.capture.tool_io);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Capture {
     /// Record tool inputs (such as `ToolSearched.query`). Off by default: they can hold
     /// personal data.

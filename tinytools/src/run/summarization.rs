@@ -27,6 +27,7 @@ use crate::schema::{TokenCounter, count_tool_schema_tokens};
 /// assert!(!policy.should_summarize_with_tools(7_700, &tools, &EstimatedTokens));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct SummarizationPolicy {
     /// The model's context window, in tokens.
     pub context_window: usize,

@@ -26,6 +26,7 @@ use crate::ToolSchema;
 /// assert_eq!((TIGHT.max_description_bytes, TIGHT.max_schema_bytes), (None, Some(2_000)));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SchemaCompaction {
     /// Clip the description to this many bytes (on a char boundary, ending in `…`).
     pub max_description_bytes: Option<usize>,

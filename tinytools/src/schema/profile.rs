@@ -27,6 +27,7 @@ use super::node::{for_each_child, for_each_child_mut};
 ///     .contains("$ref"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProviderProfile {
     /// A short name (`"openai"`).
     pub name: &'static str,

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 /// assert!(ARCHIVE.has_side_effects() && !ARCHIVE.destructive && ARCHIVE.open_world);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// The tool does not change its environment (MCP `readOnlyHint`).
     pub read_only: bool,
