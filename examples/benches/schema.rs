@@ -27,7 +27,7 @@ fn schemas() -> Vec<ToolSchema> {
 
 fn prepare(c: &mut Criterion) {
     let schemas = schemas();
-    let tight = SchemaCompaction { max_description_bytes: Some(200), max_schema_bytes: Some(400) };
+    let tight = SchemaCompaction::UNLIMITED.with_max_description_bytes(200).with_max_schema_bytes(400);
     let mut group = c.benchmark_group("prepare 3,420 BFCL schemas");
     group.sample_size(10);
     for profile in ProviderProfile::ALL {

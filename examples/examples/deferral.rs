@@ -28,7 +28,7 @@ use tinytools_examples::surface::Surface;
 fn main() {
     let json_output = std::env::args().any(|arg| arg == "--json");
     let counter = EstimatedTokens;
-    let policy = ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() };
+    let policy = ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET);
 
     let all_direct = catalogue::all_direct_registry();
     let direct = Surface::of(&DiscoveryBridge::new(&all_direct, policy.clone()), &counter);
@@ -142,10 +142,8 @@ fn main() {
 /// The tools of the first request a run of the task sends (the scripted model answers at once).
 async fn first_request_tools(registry: ToolRegistry) -> Vec<tinytools::ToolSchema> {
     let model = Arc::new(tinytools::testkit::ScriptedModel::new([tinytools::model::ModelResponse::text("-")]));
-    let policy = RunPolicy {
-        discovery: ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() },
-        ..RunPolicy::default()
-    };
+    let policy = RunPolicy::default()
+        .with_discovery(ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET));
     let agent = Agent::new(Arc::new(registry), model.clone()).with_policy(policy);
     let _ = agent.run(vec![Message::system(live::SYSTEM_PROMPT), Message::user(TASK)]).await;
     model.requests().first().map(|request| request.tools.clone()).unwrap_or_default()
@@ -169,10 +167,8 @@ async fn scripted_run(registry: ToolRegistry) {
     });
     let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
     let log = events.clone();
-    let policy = RunPolicy {
-        discovery: ToolDiscoveryPolicy { manifest_token_budget: MANIFEST_TOKEN_BUDGET, ..Default::default() },
-        ..RunPolicy::default()
-    };
+    let policy = RunPolicy::default()
+        .with_discovery(ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET));
     let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy).with_events(Arc::new(
         move |event: &RunEvent| {
             if let Ok(mut log) = log.lock() {

@@ -96,7 +96,7 @@ async fn run(options: Options) -> Result<(), String> {
     let (model, name): (Arc<dyn ChatModel>, String) = if options.scripted {
         (Arc::new(KeywordModel), "scripted keyword model (offline; its score measures nothing)".to_owned())
     } else {
-        let http = HttpOptions { timeout: options.timeout, ..HttpOptions::local() };
+        let http = HttpOptions::local().with_timeout(options.timeout);
         let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
             .map_err(|e| e.to_string())?
             .with_max_tokens(options.max_tokens);

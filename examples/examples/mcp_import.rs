@@ -127,7 +127,7 @@ async fn scripted_run(registry: ToolRegistry, preparation: SchemaPreparation) ->
     let model = scripted::search_call_answer("current time in a timezone", json!({"timezone": "Asia/Tokyo"}), |time| {
         format!("In Tokyo it is {}.", time.and_then(|t| t["datetime"].as_str()).unwrap_or("unknown"))
     });
-    let policy = RunPolicy { tool_schemas: Some(preparation), ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_tool_schemas(preparation);
     let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy);
     match agent.run(vec![Message::user("What time is it in Tokyo?")]).await {
         Ok(outcome) => json!({

@@ -53,7 +53,7 @@ fn run() -> Result<(), String> {
     let minilm = std::env::args().collect::<Vec<_>>().windows(2).any(|w| w[0] == "--ranker" && w[1] == "minilm");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let mut policy = ToolDiscoveryPolicy { max_limit: 20, ..ToolDiscoveryPolicy::default() };
+    let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
     if minilm {
         let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
         policy = policy.with_ranker(Arc::new(EmbeddingRanker::new(Arc::new(embedder))));

@@ -59,8 +59,7 @@ fn run() -> Result<(), String> {
     let build_ms = started.elapsed().as_secs_f64() * 1_000.0;
 
     let mut embed_ms = None;
-    let mut policy =
-        ToolDiscoveryPolicy { max_limit: options.limit, default_limit: options.limit, ..Default::default() };
+    let mut policy = ToolDiscoveryPolicy::default().with_max_limit(options.limit).with_default_limit(options.limit);
     if options.ranker == "custom" {
         let ranker = CustomBm25::new(&catalog, options.tokenizer, &options.weights, options.params);
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
@@ -204,7 +203,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                 let [name, description, parameter_names, parameter_descriptions, family] = parts[..] else {
                     return Err("--weights takes five numbers: NAME,DESC,PARAM_NAMES,PARAM_DESCS,FAMILY".into());
                 };
-                options.weights = FieldWeights { name, description, parameter_names, parameter_descriptions, family };
+                options.weights = FieldWeights::default()
+                    .with_name(name)
+                    .with_description(description)
+                    .with_parameter_names(parameter_names)
+                    .with_parameter_descriptions(parameter_descriptions)
+                    .with_family(family);
             }
             other => return Err(format!("unknown option `{other}`; see the example's header")),
         }

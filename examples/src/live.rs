@@ -235,11 +235,10 @@ pub struct LiveTask<'a> {
 pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: LiveTask<'_>) -> Result<Arm, RunError> {
     let LiveTask { prompt, target, deferred, manifest_token_budget, pre_promotion } = task;
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
-    let policy = RunPolicy {
-        discovery: ToolDiscoveryPolicy { manifest_token_budget, pre_promotion, ..Default::default() },
-        max_turns: 6,
-        ..RunPolicy::default()
-    };
+    let discovery = ToolDiscoveryPolicy::default()
+        .with_manifest_token_budget(manifest_token_budget)
+        .with_pre_promotion(pre_promotion);
+    let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(6);
     let interventions = Arc::new(Mutex::new(Vec::<&'static str>::new()));
     let noted = interventions.clone();
     let sink = move |event: &RunEvent| {

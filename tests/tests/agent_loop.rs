@@ -30,10 +30,7 @@ fn spec_script() -> ScriptedModel {
 
 /// The spec's bridge alone: query-aware discovery off, so every promotion is the model's search.
 fn bridge_only() -> RunPolicy {
-    RunPolicy {
-        discovery: ToolDiscoveryPolicy { pre_promotion: PrePromotion::off(), ..ToolDiscoveryPolicy::default() },
-        ..RunPolicy::default()
-    }
+    RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off()))
 }
 
 fn agent(model: Arc<ScriptedModel>) -> (Agent, Arc<Recorder>) {
@@ -122,7 +119,7 @@ async fn events_fire_once_each_with_the_documented_fields() {
     assert_eq!(calls.len(), 3);
 
     let captured = Agent::new(Arc::new(catalogue::registry()), Arc::new(spec_script()))
-        .with_policy(RunPolicy { capture: Capture { tool_io: true }, ..RunPolicy::default() });
+        .with_policy(RunPolicy::default().with_capture(Capture::default().with_tool_io(true)));
     let recorder = Arc::new(Recorder::default());
     captured.with_events(recorder.clone()).run(vec![Message::user("go")]).await.expect("runs");
     assert!(
@@ -219,7 +216,7 @@ async fn with_discovery_disabled_a_direct_call_by_name_still_runs() {
         ModelResponse::calls([("c1", "stock_quote", json!({"symbol": "ACME"}))]),
         ModelResponse::text("done"),
     ]));
-    let policy = RunPolicy { discovery: ToolDiscoveryPolicy::disabled(), ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_discovery(ToolDiscoveryPolicy::disabled());
     let (agent, recorder) = agent(model.clone());
     let outcome = agent.with_policy(policy).run(vec![Message::user("go")]).await.expect("runs");
     assert_eq!(names(&model.requests()[0]), ["read_note"]);
@@ -294,7 +291,7 @@ async fn panics_timeouts_bad_arguments_and_unknown_names_are_answered_and_the_ru
         ModelResponse::text("still here"),
     ]));
     let recorder = Arc::new(Recorder::default());
-    let policy = RunPolicy { tool_timeout: Duration::from_millis(100), ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_tool_timeout(Duration::from_millis(100));
     let agent = Agent::new(Arc::new(registry), model).with_policy(policy).with_events(recorder.clone());
     let outcome = agent.run(vec![Message::user("go")]).await.expect("the run goes on");
     assert_eq!(outcome.answer, "still here");
@@ -394,7 +391,7 @@ async fn the_turn_limit_cancellation_and_model_errors_end_a_run_cleanly() {
             })
             .collect(),
     ));
-    let policy = RunPolicy { max_turns: 3, ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_max_turns(3);
     let outcome = Agent::new(Arc::new(catalogue::registry()), looping)
         .with_policy(policy)
         .run(vec![Message::user("go")])

@@ -120,7 +120,7 @@ async fn a_request_that_cannot_fit_ends_the_run_with_the_counts() {
 async fn a_known_window_shrinks_before_the_request_is_sent() {
     let model = windowed(14_000, 5);
     let recorder = Arc::new(Recorder::default());
-    let policy = RunPolicy { context_window: Some(3_000), ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_context_window(3_000);
     let agent = Agent::new(registry(), model.clone()).with_policy(policy).with_events(recorder.clone());
     let outcome = agent.run(vec![Message::user("read five pages")]).await.expect("fits");
     assert_eq!(outcome.answer, "read 5 pages");

@@ -98,10 +98,7 @@ fn the_manifest_degrades_to_names_then_a_count_then_nothing_and_never_exceeds_it
 #[test]
 fn below_the_names_rung_the_description_names_the_families_and_above_it_does_not() {
     let description = |budget| {
-        bridge(ToolDiscoveryPolicy { manifest_token_budget: budget, ..Default::default() })
-            .1
-            .schema(&EstimatedTokens)
-            .description
+        bridge(ToolDiscoveryPolicy::default().with_manifest_token_budget(budget)).1.schema(&EstimatedTokens).description
     };
     let count = description(12);
     assert!(count.contains("40 tools are available through search."), "{count}");
@@ -154,7 +151,7 @@ async fn limit_defaults_to_five_and_is_clamped() {
     assert_eq!(count(&search(&bridge, json!({"query": broad, "limit": 2.7})).await.0), 2);
     assert_eq!(count(&search(&bridge, json!({"query": broad, "limit": "seven"})).await.0), 5);
 
-    let tight = ToolDiscoveryPolicy { default_limit: 50, max_limit: 3, ..Default::default() };
+    let tight = ToolDiscoveryPolicy::default().with_default_limit(50).with_max_limit(3);
     let (_, bridge) = self::bridge(tight);
     assert_eq!(count(&search(&bridge, json!({"query": broad})).await.0), 3);
 }
@@ -206,7 +203,8 @@ impl ToolRanker for Host {
 }
 
 fn with_host(host: Host, mode: RankMode) -> ToolDiscoveryPolicy {
-    ToolDiscoveryPolicy { ranker_timeout: Duration::from_millis(50), ..Default::default() }
+    ToolDiscoveryPolicy::default()
+        .with_ranker_timeout(Duration::from_millis(50))
         .with_ranker(Arc::new(host))
         .with_rank_mode(mode)
 }

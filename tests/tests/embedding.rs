@@ -149,10 +149,8 @@ async fn an_agent_run_finds_calls_and_answers_through_the_embedding_ranker() {
 
     let ranker = EmbeddingRanker::new(Arc::new(model));
     ranker.prepare(&catalog).unwrap();
-    let policy = RunPolicy {
-        discovery: ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker),
-        ..RunPolicy::default()
-    };
+    let policy = RunPolicy::default()
+        .with_discovery(ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker));
     let args = json!({"city": "Rome", "check_in": "2026-12-07", "check_out": "2026-12-09"});
     let script = search_call_answer(query, args, |result| {
         result.and_then(|r| r["hotels"][0]["name"].as_str()).unwrap_or("nothing").to_owned()

@@ -94,7 +94,7 @@ proptest! {
             let name = subject.name();
             matches!(subject, Subject::Bridge) || admitted.iter().any(|a| a == name) || HIDDEN.iter().any(|h| name.starts_with(h))
         };
-        let policy = ToolDiscoveryPolicy { manifest_token_budget: budget, ..Default::default() };
+        let policy = ToolDiscoveryPolicy::default().with_manifest_token_budget(budget);
         let bridge = DiscoveryBridge::over(Surface::new(&registry, &[&allowed]), policy);
 
         let mut said: Vec<String> = Vec::new();
@@ -242,7 +242,7 @@ proptest! {
         turns.push(ModelResponse::text("done"));
         let model = Arc::new(ScriptedModel::new(turns));
 
-        let mut policy = RunPolicy { max_turns: 64, ..RunPolicy::default() };
+        let mut policy = RunPolicy::default().with_max_turns(64);
         policy.discovery.pre_promotion.min_confidence = 0.0;
         if narrowing.allow_list {
             let admitted = specs.iter().enumerate().filter(|(_, (s, _))| s.admitted).map(|(i, (s, _))| {

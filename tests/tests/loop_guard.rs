@@ -92,8 +92,8 @@ fn calling_until_asked_to_answer(call: ModelResponse, answer: &'static str, time
 async fn a_model_that_repeats_one_call_fifty_times_gets_its_answer_and_then_is_asked_to_finish() {
     let before = runs_of_counted();
     let model = repeating(50);
-    let guard = LoopGuard { answer_after_repeat: false, ..LoopGuard::default() };
-    let policy = RunPolicy { max_turns: 60, loop_guard: guard, ..RunPolicy::default() };
+    let guard = LoopGuard::default().with_answer_after_repeat(false);
+    let policy = RunPolicy::default().with_max_turns(60).with_loop_guard(guard);
     let (outcome, events) = run_recorded(model.clone(), policy, "what is k?").await;
     assert_eq!(runs_of_counted() - before, 1, "the tool ran once");
     assert_eq!(outcome.stop, StopReason::RepeatedCalls);
@@ -199,11 +199,9 @@ async fn the_first_repeat_of_an_answered_call_is_set_aside_and_the_answer_asked_
 #[tokio::test]
 async fn without_a_limit_repeats_are_still_answered_from_the_first_answer() {
     let before = runs_of_counted();
-    let policy = RunPolicy {
-        max_turns: 6,
-        loop_guard: LoopGuard { max_repeats: 0, answer_after_repeat: false, ..LoopGuard::default() },
-        ..RunPolicy::default()
-    };
+    let policy = RunPolicy::default()
+        .with_max_turns(6)
+        .with_loop_guard(LoopGuard::default().with_max_repeats(0).with_answer_after_repeat(false));
     let outcome =
         Agent::new(registry(), repeating(10)).with_policy(policy).run(vec![Message::user("k?")]).await.expect("runs");
     assert_eq!((outcome.stop, outcome.turns), (StopReason::TurnLimit, 6));
@@ -260,7 +258,7 @@ async fn a_call_described_in_prose_is_nudged_once() {
         ModelResponse::text("`counted` says: value of k."),
     ]));
     assert_eq!(Agent::new(registry(), model).run(vec![Message::user("k?")]).await.expect("runs").turns, 2);
-    let off = RunPolicy { loop_guard: LoopGuard::off(), ..RunPolicy::default() };
+    let off = RunPolicy::default().with_loop_guard(LoopGuard::off());
     let model = narrating_then(ModelResponse::text("unused"));
     assert_eq!(
         Agent::new(registry(), model).with_policy(off).run(vec![Message::user("k?")]).await.expect("runs").turns,
@@ -311,9 +309,7 @@ async fn a_call_spelt_out_in_prose_is_adopted_once_and_never_for_a_destructive_t
 
     // A destructive tool spelt out is only nudged; with the guard off, the prose is the answer.
     let destructive = "Call `github_merge_pr` with {\"repo\": \"acme/web\", \"number\": 57}.";
-    for (policy, turns) in
-        [(RunPolicy::default(), 2), (RunPolicy { loop_guard: LoopGuard::off(), ..RunPolicy::default() }, 1)]
-    {
+    for (policy, turns) in [(RunPolicy::default(), 2), (RunPolicy::default().with_loop_guard(LoopGuard::off()), 1)] {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::text(destructive),
             ModelResponse::text("I will not merge it without you."),

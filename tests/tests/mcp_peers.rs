@@ -47,8 +47,7 @@ async fn search(registry: &ToolRegistry, query: &str) -> Vec<String> {
 /// that pre-promotion loads the same tool from the user's message before the model is asked.
 async fn search_then_call(registry: ToolRegistry, query: &str, tool: &str, args: Value) -> (String, bool) {
     let registry = Arc::new(registry);
-    let prepared =
-        || RunPolicy { tool_schemas: Some(SchemaPreparation::new(ProviderProfile::OPENAI)), ..RunPolicy::default() };
+    let prepared = || RunPolicy::default().with_tool_schemas(SchemaPreparation::new(ProviderProfile::OPENAI));
 
     let asked = Arc::new(ScriptedModel::new([ModelResponse::text("done")]));
     Agent::new(registry.clone(), asked.clone())

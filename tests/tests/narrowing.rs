@@ -185,10 +185,9 @@ async fn per_turn_selection_only_subsets_what_the_rules_allow() {
     let no_bridge_on_turn_one =
         DynamicToolSelectionMiddleware::new(|request, tool| tool.name != "tool_search" || request.messages.len() > 1);
     Agent::new(registry, model.clone())
-        .with_policy(RunPolicy {
-            discovery: ToolDiscoveryPolicy { pre_promotion: PrePromotion::off(), ..Default::default() },
-            ..RunPolicy::default()
-        })
+        .with_policy(
+            RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off())),
+        )
         .with_middleware(Arc::new(no_bridge_on_turn_one))
         .run(vec![Message::user(ASK)])
         .await

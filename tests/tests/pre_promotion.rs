@@ -29,10 +29,7 @@ fn names(request: &ModelRequest) -> Vec<&str> {
 }
 
 fn policy(pre_promotion: PrePromotion) -> RunPolicy {
-    RunPolicy {
-        discovery: ToolDiscoveryPolicy { pre_promotion, ..ToolDiscoveryPolicy::default() },
-        ..RunPolicy::default()
-    }
+    RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(pre_promotion))
 }
 
 fn answer_only() -> Arc<ScriptedModel> {
@@ -81,20 +78,19 @@ async fn an_unrelated_message_promotes_nothing() {
         assert!(promotions.is_empty() && transcript.patches.is_empty(), "{user:?}: {promotions:?}");
     }
     // The same message with the floor at zero does promote: the floor is what held it back.
-    let (request, _, _) =
-        first_request(PrePromotion { min_confidence: 0.0, ..PrePromotion::default() }, incidental).await;
+    let (request, _, _) = first_request(PrePromotion::default().with_min_confidence(0.0), incidental).await;
     assert!(request.tools.len() > 2, "{:?}", names(&request));
 }
 
 #[tokio::test]
 async fn the_limit_and_the_token_budget_cap_what_is_promoted() {
-    let wide = PrePromotion { limit: 3, min_confidence: 0.0, token_budget: 100_000, ..PrePromotion::default() };
+    let wide = PrePromotion::default().with_limit(3).with_min_confidence(0.0).with_token_budget(100_000);
     let message = "Email the team the stock price and the weather forecast";
     let (request, _, _) = first_request(wide, message).await;
     assert_eq!(request.tools.len(), 2 + 3, "{:?}", names(&request));
-    let (request, _, _) = first_request(PrePromotion { limit: 1, ..wide }, message).await;
+    let (request, _, _) = first_request(wide.with_limit(1), message).await;
     assert_eq!(request.tools.len(), 2 + 1);
-    let (request, promotions, _) = first_request(PrePromotion { token_budget: 5, ..wide }, message).await;
+    let (request, promotions, _) = first_request(wide.with_token_budget(5), message).await;
     assert_eq!(names(&request), ["read_note", "tool_search"], "no declaration fits 5 tokens");
     assert!(promotions.is_empty());
     let off = first_request(PrePromotion::off(), SPEC_TASK).await;
@@ -187,7 +183,7 @@ async fn the_runs_ranker_decides_and_a_failing_one_falls_back_to_bm25() {
         let recorder = Arc::new(Recorder::default());
         let discovery = ToolDiscoveryPolicy::default().with_ranker(ranker);
         Agent::new(Arc::new(catalogue::registry()), model.clone())
-            .with_policy(RunPolicy { discovery, ..RunPolicy::default() })
+            .with_policy(RunPolicy::default().with_discovery(discovery))
             .with_events(recorder.clone())
             .run(vec![Message::user(SPEC_TASK)])
             .await
@@ -321,17 +317,15 @@ const CHAIN_TASK: &str = "Check the ACME stock price, convert it to euros and po
 
 #[tokio::test]
 async fn once_a_tool_has_answered_the_messages_next_hits_are_promoted_once() {
-    let pre = PrePromotion {
-        limit: 1,
-        min_confidence: 0.0,
-        token_budget: 100_000,
-        after_tool_result: 2,
-        ..PrePromotion::default()
-    };
+    let pre = PrePromotion::default()
+        .with_limit(1)
+        .with_min_confidence(0.0)
+        .with_token_budget(100_000)
+        .with_after_tool_result(2);
     let (requests, promotions, transcript) = two_quotes_then_done(pre, false).await;
     assert_eq!(names(&requests[0]).len(), 3, "the limit holds at the start: {:?}", names(&requests[0]));
     // The same ranking's next two hits join the second request, after the first promotion.
-    let (first, _, _) = first_request(PrePromotion { limit: 3, ..pre }, CHAIN_TASK).await;
+    let (first, _, _) = first_request(pre.with_limit(3), CHAIN_TASK).await;
     assert_eq!(names(&first).len(), 5, "the message has three hits: {:?}", names(&first));
     assert_eq!(names(&requests[1]), names(&first), "hits 2 and 3 of the same ranking");
     let [(_, Promotion::UserMessage { .. }), (added, Promotion::AfterToolResult { ranker, confidences, .. })] =
@@ -350,13 +344,11 @@ async fn once_a_tool_has_answered_the_messages_next_hits_are_promoted_once() {
 
 #[tokio::test]
 async fn no_follow_up_without_an_answered_call_or_by_default() {
-    let pre = PrePromotion {
-        limit: 1,
-        min_confidence: 0.0,
-        token_budget: 100_000,
-        after_tool_result: 2,
-        ..PrePromotion::default()
-    };
+    let pre = PrePromotion::default()
+        .with_limit(1)
+        .with_min_confidence(0.0)
+        .with_token_budget(100_000)
+        .with_after_tool_result(2);
     // A refused call answers nothing: the follow-up waits for the call that runs.
     let (requests, promotions, _) = two_quotes_then_done(pre, true).await;
     let follow_ups: Vec<&Vec<String>> = promotions
@@ -372,7 +364,7 @@ async fn no_follow_up_without_an_answered_call_or_by_default() {
     assert!(added.iter().all(|name| names(&requests[2]).contains(&name.as_str())), "the next answered call does");
     // The default promotes nothing after a result.
     assert_eq!(PrePromotion::default().after_tool_result, 0);
-    let pre = PrePromotion { after_tool_result: 0, ..pre };
+    let pre = pre.with_after_tool_result(0);
     let (requests, promotions, _) = two_quotes_then_done(pre, false).await;
     assert!(requests.windows(2).all(|w| names(&w[0]) == names(&w[1])));
     assert_eq!(promotions.len(), 1, "{promotions:?}");

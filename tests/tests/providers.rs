@@ -13,15 +13,11 @@ use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 fn fast() -> HttpOptions {
-    HttpOptions {
-        timeout: Duration::from_secs(5),
-        retry: Retry {
-            max_retries: 2,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(50),
-            ..Retry::default()
-        },
-    }
+    let retry = Retry::default()
+        .with_max_retries(2)
+        .with_base_delay(Duration::from_millis(10))
+        .with_max_delay(Duration::from_millis(50));
+    HttpOptions::default().with_timeout(Duration::from_secs(5)).with_retry(retry)
 }
 
 fn request() -> ModelRequest {
@@ -265,15 +261,11 @@ async fn a_provider_that_hangs_times_out_with_a_clear_error_and_no_secret() {
         .respond_with(ResponseTemplate::new(200).set_body_json(openai_tool_call()).set_delay(Duration::from_secs(3)))
         .mount(&server)
         .await;
-    let options = HttpOptions {
-        timeout: Duration::from_millis(200),
-        retry: Retry {
-            max_retries: 1,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(10),
-            ..Retry::default()
-        },
-    };
+    let retry = Retry::default()
+        .with_max_retries(1)
+        .with_base_delay(Duration::from_millis(10))
+        .with_max_delay(Duration::from_millis(10));
+    let options = HttpOptions::default().with_timeout(Duration::from_millis(200)).with_retry(retry);
     let client =
         OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", options).expect("client").with_api_key("sk-hidden");
     let started = std::time::Instant::now();
@@ -284,7 +276,7 @@ async fn a_provider_that_hangs_times_out_with_a_clear_error_and_no_secret() {
     assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 2, "retried once");
 
     // A local server's timed-out request is not sent again: it is still computing the first.
-    let local = HttpOptions { timeout: Duration::from_millis(200), ..HttpOptions::local() };
+    let local = HttpOptions::local().with_timeout(Duration::from_millis(200));
     let client = OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", local).expect("client");
     let err = client.complete(&request()).await.expect_err("times out");
     assert!(matches!(&err, ModelError::Transport(message) if message.starts_with("timed out")), "{err}");

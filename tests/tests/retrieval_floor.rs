@@ -52,7 +52,9 @@ async fn embedding_recall_at_5(name: &str, step: usize) -> Option<f64> {
     ranker.prepare(&catalog).expect("the catalogue embeds");
     // 50 ids, as the eval example ranks: BFCL repeats names (47 `requests.get`), so its
     // name-level top 5 needs more than five ids.
-    let policy = ToolDiscoveryPolicy { ranker_timeout: Duration::from_secs(60), max_limit: 50, ..Default::default() }
+    let policy = ToolDiscoveryPolicy::default()
+        .with_ranker_timeout(Duration::from_secs(60))
+        .with_max_limit(50)
         .with_ranker(Arc::new(ranker))
         .with_rank_mode(RankMode::Ranker);
     let mut scores = Vec::new();

@@ -95,9 +95,8 @@ async fn the_request_limit_ends_the_run_before_the_next_call_with_the_counts_and
         ModelResponse::calls([("c2", "echo", json!({"key": "b"}))]).with_usage(120, 10),
         ModelResponse::text("done"),
     ]));
-    let limits = UsageLimits { max_requests: Some(2), ..UsageLimits::default() };
-    let agent =
-        Agent::new(registry(), model.clone()).with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+    let limits = UsageLimits::default().with_max_requests(2);
+    let agent = Agent::new(registry(), model.clone()).with_policy(RunPolicy::default().with_usage_limits(limits));
     let error = agent.run(vec![Message::user("go")]).await.expect_err("the limit ends it");
     let RunFailure::UsageLimit(over) = &error.source else { panic!("{error}") };
     assert_eq!((over.limit, over.allowed, over.used), (UsageLimit::Requests, 2, 3));
@@ -113,8 +112,8 @@ async fn the_token_limit_is_checked_after_each_answer() {
         ModelResponse::calls([("c1", "echo", json!({"key": "a"}))]).with_usage(400, 50),
         ModelResponse::text("done").with_usage(500, 60),
     ]));
-    let limits = UsageLimits { max_total_tokens: Some(1_000), ..UsageLimits::default() };
-    let agent = Agent::new(registry(), model).with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+    let limits = UsageLimits::default().with_max_total_tokens(1_000);
+    let agent = Agent::new(registry(), model).with_policy(RunPolicy::default().with_usage_limits(limits));
     let error = agent.run(vec![Message::user("go")]).await.expect_err("over the token limit");
     assert!(
         matches!(error.source, RunFailure::UsageLimit(over) if over.limit == UsageLimit::TotalTokens && over.used == 1_010)
@@ -124,7 +123,7 @@ async fn the_token_limit_is_checked_after_each_answer() {
         ModelResponse::calls([("c1", "echo", json!({"key": "a"}))]).with_usage(400, 50),
         ModelResponse::text("done").with_usage(500, 50),
     ]));
-    let agent = Agent::new(registry(), model).with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+    let agent = Agent::new(registry(), model).with_policy(RunPolicy::default().with_usage_limits(limits));
     assert_eq!(agent.run(vec![Message::user("go")]).await.expect("fits").answer, "done");
 }
 
@@ -153,8 +152,8 @@ async fn calls_past_the_turn_cap_are_answered_not_run_and_none_is_lost() {
         ModelResponse::calls([("a", "echo", json!({"key": "a"})), ("b", "echo", json!({"key": "b"}))]),
         ModelResponse::text("done"),
     ]));
-    let caps = RunCaps { max_tool_calls_per_turn: 1, ..RunCaps::default() };
-    let agent = Agent::new(registry(), model).with_policy(RunPolicy { caps, ..RunPolicy::default() });
+    let caps = RunCaps::default().with_max_tool_calls_per_turn(1);
+    let agent = Agent::new(registry(), model).with_policy(RunPolicy::default().with_caps(caps));
     let answers = tool_messages(&agent.run(vec![Message::user("go")]).await.expect("runs").transcript.messages);
     assert!(!answers[0].2 && answers[1].2 && answers[1].1.contains("at most 1."), "{answers:?}");
 }
@@ -185,7 +184,7 @@ async fn a_timeout_is_typed_and_a_tools_own_timed_out_message_is_not_one() {
         ModelResponse::text("done"),
     ]));
     let recorder = Arc::new(Recorder::default());
-    let policy = RunPolicy { tool_timeout: Duration::from_millis(250), ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_tool_timeout(Duration::from_millis(250));
     let agent = Agent::new(registry(), model).with_policy(policy).with_events(recorder.clone());
     let outcome = agent.run(vec![Message::user("go")]).await.expect("runs");
     let answers = tool_messages(&outcome.transcript.messages);
@@ -249,7 +248,7 @@ async fn cancelling_while_tools_run_answers_every_call_and_stops() {
         ]),
         ModelResponse::text("never asked"),
     ]));
-    let policy = RunPolicy { tool_timeout: Duration::from_secs(3_600), ..RunPolicy::default() };
+    let policy = RunPolicy::default().with_tool_timeout(Duration::from_secs(3_600));
     let recorder = Arc::new(Recorder::default());
     let agent = Agent::new(registry(), model.clone()).with_policy(policy).with_events(recorder.clone());
     let trigger = cancel.clone();
@@ -294,7 +293,7 @@ async fn in_strict_mode_null_for_an_optional_argument_means_absent() {
                 ModelResponse::text("done"),
             ]));
             let preparation = SchemaPreparation::new(ProviderProfile::OPENAI).with_strict(strict);
-            let policy = RunPolicy { tool_schemas: Some(preparation), ..RunPolicy::default() };
+            let policy = RunPolicy::default().with_tool_schemas(preparation);
             let outcome = Agent::new(registry, model).with_policy(policy).run(vec![Message::user("go")]).await;
             tool_messages(&outcome.expect("runs").transcript.messages).remove(0)
         }

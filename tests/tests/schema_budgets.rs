@@ -24,7 +24,7 @@ fn preparations() -> Vec<SchemaPreparation> {
             for budget in [
                 None,
                 Some(SchemaCompaction::THIRD_PARTY),
-                Some(SchemaCompaction { max_description_bytes: Some(60), max_schema_bytes: Some(300) }),
+                Some(SchemaCompaction::UNLIMITED.with_max_description_bytes(60).with_max_schema_bytes(300)),
             ] {
                 let mut preparation = SchemaPreparation::new(profile).with_strict(strict);
                 preparation.compaction = budget;
@@ -295,7 +295,7 @@ fn a_tools_own_budget_replaces_the_runs() {
 fn third_party_is_codexs_mcp_budget_and_clips_descriptions_on_char_boundaries() {
     assert_eq!(
         SchemaCompaction::THIRD_PARTY,
-        SchemaCompaction { max_description_bytes: Some(1_000), max_schema_bytes: Some(5_000) }
+        SchemaCompaction::UNLIMITED.with_max_description_bytes(1_000).with_max_schema_bytes(5_000)
     );
     let long = tool_schema(json!({"type": "object", "properties": {}}));
     let long = ToolSchema { description: "é".repeat(700), ..long };
@@ -323,7 +323,7 @@ fn the_estimator_stays_near_o200k_and_leans_high_on_the_bfcl_schemas() {
 
 #[test]
 fn schemas_that_eat_a_quarter_of_the_window_summarize_a_quarter_earlier() {
-    let policy = SummarizationPolicy { context_window: 40_000, threshold: 1.0 };
+    let policy = SummarizationPolicy::default().with_context_window(40_000).with_threshold(1.0);
     // 45,000 bytes of description: about 10,000 estimated tokens, a quarter of the window.
     let schemas = vec![ToolSchema { description: "word ".repeat(9_000), ..tool_schema(json!({"type": "object"})) }];
     let cost = count_tool_schema_tokens(&schemas, &EstimatedTokens);
@@ -355,7 +355,7 @@ async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget()
         SchemaPreparation::new(ProviderProfile::OPENAI).with_strict(true),
         SchemaPreparation::new(ProviderProfile::PORTABLE).with_compaction(SchemaCompaction::THIRD_PARTY),
     ] {
-        let policy = tinytools::RunPolicy { tool_schemas: Some(preparation), ..tinytools::RunPolicy::default() };
+        let policy = tinytools::RunPolicy::default().with_tool_schemas(preparation);
         let bridge = DiscoveryBridge::for_run(tinytools::surface::Surface::all(&registry), &policy);
         let advertised = bridge.advertised(&EstimatedTokens);
         assert_eq!(advertised.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note", "tool_search"]);
@@ -405,7 +405,7 @@ fn the_ladder_runs_its_rungs_in_the_specs_order() {
         },
         "required": ["filter"]
     });
-    let impossible = SchemaCompaction { max_schema_bytes: Some(1), ..SchemaCompaction::UNLIMITED };
+    let impossible = SchemaCompaction::UNLIMITED.with_max_schema_bytes(1);
     let (_, report) = impossible.compact_parameters(&parameters);
     // The spec: prune unreachable $defs → strip nested property descriptions → strip all
     // property descriptions → drop definition tables → collapse objects deeper than 3 → drop
@@ -423,8 +423,8 @@ fn the_ladder_runs_its_rungs_in_the_specs_order() {
     // Every budget stops the ladder after a prefix of that order, keeping the top-level
     // argument surface.
     for budget in 1..=4_000 {
-        let (compact, report) = SchemaCompaction { max_schema_bytes: Some(budget * 10), ..SchemaCompaction::UNLIMITED }
-            .compact_parameters(&parameters);
+        let (compact, report) =
+            SchemaCompaction::UNLIMITED.with_max_schema_bytes(budget * 10).compact_parameters(&parameters);
         assert_eq!(report.rungs[..], SPEC_ORDER[..report.rungs.len()], "budget {}", budget * 10);
         assert_eq!(top_level_names(&compact), top_level_names(&parameters));
         if report.rungs.is_empty() {

@@ -91,9 +91,10 @@ fn exposure_family_classification_and_budget_are_carried() {
     assert_eq!(ShipParcel.name(), "ship_parcel");
     assert_eq!(ShipParcel.exposure(), ToolExposure::Deferred);
     assert_eq!(ShipParcel.family(), Some("logistics"));
+    let annotations = ShipParcel.annotations();
     assert_eq!(
-        ShipParcel.annotations(),
-        ToolAnnotations { read_only: false, destructive: false, idempotent: false, open_world: true }
+        (annotations.read_only, annotations.destructive, annotations.idempotent, annotations.open_world),
+        (false, false, false, true)
     );
     assert_eq!(ShipParcel.schema_compaction(), Some(SchemaCompaction::THIRD_PARTY));
 }

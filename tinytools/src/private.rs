@@ -4,19 +4,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::ToolResult;
 pub use crate::tool::RequiredState;
-use crate::{SchemaCompaction, ToolAnnotations, ToolResult};
 pub use {anyhow, schemars, serde, serde_json};
-
-/// A tool's side-effect classification, as the attribute's keys gave it.
-pub const fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations {
-    ToolAnnotations { read_only, destructive, idempotent, open_world }
-}
-
-/// A tool's `compaction(description = .., schema = ..)` budget.
-pub const fn compaction(max_description_bytes: Option<usize>, max_schema_bytes: Option<usize>) -> SchemaCompaction {
-    SchemaCompaction { max_description_bytes, max_schema_bytes }
-}
 
 /// What a `#[tool]` fn returned, probed by the expansion to choose its conversion by type
 /// (autoref dispatch: the most specific impl below wins, with no `Any` and no syntax

@@ -72,7 +72,9 @@ pub fn arm(
         ArmKind::Scale => tasks::scale_registry(distractors)?,
     };
     let pre_promotion = if kind == ArmKind::Bridge { PrePromotion::off() } else { pre_promotion };
-    let discovery = ToolDiscoveryPolicy { manifest_token_budget, pre_promotion, ..ToolDiscoveryPolicy::default() };
-    let policy = RunPolicy { discovery, max_turns, ..RunPolicy::default() };
+    let discovery = ToolDiscoveryPolicy::default()
+        .with_manifest_token_budget(manifest_token_budget)
+        .with_pre_promotion(pre_promotion);
+    let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(max_turns);
     Ok(ArmSpec { kind, registry: Arc::new(registry), policy })
 }

@@ -107,7 +107,17 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
     let annotations = {
         let a = tool.annotations;
         let (read_only, destructive, idempotent, open_world) = (a.read_only, a.destructive, a.idempotent, a.open_world);
-        quote!(.with_annotations(__tt::annotations(#read_only, #destructive, #idempotent, #open_world)))
+        // Through the builder: `ToolAnnotations` is `#[non_exhaustive]`, so the user's crate,
+        // where this expands, cannot write it as a struct literal.
+        quote! {
+            .with_annotations(
+                #krate::ToolAnnotations::UNCLASSIFIED
+                    .with_read_only(#read_only)
+                    .with_destructive(#destructive)
+                    .with_idempotent(#idempotent)
+                    .with_open_world(#open_world)
+            )
+        }
     };
     let compaction = tool.compaction.map(|compaction| {
         let value = match compaction {
@@ -115,10 +125,11 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
                 let constant = syn::Ident::new(constant, Span::call_site());
                 quote!(#krate::SchemaCompaction::#constant)
             }
+            // `SchemaCompaction` is `#[non_exhaustive]`: built from `UNLIMITED` with its builder.
             Compaction::Bytes { description, schema } => {
-                let description = option_usize(description);
-                let schema = option_usize(schema);
-                quote!(__tt::compaction(#description, #schema))
+                let description = description.map(|bytes| quote!(.with_max_description_bytes(#bytes)));
+                let schema = schema.map(|bytes| quote!(.with_max_schema_bytes(#bytes)));
+                quote!(#krate::SchemaCompaction::UNLIMITED #description #schema)
             }
         };
         quote!(.with_compaction(#value))
@@ -142,13 +153,6 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         }
 
         #required_state
-    }
-}
-
-fn option_usize(value: Option<usize>) -> TokenStream {
-    match value {
-        Some(bytes) => quote!(::core::option::Option::Some(#bytes)),
-        None => quote!(::core::option::Option::None),
     }
 }
 

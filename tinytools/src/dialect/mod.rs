@@ -165,7 +165,12 @@ impl Dialect {
         let catalogue = self.render_catalogue(&request.tools);
         let mut messages: Vec<Message> = Vec::new();
         let mut system_done = catalogue.is_empty();
+        // Whether the last message pushed holds tool results: the next result joins it. Known
+        // by construction, never read back from the text (a user's message may start with
+        // anything).
+        let mut after_results = false;
         for message in &request.messages {
+            let is_result = matches!(message, Message::Tool { .. });
             match message {
                 Message::System { content } if !system_done => {
                     messages.push(Message::system(format!("{content}\n\n{catalogue}")));
@@ -184,7 +189,7 @@ impl Dialect {
                 Message::Tool { name, content, is_error, .. } => {
                     let block = Self::render_result(name, *is_error, content);
                     match messages.last_mut() {
-                        Some(Message::User { content }) if content.starts_with("<tool_result") => {
+                        Some(Message::User { content }) if after_results => {
                             content.push('\n');
                             content.push_str(&block);
                         }
@@ -193,6 +198,7 @@ impl Dialect {
                 }
                 other => messages.push(other.clone()),
             }
+            after_results = is_result;
         }
         if !system_done {
             messages.insert(0, Message::system(catalogue));

@@ -34,10 +34,14 @@ pub enum RankMode {
 /// assert_eq!(policy.manifest_token_budget, 4_000);
 /// assert_eq!((policy.limit(None), policy.limit(Some(3)), policy.limit(Some(500))), (5, 3, 20));
 ///
-/// let odd = ToolDiscoveryPolicy { default_limit: 0, max_limit: 0, ..ToolDiscoveryPolicy::default() };
+/// let odd = ToolDiscoveryPolicy::default().with_default_limit(0).with_max_limit(0);
 /// assert_eq!((odd.limit(None), odd.limit(Some(0)), odd.limit(Some(9))), (1, 1, 1));
+///
+/// let wide = ToolDiscoveryPolicy::default().with_manifest_token_budget(8_000).with_max_limit(50);
+/// assert_eq!((wide.manifest_token_budget, wide.limit(Some(40))), (8_000, 40));
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ToolDiscoveryPolicy {
     /// With `false`, deferred tools are neither advertised nor searchable; a direct call by
     /// name still runs (deferral only ever subtracts from the wire).
@@ -84,10 +88,14 @@ pub struct ToolDiscoveryPolicy {
 ///
 /// let policy = ToolDiscoveryPolicy::default();
 /// assert_eq!(policy.pre_promotion, PrePromotion::default());
-/// let bridge_only = ToolDiscoveryPolicy { pre_promotion: PrePromotion::off(), ..ToolDiscoveryPolicy::default() };
+/// let bridge_only = ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off());
 /// assert!(!bridge_only.pre_promotion.enabled);
+///
+/// let eager = PrePromotion::default().with_limit(5).with_min_confidence(0.0).with_token_budget(2_000);
+/// assert_eq!((eager.limit, eager.min_confidence, eager.token_budget), (5, 0.0, 2_000));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PrePromotion {
     /// Whether user messages are ranked and their best hits promoted.
     pub enabled: bool,
@@ -118,6 +126,34 @@ impl PrePromotion {
     pub fn off() -> Self {
         Self { enabled: false, ..Self::default() }
     }
+
+    /// Sets the most tools one message promotes.
+    #[must_use]
+    pub const fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Sets the lowest ranker confidence a hit needs to be promoted.
+    #[must_use]
+    pub const fn with_min_confidence(mut self, min_confidence: f32) -> Self {
+        self.min_confidence = min_confidence;
+        self
+    }
+
+    /// Sets the most tokens the promoted declarations of one message may cost.
+    #[must_use]
+    pub const fn with_token_budget(mut self, token_budget: usize) -> Self {
+        self.token_budget = token_budget;
+        self
+    }
+
+    /// Sets how many more of the message's hits are promoted once a tool has answered it.
+    #[must_use]
+    pub const fn with_after_tool_result(mut self, after_tool_result: usize) -> Self {
+        self.after_tool_result = after_tool_result;
+        self
+    }
 }
 
 impl Default for ToolDiscoveryPolicy {
@@ -139,6 +175,41 @@ impl ToolDiscoveryPolicy {
     /// Discovery switched off.
     pub fn disabled() -> Self {
         Self { enabled: false, ..Self::default() }
+    }
+
+    /// Sets the token budget of the manifest embedded in `tool_search`'s description.
+    #[must_use]
+    pub fn with_manifest_token_budget(mut self, manifest_token_budget: usize) -> Self {
+        self.manifest_token_budget = manifest_token_budget;
+        self
+    }
+
+    /// Sets the matches returned when the model gives no `limit`.
+    #[must_use]
+    pub fn with_default_limit(mut self, default_limit: usize) -> Self {
+        self.default_limit = default_limit;
+        self
+    }
+
+    /// Sets the most matches one search returns.
+    #[must_use]
+    pub fn with_max_limit(mut self, max_limit: usize) -> Self {
+        self.max_limit = max_limit;
+        self
+    }
+
+    /// Sets how long a host ranker may take before BM25 answers instead.
+    #[must_use]
+    pub fn with_ranker_timeout(mut self, ranker_timeout: Duration) -> Self {
+        self.ranker_timeout = ranker_timeout;
+        self
+    }
+
+    /// Sets query-aware discovery.
+    #[must_use]
+    pub fn with_pre_promotion(mut self, pre_promotion: PrePromotion) -> Self {
+        self.pre_promotion = pre_promotion;
+        self
     }
 
     /// Installs a host ranker.

@@ -135,7 +135,16 @@ impl ModelResponse {
 }
 
 /// What a model can do.
+///
+/// ```
+/// use tinytools::model::ModelProfile;
+///
+/// assert!(ModelProfile::default().native_tool_calling);
+/// let prompted = ModelProfile::default().with_native_tool_calling(false);
+/// assert!(!prompted.native_tool_calling);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelProfile {
     /// The provider parses tool calls natively (otherwise a prompt dialect is needed).
     pub native_tool_calling: bool,
@@ -144,6 +153,15 @@ pub struct ModelProfile {
 impl Default for ModelProfile {
     fn default() -> Self {
         Self { native_tool_calling: true }
+    }
+}
+
+impl ModelProfile {
+    /// Sets whether the provider parses tool calls natively.
+    #[must_use]
+    pub const fn with_native_tool_calling(mut self, native_tool_calling: bool) -> Self {
+        self.native_tool_calling = native_tool_calling;
+        self
     }
 }
 

@@ -62,7 +62,17 @@ pub(crate) fn redacted_url(url: &str) -> String {
 }
 
 /// How failed requests are retried.
+///
+/// ```
+/// use std::time::Duration;
+/// use tinytools::providers::{HttpOptions, Retry};
+///
+/// let retry = Retry::default().with_max_retries(5).with_base_delay(Duration::from_millis(100));
+/// let options = HttpOptions::default().with_retry(retry);
+/// assert_eq!((options.retry.max_retries, options.retry.max_delay), (5, Duration::from_secs(30)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Retry {
     /// Retries after the first attempt.
     pub max_retries: u32,
@@ -87,12 +97,52 @@ impl Default for Retry {
 }
 
 /// Timeouts and retries.
+///
+/// ```
+/// use std::time::Duration;
+/// use tinytools::providers::HttpOptions;
+///
+/// let options = HttpOptions::local().with_timeout(Duration::from_secs(900));
+/// assert_eq!(options.timeout.as_secs(), 900);
+/// assert!(!options.retry.retry_timeouts);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpOptions {
     /// The whole request's time limit.
     pub timeout: Duration,
     /// Retry behaviour.
     pub retry: Retry,
+}
+
+impl Retry {
+    /// Sets the retries after the first attempt.
+    #[must_use]
+    pub const fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// Sets the first backoff.
+    #[must_use]
+    pub const fn with_base_delay(mut self, base_delay: Duration) -> Self {
+        self.base_delay = base_delay;
+        self
+    }
+
+    /// Sets the longest wait, `Retry-After` included.
+    #[must_use]
+    pub const fn with_max_delay(mut self, max_delay: Duration) -> Self {
+        self.max_delay = max_delay;
+        self
+    }
+
+    /// Sets whether a request that ran out of time is sent again.
+    #[must_use]
+    pub const fn with_retry_timeouts(mut self, retry_timeouts: bool) -> Self {
+        self.retry_timeouts = retry_timeouts;
+        self
+    }
 }
 
 impl Default for HttpOptions {
@@ -115,6 +165,20 @@ impl HttpOptions {
     /// ```
     pub fn local() -> Self {
         Self { timeout: Duration::from_secs(600), retry: Retry { retry_timeouts: false, ..Retry::default() } }
+    }
+
+    /// Sets the whole request's time limit.
+    #[must_use]
+    pub const fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the retry behaviour.
+    #[must_use]
+    pub const fn with_retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
     }
 }
 

@@ -5,7 +5,15 @@ use rustc_hash::FxHashMap;
 use super::tokenize::{Tokenizer, for_each_word};
 
 /// BM25's two parameters.
+///
+/// ```
+/// use tinytools::rank::Bm25Params;
+///
+/// let params = Bm25Params::default().with_k1(1.5).with_b(0.5);
+/// assert_eq!((params.k1, params.b), (1.5, 0.5));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Bm25Params {
     /// Term-frequency saturation.
     pub k1: f32,
@@ -18,6 +26,22 @@ impl Default for Bm25Params {
     /// them by enough to justify others (`docs/retrieval.md`).
     fn default() -> Self {
         Self { k1: 1.2, b: 0.75 }
+    }
+}
+
+impl Bm25Params {
+    /// Sets the term-frequency saturation.
+    #[must_use]
+    pub const fn with_k1(mut self, k1: f32) -> Self {
+        self.k1 = k1;
+        self
+    }
+
+    /// Sets the length normalisation, 0 (none) to 1 (full).
+    #[must_use]
+    pub const fn with_b(mut self, b: f32) -> Self {
+        self.b = b;
+        self
     }
 }
 

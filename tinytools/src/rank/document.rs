@@ -7,7 +7,15 @@ use crate::ToolSchema;
 /// How much each part of a tool counts in its search document.
 ///
 /// The defaults were chosen by measurement on the eval sets (`docs/retrieval.md`).
+///
+/// ```
+/// use tinytools::rank::FieldWeights;
+///
+/// let weights = FieldWeights::default().with_name(3.0).with_family(0.0);
+/// assert_eq!((weights.name, weights.description, weights.family), (3.0, 1.0, 0.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct FieldWeights {
     /// The tool's name, split into words (`stock_quote` → "stock", "quote").
     pub name: f32,
@@ -24,6 +32,43 @@ pub struct FieldWeights {
 impl Default for FieldWeights {
     fn default() -> Self {
         Self { name: 2.0, description: 1.0, parameter_names: 1.0, parameter_descriptions: 0.5, family: 1.0 }
+    }
+}
+
+impl FieldWeights {
+    /// Sets the weight of the tool's name.
+    #[must_use]
+    pub const fn with_name(mut self, name: f32) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Sets the weight of the tool's description.
+    #[must_use]
+    pub const fn with_description(mut self, description: f32) -> Self {
+        self.description = description;
+        self
+    }
+
+    /// Sets the weight of its top-level parameter names.
+    #[must_use]
+    pub const fn with_parameter_names(mut self, parameter_names: f32) -> Self {
+        self.parameter_names = parameter_names;
+        self
+    }
+
+    /// Sets the weight of its top-level parameter descriptions.
+    #[must_use]
+    pub const fn with_parameter_descriptions(mut self, parameter_descriptions: f32) -> Self {
+        self.parameter_descriptions = parameter_descriptions;
+        self
+    }
+
+    /// Sets the weight of its family.
+    #[must_use]
+    pub const fn with_family(mut self, family: f32) -> Self {
+        self.family = family;
+        self
     }
 }
 

@@ -14,9 +14,9 @@ use crate::model::{ModelError, Usage};
 /// use tinytools::ToolRegistry;
 ///
 /// let model = Arc::new(ScriptedModel::new([ModelResponse::text("hi").with_usage(900, 200)]));
-/// let limits = UsageLimits { max_total_tokens: Some(1_000), ..UsageLimits::default() };
+/// let limits = UsageLimits::default().with_max_total_tokens(1_000);
 /// let agent = Agent::new(Arc::new(ToolRegistry::new()), model)
-///     .with_policy(RunPolicy { usage_limits: limits, ..RunPolicy::default() });
+///     .with_policy(RunPolicy::default().with_usage_limits(limits));
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let error = agent.run(vec![Message::user("hello")]).await.unwrap_err();
 /// assert!(matches!(error.source, RunFailure::UsageLimit(ref over) if over.used == 1_100));

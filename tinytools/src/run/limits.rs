@@ -14,11 +14,13 @@ use crate::model::Usage;
 /// ```
 /// use tinytools::run::{RunPolicy, UsageLimits};
 ///
-/// let policy = RunPolicy { usage_limits: UsageLimits { max_requests: Some(4), max_total_tokens: Some(50_000) }, ..RunPolicy::default() };
+/// let limits = UsageLimits::default().with_max_requests(4).with_max_total_tokens(50_000);
+/// let policy = RunPolicy::default().with_usage_limits(limits);
+/// assert_eq!((policy.usage_limits.max_requests, policy.usage_limits.max_total_tokens), (Some(4), Some(50_000)));
 /// assert_eq!(RunPolicy::default().usage_limits, UsageLimits::default());
-/// # let _ = policy;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UsageLimits {
     /// The most model requests in the run (a context-overflow retry counts).
     pub max_requests: Option<u64>,
@@ -52,6 +54,20 @@ pub struct UsageLimitExceeded {
 }
 
 impl UsageLimits {
+    /// Limits the run to this many model requests.
+    #[must_use]
+    pub const fn with_max_requests(mut self, max_requests: u64) -> Self {
+        self.max_requests = Some(max_requests);
+        self
+    }
+
+    /// Limits the run to this many prompt plus completion tokens.
+    #[must_use]
+    pub const fn with_max_total_tokens(mut self, max_total_tokens: u64) -> Self {
+        self.max_total_tokens = Some(max_total_tokens);
+        self
+    }
+
     /// Whether one more request is allowed after `requests` have been made.
     pub(super) fn before_request(&self, requests: u64) -> Result<(), UsageLimitExceeded> {
         match self.max_requests {
@@ -89,9 +105,13 @@ impl UsageLimits {
 /// use tinytools::run::{RunCaps, RunPolicy};
 ///
 /// let caps = RunPolicy::default().caps;
-/// assert_eq!(caps, RunCaps { max_tool_calls_per_turn: 16, max_tool_result_bytes: 100_000, max_response_bytes: 8 << 20 });
+/// assert_eq!((caps.max_tool_calls_per_turn, caps.max_tool_result_bytes, caps.max_response_bytes), (16, 100_000, 8 << 20));
+///
+/// let policy = RunPolicy::default().with_caps(RunCaps::default().with_max_tool_calls_per_turn(4));
+/// assert_eq!(policy.caps.max_tool_calls_per_turn, 4);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunCaps {
     /// The most tool calls run from one model answer.
     pub max_tool_calls_per_turn: usize,
@@ -108,6 +128,27 @@ impl Default for RunCaps {
 }
 
 impl RunCaps {
+    /// Sets the most tool calls run from one model answer.
+    #[must_use]
+    pub const fn with_max_tool_calls_per_turn(mut self, max_tool_calls_per_turn: usize) -> Self {
+        self.max_tool_calls_per_turn = max_tool_calls_per_turn;
+        self
+    }
+
+    /// Sets the most bytes of one tool result sent to the model.
+    #[must_use]
+    pub const fn with_max_tool_result_bytes(mut self, max_tool_result_bytes: usize) -> Self {
+        self.max_tool_result_bytes = max_tool_result_bytes;
+        self
+    }
+
+    /// Sets the most bytes of one provider response body.
+    #[must_use]
+    pub const fn with_max_response_bytes(mut self, max_response_bytes: usize) -> Self {
+        self.max_response_bytes = max_response_bytes;
+        self
+    }
+
     /// The answer to a call past `max_tool_calls_per_turn`.
     pub(super) fn over_call_cap(&self, made: usize) -> ToolResult {
         ToolResult::error(format!(

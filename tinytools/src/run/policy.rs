@@ -20,18 +20,19 @@ use crate::surface::Surface;
 /// use tinytools::surface::Surface;
 /// use tinytools::{RunPolicy, SchemaCompaction, ToolRegistry};
 ///
-/// let policy = RunPolicy {
-///     tool_schemas: Some(SchemaPreparation::new(ProviderProfile::GEMINI).with_compaction(SchemaCompaction::THIRD_PARTY)),
-///     ..RunPolicy::default()
-/// }
-/// .allow_only(["read_note", "stock_quote"]);
+/// let policy = RunPolicy::default()
+///     .with_tool_schemas(SchemaPreparation::new(ProviderProfile::GEMINI).with_compaction(SchemaCompaction::THIRD_PARTY))
+///     .with_max_turns(8)
+///     .allow_only(["read_note", "stock_quote"]);
 /// assert!(policy.discovery.enabled);
+/// assert_eq!(policy.max_turns, 8);
 /// assert!(policy.allows("stock_quote") && !policy.allows("gmail_send"));
 /// let registry = ToolRegistry::new();
 /// let bridge = DiscoveryBridge::for_run(Surface::all(&registry), &policy);
 /// assert!(bridge.advertised(&EstimatedTokens).is_empty());
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RunPolicy {
     /// Whether and how deferred tools are advertised and searched.
     pub discovery: ToolDiscoveryPolicy,
@@ -94,21 +95,19 @@ pub struct RunPolicy {
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
 ///
-/// let policy = RunPolicy::default();
-/// assert_eq!(
-///     policy.loop_guard,
-///     LoopGuard {
-///         max_repeats: 3,
-///         answer_after_repeat: true,
-///         adopt_described_calls: true,
-///         nudge_described_calls: true,
-///         ask_after_empty_reply: true
-///     }
-/// );
+/// let guard = RunPolicy::default().loop_guard;
+/// assert_eq!(guard, LoopGuard::default());
+/// assert_eq!((guard.max_repeats, guard.answer_after_repeat, guard.adopt_described_calls), (3, true, true));
+/// assert!(guard.nudge_described_calls && guard.ask_after_empty_reply);
 /// let off = LoopGuard::off();
 /// assert_eq!((off.max_repeats, off.adopt_described_calls, off.nudge_described_calls), (0, false, false));
+///
+/// let patient = LoopGuard::default().with_max_repeats(5).with_answer_after_repeat(false);
+/// let policy = RunPolicy::default().with_loop_guard(patient);
+/// assert_eq!((policy.loop_guard.max_repeats, policy.loop_guard.answer_after_repeat), (5, false));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoopGuard {
     /// Repeats of one call after which the run asks for the final answer (`0`: never; repeats
     /// are still answered from the first result).
@@ -149,14 +148,67 @@ impl LoopGuard {
             ask_after_empty_reply: false,
         }
     }
+
+    /// Sets the repeats of one call after which the run asks for the final answer (`0`: never).
+    #[must_use]
+    pub const fn with_max_repeats(mut self, max_repeats: usize) -> Self {
+        self.max_repeats = max_repeats;
+        self
+    }
+
+    /// Sets whether the first repeat of answered calls asks for the answer with no tools offered.
+    #[must_use]
+    pub const fn with_answer_after_repeat(mut self, answer_after_repeat: bool) -> Self {
+        self.answer_after_repeat = answer_after_repeat;
+        self
+    }
+
+    /// Sets whether a call spelt out in prose is taken for the call.
+    #[must_use]
+    pub const fn with_adopt_described_calls(mut self, adopt_described_calls: bool) -> Self {
+        self.adopt_described_calls = adopt_described_calls;
+        self
+    }
+
+    /// Sets whether a call described instead of made gets one nudge.
+    #[must_use]
+    pub const fn with_nudge_described_calls(mut self, nudge_described_calls: bool) -> Self {
+        self.nudge_described_calls = nudge_described_calls;
+        self
+    }
+
+    /// Sets whether a reply with neither text nor a call gets one request for the answer.
+    #[must_use]
+    pub const fn with_ask_after_empty_reply(mut self, ask_after_empty_reply: bool) -> Self {
+        self.ask_after_empty_reply = ask_after_empty_reply;
+        self
+    }
 }
 
 /// What events may carry beyond names and counts.
+///
+/// ```
+/// use tinytools::run::{Capture, RunPolicy};
+///
+/// assert!(!RunPolicy::default().capture.tool_io);
+/// let policy = RunPolicy::default().with_capture(Capture::default().with_tool_io(true));
+/// assert!(policy.capture.tool_io);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Capture {
     /// Record tool inputs (such as `ToolSearched.query`). Off by default: they can hold
     /// personal data.
     pub tool_io: bool,
+}
+
+impl Capture {
+    /// Sets whether events record tool inputs.
+    #[must_use]
+    pub const fn with_tool_io(mut self, tool_io: bool) -> Self {
+        self.tool_io = tool_io;
+        self
+    }
 }
 
 // Here rather than in `discovery`, so that discovery does not depend on the run.
@@ -185,6 +237,69 @@ impl Default for RunPolicy {
 }
 
 impl RunPolicy {
+    /// Sets the discovery policy.
+    #[must_use]
+    pub fn with_discovery(mut self, discovery: ToolDiscoveryPolicy) -> Self {
+        self.discovery = discovery;
+        self
+    }
+
+    /// Projects every schema with this preparation before it is sent.
+    #[must_use]
+    pub fn with_tool_schemas(mut self, preparation: SchemaPreparation) -> Self {
+        self.tool_schemas = Some(preparation);
+        self
+    }
+
+    /// Sets what events may carry.
+    #[must_use]
+    pub fn with_capture(mut self, capture: Capture) -> Self {
+        self.capture = capture;
+        self
+    }
+
+    /// Sets the most model calls in one run.
+    #[must_use]
+    pub fn with_max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = max_turns;
+        self
+    }
+
+    /// Sets how long one tool call may run.
+    #[must_use]
+    pub fn with_tool_timeout(mut self, tool_timeout: Duration) -> Self {
+        self.tool_timeout = tool_timeout;
+        self
+    }
+
+    /// Sets the loop guard.
+    #[must_use]
+    pub fn with_loop_guard(mut self, loop_guard: LoopGuard) -> Self {
+        self.loop_guard = loop_guard;
+        self
+    }
+
+    /// Sets how many model requests and tokens the run may spend.
+    #[must_use]
+    pub fn with_usage_limits(mut self, usage_limits: UsageLimits) -> Self {
+        self.usage_limits = usage_limits;
+        self
+    }
+
+    /// Sets the run's size caps.
+    #[must_use]
+    pub fn with_caps(mut self, caps: RunCaps) -> Self {
+        self.caps = caps;
+        self
+    }
+
+    /// Sets the model's context window in tokens.
+    #[must_use]
+    pub fn with_context_window(mut self, tokens: usize) -> Self {
+        self.context_window = Some(tokens);
+        self
+    }
+
     /// Admits only these tools (the host allow-list).
     #[must_use]
     pub fn allow_only<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {

@@ -16,7 +16,7 @@ use crate::schema::{TokenCounter, count_tool_schema_tokens};
 /// use tinytools::ToolSchema;
 /// use tinytools::schema::EstimatedTokens;
 ///
-/// let policy = SummarizationPolicy { context_window: 10_000, threshold: 0.8 };
+/// let policy = SummarizationPolicy::default().with_context_window(10_000).with_threshold(0.8);
 /// assert_eq!(policy.trigger_tokens(), 8_000);
 /// assert!(!policy.should_summarize(7_999) && policy.should_summarize(8_000));
 ///
@@ -27,6 +27,7 @@ use crate::schema::{TokenCounter, count_tool_schema_tokens};
 /// assert!(!policy.should_summarize_with_tools(7_700, &tools, &EstimatedTokens));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct SummarizationPolicy {
     /// The model's context window, in tokens.
     pub context_window: usize,
@@ -42,6 +43,20 @@ impl Default for SummarizationPolicy {
 }
 
 impl SummarizationPolicy {
+    /// Sets the model's context window, in tokens.
+    #[must_use]
+    pub const fn with_context_window(mut self, context_window: usize) -> Self {
+        self.context_window = context_window;
+        self
+    }
+
+    /// Sets the fraction of the window at which to summarize.
+    #[must_use]
+    pub const fn with_threshold(mut self, threshold: f32) -> Self {
+        self.threshold = threshold;
+        self
+    }
+
     /// The token count at which summarization starts.
     pub fn trigger_tokens(&self) -> usize {
         let threshold = if self.threshold.is_finite() { self.threshold.clamp(0.0, 1.0) } else { 1.0 };

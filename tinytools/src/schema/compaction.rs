@@ -21,8 +21,12 @@ use crate::ToolSchema;
 /// assert_eq!(SchemaCompaction::THIRD_PARTY.max_description_bytes, Some(1_000));
 /// assert_eq!(SchemaCompaction::preset("third_party"), Some(SchemaCompaction::THIRD_PARTY));
 /// assert_eq!(SchemaCompaction::default(), SchemaCompaction::UNLIMITED);
+///
+/// const TIGHT: SchemaCompaction = SchemaCompaction::UNLIMITED.with_max_schema_bytes(2_000);
+/// assert_eq!((TIGHT.max_description_bytes, TIGHT.max_schema_bytes), (None, Some(2_000)));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SchemaCompaction {
     /// Clip the description to this many bytes (on a char boundary, ending in `…`).
     pub max_description_bytes: Option<usize>,
@@ -44,6 +48,20 @@ impl SchemaCompaction {
     /// Looks up a preset by name.
     pub fn preset(name: &str) -> Option<Self> {
         Self::PRESETS.iter().find(|(preset, _)| *preset == name).map(|(_, budget)| *budget)
+    }
+
+    /// Clips the description to this many bytes.
+    #[must_use]
+    pub const fn with_max_description_bytes(mut self, bytes: usize) -> Self {
+        self.max_description_bytes = Some(bytes);
+        self
+    }
+
+    /// Compacts the parameters schema until it fits this many bytes.
+    #[must_use]
+    pub const fn with_max_schema_bytes(mut self, bytes: usize) -> Self {
+        self.max_schema_bytes = Some(bytes);
+        self
     }
 }
 
@@ -110,7 +128,7 @@ impl SchemaCompaction {
     ///         "q": {"type": "string", "description": "What to look for, in a few words."},
     ///         "page": {"type": "integer", "description": "Which page of results."}}}),
     /// };
-    /// let budget = SchemaCompaction { max_description_bytes: Some(40), max_schema_bytes: Some(100) };
+    /// let budget = SchemaCompaction::UNLIMITED.with_max_description_bytes(40).with_max_schema_bytes(100);
     /// let (compact, report) = budget.compact(&schema);
     /// assert!(compact.description.len() <= 40 && compact.description.ends_with('…'));
     /// assert_eq!(report.rungs, [CompactionRung::PruneUnreachableDefinitions, CompactionRung::StripNestedDescriptions, CompactionRung::StripAllDescriptions]);

@@ -40,6 +40,7 @@ use crate::ToolSchema;
 /// assert!(prepared.parameters["properties"]["limit"].get("format").is_none());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct SchemaPreparation {
     /// What the provider accepts.
     pub profile: ProviderProfile,

@@ -19,8 +19,15 @@ use super::node::{for_each_child, for_each_child_mut};
 /// assert_eq!(gemini["properties"]["n"], json!({"type": "integer", "nullable": true}));
 /// assert!(ProviderProfile::GEMINI.check(&gemini).is_empty());
 /// assert!(!ProviderProfile::GEMINI.check(&schema).is_empty());
+///
+/// // A provider of your own: start from the closest profile and change what differs.
+/// const NO_REFS: ProviderProfile = ProviderProfile::OPENAI.with_name("openai-no-refs").with_refs(false);
+/// assert!(!NO_REFS.adapt(&json!({"$defs": {"n": {"type": "integer"}}, "properties": {"n": {"$ref": "#/$defs/n"}}}))
+///     .to_string()
+///     .contains("$ref"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProviderProfile {
     /// A short name (`"openai"`).
     pub name: &'static str,
@@ -200,6 +207,90 @@ impl ProviderProfile {
 
     /// The four profiles.
     pub const ALL: [Self; 4] = [Self::OPENAI, Self::ANTHROPIC, Self::GEMINI, Self::PORTABLE];
+
+    /// Sets the short name.
+    #[must_use]
+    pub const fn with_name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Sets whether `$ref` and `$defs` are accepted.
+    #[must_use]
+    pub const fn with_refs(mut self, refs: bool) -> Self {
+        self.refs = refs;
+        self
+    }
+
+    /// Sets whether `"type": [..]` arrays are accepted.
+    #[must_use]
+    pub const fn with_type_arrays(mut self, type_arrays: bool) -> Self {
+        self.type_arrays = type_arrays;
+        self
+    }
+
+    /// Sets whether OpenAPI's `"nullable": true` expresses null.
+    #[must_use]
+    pub const fn with_nullable_keyword(mut self, nullable_keyword: bool) -> Self {
+        self.nullable_keyword = nullable_keyword;
+        self
+    }
+
+    /// Sets whether `anyOf` is accepted.
+    #[must_use]
+    pub const fn with_any_of(mut self, any_of: bool) -> Self {
+        self.any_of = any_of;
+        self
+    }
+
+    /// Sets whether `oneOf` is accepted.
+    #[must_use]
+    pub const fn with_one_of(mut self, one_of: bool) -> Self {
+        self.one_of = one_of;
+        self
+    }
+
+    /// Sets whether `allOf` is accepted.
+    #[must_use]
+    pub const fn with_all_of(mut self, all_of: bool) -> Self {
+        self.all_of = all_of;
+        self
+    }
+
+    /// Sets whether `const` is accepted.
+    #[must_use]
+    pub const fn with_const_keyword(mut self, const_keyword: bool) -> Self {
+        self.const_keyword = const_keyword;
+        self
+    }
+
+    /// Sets whether `additionalProperties` is accepted.
+    #[must_use]
+    pub const fn with_additional_properties(mut self, additional_properties: bool) -> Self {
+        self.additional_properties = additional_properties;
+        self
+    }
+
+    /// Sets whether `enum` values must be strings.
+    #[must_use]
+    pub const fn with_enum_strings_only(mut self, enum_strings_only: bool) -> Self {
+        self.enum_strings_only = enum_strings_only;
+        self
+    }
+
+    /// Sets every keyword a schema node may carry.
+    #[must_use]
+    pub const fn with_keywords(mut self, keywords: &'static [&'static str]) -> Self {
+        self.keywords = keywords;
+        self
+    }
+
+    /// Sets the `format` values kept.
+    #[must_use]
+    pub const fn with_formats(mut self, formats: &'static [&'static str]) -> Self {
+        self.formats = formats;
+        self
+    }
 
     /// Brings a parameters schema within this profile. Lossy only where the provider cannot
     /// express a construct, and then always towards a looser schema (admission still enforces

@@ -17,8 +17,12 @@ use serde::{Deserialize, Serialize};
 ///
 /// let lookup = ToolAnnotations::READ_ONLY;
 /// assert!(!lookup.has_side_effects() && !lookup.destructive && lookup.idempotent);
+///
+/// const ARCHIVE: ToolAnnotations = ToolAnnotations::UNCLASSIFIED.with_destructive(false).with_idempotent(true);
+/// assert!(ARCHIVE.has_side_effects() && !ARCHIVE.destructive && ARCHIVE.open_world);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// The tool does not change its environment (MCP `readOnlyHint`).
     pub read_only: bool,
@@ -38,6 +42,34 @@ impl ToolAnnotations {
 
     /// MCP's defaults for a tool that says nothing: assume the worst.
     pub const UNCLASSIFIED: Self = Self { read_only: false, destructive: true, idempotent: false, open_world: true };
+
+    /// Sets whether the tool leaves its environment unchanged.
+    #[must_use]
+    pub const fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Sets whether a change the tool makes may destroy something.
+    #[must_use]
+    pub const fn with_destructive(mut self, destructive: bool) -> Self {
+        self.destructive = destructive;
+        self
+    }
+
+    /// Sets whether a second identical call has no further effect.
+    #[must_use]
+    pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Sets whether the tool reaches beyond a closed domain.
+    #[must_use]
+    pub const fn with_open_world(mut self, open_world: bool) -> Self {
+        self.open_world = open_world;
+        self
+    }
 
     /// Whether calling the tool may change anything outside the conversation.
     pub const fn has_side_effects(&self) -> bool {

@@ -90,7 +90,7 @@ impl ToolSpec {
     pub const fn with_family(mut self, family: &'static str) -> Self {
         // A `const fn` may not drop the old value (it may own a `String`); a spec built by
         // these builders never does, and forgetting one that does only leaks it.
-        std::mem::forget(std::mem::replace(&mut self.family, Some(Cow::Borrowed(family))));
+        std::mem::forget(self.family.replace(Cow::Borrowed(family)));
         self
     }
 

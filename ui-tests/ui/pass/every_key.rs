@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tinytools::{SchemaCompaction, Tool, ToolAnnotations, ToolContext, ToolExposure, ToolResult, tool};
+use tinytools::{SchemaCompaction, Tool, ToolContext, ToolExposure, ToolResult, tool};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -65,9 +65,10 @@ fn main() {
     assert_eq!(weather.name(), "weather-now");
     assert_eq!(weather.exposure(), ToolExposure::Deferred);
     assert_eq!(weather.family(), Some("weather.v2"));
+    let annotations = weather.annotations();
     assert_eq!(
-        weather.annotations(),
-        ToolAnnotations { read_only: true, destructive: false, idempotent: true, open_world: true }
+        (annotations.read_only, annotations.destructive, annotations.idempotent, annotations.open_world),
+        (true, false, true, true)
     );
     assert_eq!(weather.schema_compaction(), Some(SchemaCompaction::THIRD_PARTY));
     let schema = weather.parameters_schema();
@@ -77,10 +78,8 @@ fn main() {
     assert_eq!(delete.exposure(), ToolExposure::Hidden);
     assert_eq!(delete.description(), "Delete a note for good.");
     assert_eq!(delete.parameters_schema()["properties"]["title"]["description"], "The note's exact title.");
-    assert_eq!(
-        delete.schema_compaction(),
-        Some(SchemaCompaction { max_description_bytes: Some(100), max_schema_bytes: Some(2_000) })
-    );
+    let budget = delete.schema_compaction().expect("a budget");
+    assert_eq!((budget.max_description_bytes, budget.max_schema_bytes), (Some(100), Some(2_000)));
     assert!(delete.annotations().destructive && delete.annotations().idempotent);
 
     let hello = Hello;
