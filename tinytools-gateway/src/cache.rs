@@ -128,11 +128,8 @@ impl ManifestCache {
         std::fs::create_dir_all(&self.dir)?;
         let path = self.path_for(server);
         let text = serde_json::to_string_pretty(manifest).map_err(std::io::Error::other)?;
-        let temp = path.with_extension(format!(
-            "tmp.{}.{}",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
+        let temp =
+            path.with_extension(format!("tmp.{}.{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
         std::fs::write(&temp, text)?;
         std::fs::rename(&temp, &path).inspect_err(|_| {
             let _ = std::fs::remove_file(&temp);
@@ -158,7 +155,9 @@ mod tests {
     use serde_json::json;
 
     fn server(args: &str) -> ServerConfig {
-        let text = format!(r#"{{"mcpServers": {{"time": {{"command": "uvx", "args": {args}, "env": {{"K": "${{SECRET}}"}}}}}}}}"#);
+        let text = format!(
+            r#"{{"mcpServers": {{"time": {{"command": "uvx", "args": {args}, "env": {{"K": "${{SECRET}}"}}}}}}}}"#
+        );
         GatewayConfig::parse("c.json", &text).unwrap().servers.remove("time").unwrap()
     }
 

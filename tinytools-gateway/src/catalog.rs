@@ -181,8 +181,10 @@ impl Proxy {
             .with_destructive(hint("destructiveHint").unwrap_or(!read_only))
             .with_idempotent(hint("idempotentHint").unwrap_or(false))
             .with_open_world(hint("openWorldHint").unwrap_or(true));
-        let family: String =
-            server.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '-' }).collect();
+        let family: String = server
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '-' })
+            .collect();
         let family = if family.is_empty() { "mcp".to_owned() } else { family.chars().take(64).collect() };
         Self {
             name,

@@ -235,11 +235,7 @@ impl ServerConfig {
     /// # Errors
     /// [`ConfigError::MissingVariable`] naming `file`, the server, the key and the variable;
     /// `Ok(None)` for a remote server.
-    pub fn launch(
-        &self,
-        file: &Path,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<Option<Launch>, ConfigError> {
+    pub fn launch(&self, file: &Path, lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Launch>, ConfigError> {
         let Transport::Stdio { command, args, env, cwd } = &self.transport else {
             return Ok(None);
         };
@@ -252,7 +248,8 @@ impl ServerConfig {
             })
         };
         let program = expand(command, "command".into())?;
-        let args = args.iter().enumerate().map(|(i, arg)| expand(arg, format!("args[{i}]"))).collect::<Result<_, _>>()?;
+        let args =
+            args.iter().enumerate().map(|(i, arg)| expand(arg, format!("args[{i}]"))).collect::<Result<_, _>>()?;
         let env = env
             .iter()
             .map(|(key, value)| Ok((key.clone(), expand(value, format!("env.{key}"))?)))
@@ -294,7 +291,8 @@ impl GatewayConfig {
     /// [`ConfigError`] naming the file, the key's JSON path and what was expected.
     pub fn load(file: impl AsRef<Path>) -> Result<Self, ConfigError> {
         let file = file.as_ref();
-        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read { file: file.to_owned(), source })?;
+        let text =
+            std::fs::read_to_string(file).map_err(|source| ConfigError::Read { file: file.to_owned(), source })?;
         Self::parse(file, &text)
     }
 
@@ -382,7 +380,8 @@ impl Reader {
 
     fn template(&self, value: &Value, path: &str) -> Result<Template, ConfigError> {
         let raw = self.string(value, path)?;
-        Template::parse(raw).map_err(|reason| self.invalid(path, "a string whose `${...}` references are closed", &reason))
+        Template::parse(raw)
+            .map_err(|reason| self.invalid(path, "a string whose `${...}` references are closed", &reason))
     }
 
     fn strings(&self, value: &Value, path: &str) -> Result<Vec<String>, ConfigError> {
@@ -410,8 +409,9 @@ impl Reader {
                 let command = self.template(command, &key("command"))?;
                 let args = match entry.get("args") {
                     Some(args) => {
-                        let items =
-                            args.as_array().ok_or_else(|| self.invalid(&key("args"), "an array of strings", &found(args)))?;
+                        let items = args
+                            .as_array()
+                            .ok_or_else(|| self.invalid(&key("args"), "an array of strings", &found(args)))?;
                         items
                             .iter()
                             .enumerate()
@@ -420,14 +420,18 @@ impl Reader {
                     }
                     None => Vec::new(),
                 };
-                let env = entry.get("env").map(|env| self.template_map(env, &key("env"))).transpose()?.unwrap_or_default();
+                let env =
+                    entry.get("env").map(|env| self.template_map(env, &key("env"))).transpose()?.unwrap_or_default();
                 let cwd = entry.get("cwd").map(|cwd| self.template(cwd, &key("cwd"))).transpose()?;
                 Transport::Stdio { command, args, env, cwd }
             }
             (None, Some(url)) => {
                 let url = self.template(url, &key("url"))?;
-                let headers =
-                    entry.get("headers").map(|h| self.template_map(h, &key("headers"))).transpose()?.unwrap_or_default();
+                let headers = entry
+                    .get("headers")
+                    .map(|h| self.template_map(h, &key("headers")))
+                    .transpose()?
+                    .unwrap_or_default();
                 Transport::Http { url, headers }
             }
             (None, None) => {
@@ -463,7 +467,8 @@ impl Reader {
                 "deny" => policy.deny = self.strings(value, &at)?.into_iter().map(Glob::new).collect(),
                 "exposure" => policy.exposure = self.exposure(value, &at)?,
                 "tools" => {
-                    let tools = self.object(value, &at, "an object of tool name to \"direct\", \"deferred\" or \"hidden\"")?;
+                    let tools =
+                        self.object(value, &at, "an object of tool name to \"direct\", \"deferred\" or \"hidden\"")?;
                     for (tool, exposure) in tools {
                         let exposure = self.exposure(exposure, &format!("{at}{}", key_path(tool)))?;
                         policy.tools.insert(tool.clone(), exposure);
@@ -471,7 +476,13 @@ impl Reader {
                 }
                 "start_timeout_secs" => policy.start_timeout = self.seconds(value, &at)?,
                 "call_timeout_secs" => policy.call_timeout = self.seconds(value, &at)?,
-                _ => return Err(self.invalid(&at, &format!("one of the gateway keys {GATEWAY_KEYS}"), "an unknown key")),
+                _ => {
+                    return Err(self.invalid(
+                        &at,
+                        &format!("one of the gateway keys {GATEWAY_KEYS}"),
+                        "an unknown key",
+                    ));
+                }
             }
         }
         Ok(policy)

@@ -51,9 +51,10 @@ fn a_claude_desktop_config_with_gateway_keys_reads() {
 
 #[test]
 fn allow_lists_hide_what_they_do_not_name() {
-    let config =
-        parse(r#"{"mcpServers": {"fs": {"command": "x", "gateway": {"allow": ["read_*"], "tools": {"write": "direct"}}}}}"#)
-            .unwrap();
+    let config = parse(
+        r#"{"mcpServers": {"fs": {"command": "x", "gateway": {"allow": ["read_*"], "tools": {"write": "direct"}}}}}"#,
+    )
+    .unwrap();
     let policy = &config.servers["fs"].policy;
     assert_eq!(policy.exposure_of("read_file"), Exposure::Deferred);
     assert_eq!(policy.exposure_of("write"), Exposure::Hidden, "allow filters before overrides");
@@ -66,13 +67,19 @@ fn bad_configs_name_the_file_the_key_and_what_is_expected() {
             r#"{"mcpServers": {"time": {"command": "uvx", "args": ["a", 3]}}}"#,
             "claude_desktop_config.json: mcpServers.time.args[1]: expected a string, found 3",
         ),
-        (r#"{"servers": {}}"#, "claude_desktop_config.json: mcpServers: expected an object of servers by name, found nothing (the key is missing)"),
+        (
+            r#"{"servers": {}}"#,
+            "claude_desktop_config.json: mcpServers: expected an object of servers by name, found nothing (the key is missing)",
+        ),
         (r#"[]"#, "(the top level): expected an object with an \"mcpServers\" object, found an array"),
         (
             r#"{"mcpServers": {"t": {"args": []}}}"#,
             "mcpServers.t: expected a \"command\" (a stdio server) or a \"url\" (a remote server), found neither",
         ),
-        (r#"{"mcpServers": {"t": {"command": "x", "env": {"A": 1}}}}"#, "mcpServers.t.env.A: expected a string, found 1"),
+        (
+            r#"{"mcpServers": {"t": {"command": "x", "env": {"A": 1}}}}"#,
+            "mcpServers.t.env.A: expected a string, found 1",
+        ),
         (
             r#"{"mcpServers": {"t": {"command": "x", "gateway": {"exposure": "direkt"}}}}"#,
             "mcpServers.t.gateway.exposure: expected \"direct\", \"deferred\" or \"hidden\", found \"direkt\"",

@@ -114,7 +114,12 @@ impl Gateway {
     }
 
     /// Answers one `tools/call` of the gateway.
-    pub async fn call(&self, name: &str, arguments: Option<Map<String, Value>>, cancel: &CancellationToken) -> CallToolResult {
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
         let arguments = arguments.map_or(Value::Object(Map::new()), Value::Object);
         match name {
             TOOL_SEARCH => {

@@ -56,7 +56,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String>
                 return Ok(None);
             }
             "--config" => config = Some(args.next().ok_or("--config needs a file: --config <FILE>")?.into()),
-            "--cache-dir" => cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into()),
+            "--cache-dir" => {
+                cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into())
+            }
             "--no-cache" => no_cache = true,
             "import" | "report" | "--http" => {
                 return Err(format!("`{arg}` is not implemented yet; see --help for what works"));
@@ -84,7 +86,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cache = if args.no_cache { None } else { args.cache_dir.or_else(ManifestCache::default_dir).map(ManifestCache::new) };
+    let cache =
+        if args.no_cache { None } else { args.cache_dir.or_else(ManifestCache::default_dir).map(ManifestCache::new) };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

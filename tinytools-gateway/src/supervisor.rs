@@ -305,7 +305,10 @@ impl Downstream {
         let listed = match tokio::time::timeout(after, connection.peer().list_all_tools()).await {
             Ok(Ok(listed)) => listed,
             Ok(Err(error)) => {
-                return Err(CallFailure(format!("the `{name}` server could not list its tools ({})", describe(&error))));
+                return Err(CallFailure(format!(
+                    "the `{name}` server could not list its tools ({})",
+                    describe(&error)
+                )));
             }
             Err(_) => {
                 return Err(CallFailure(format!(

@@ -1,6 +1,9 @@
 //! The gateway end to end, in process: an rmcp client on one end of a duplex pipe, the
 //! gateway on the other, fronting the fixture server (the example catalogue) as a child.
 
+// Test code may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use serde_json::{Value, json};
@@ -114,12 +117,9 @@ async fn bad_arguments_name_every_violation_and_stringified_ones_are_repaired() 
     }
     let starts = gateway.supervisor().server("fixture").unwrap().starts();
 
-    let repaired = call(
-        &client,
-        "call_tool",
-        json!({"name": "fixture__stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}),
-    )
-    .await;
+    let repaired =
+        call(&client, "call_tool", json!({"name": "fixture__stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}))
+            .await;
     assert_eq!(repaired.is_error, Some(false), "{}", text(&repaired));
     assert!(text(&repaired).contains("ACME"));
     assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), starts, "the refused call reached no server");
@@ -175,8 +175,7 @@ async fn a_crash_is_an_error_result_and_the_next_call_restarts_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hang_past_the_call_timeout_is_an_error_result_and_the_next_call_works() {
     let dir = temp_dir("hang");
-    let (client, _gateway) =
-        connect(&fixture_config(&dir, json!({"call_timeout_secs": 1})), &dir.join("cache")).await;
+    let (client, _gateway) = connect(&fixture_config(&dir, json!({"call_timeout_secs": 1})), &dir.join("cache")).await;
     let started = std::time::Instant::now();
     let hung = call_tool(&client, "fixture__fixture_sleep", json!({"secs": 60})).await;
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());

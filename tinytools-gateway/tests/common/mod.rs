@@ -42,8 +42,7 @@ pub fn fixture(env: Value, gateway: Value) -> Value {
 /// end of a duplex pipe.
 pub async fn connect(config: &GatewayConfig, cache: &Path) -> (Client, Gateway) {
     let supervisor = Arc::new(Supervisor::new(config, Some(ManifestCache::new(cache))));
-    let gateway =
-        Gateway::new(supervisor, GatewayOptions::default().with_discovery_wait(Duration::from_secs(60)));
+    let gateway = Gateway::new(supervisor, GatewayOptions::default().with_discovery_wait(Duration::from_secs(60)));
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let served = gateway.clone();
     tokio::spawn(async move {
