@@ -50,6 +50,7 @@ pub struct Supervisor {
     servers: BTreeMap<String, Arc<Downstream>>,
     changes: Arc<watch::Sender<u64>>,
     pending: Arc<watch::Sender<usize>>,
+    discovered: AtomicBool,
 }
 
 /// One downstream server.
@@ -87,12 +88,15 @@ impl Supervisor {
                 (name.clone(), Arc::new(downstream))
             })
             .collect();
-        Self { servers, changes, pending: Arc::new(watch::channel(0).0) }
+        Self { servers, changes, pending: Arc::new(watch::channel(0).0), discovered: AtomicBool::new(false) }
     }
 
     /// Starts, in the background, every stdio server whose tools are not known, to list them.
-    /// Must be called within a Tokio runtime.
+    /// Must be called within a Tokio runtime; a second call does nothing.
     pub fn discover(&self) {
+        if self.discovered.swap(true, Ordering::AcqRel) {
+            return;
+        }
         for server in self.servers.values() {
             if server.manifest().is_some() || !server.is_stdio() {
                 continue;
