@@ -210,3 +210,59 @@ async fn a_server_that_exits_at_start_answers_with_an_error_then_works_once_fixe
     assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 2);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_in_one_server_leaves_the_others_alone() {
+    let dir = temp_dir("two-servers");
+    let config = write_config(&dir, json!({"a": fixture(json!({}), json!({})), "b": fixture(json!({}), json!({}))}));
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    let before = call_tool(&client, "b__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(before.is_error, Some(false), "{}", text(&before));
+    let crashed = call_tool(&client, "a__fixture_crash", json!({})).await;
+    assert!(text(&crashed).contains("`a` server stopped answering"), "{}", text(&crashed));
+    let after = call_tool(&client, "b__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(after.is_error, Some(false), "{}", text(&after));
+    assert_eq!(gateway.supervisor().server("b").unwrap().starts(), 1, "b was never restarted");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_tools_list_stays_within_3000_bytes_at_1000_tools() {
+    let dir = temp_dir("thousand");
+    let servers: serde_json::Map<String, Value> =
+        (0..10).map(|i| (format!("server{i}"), json!({"command": "/nonexistent/server"}))).collect();
+    let config = write_config(&dir, Value::Object(servers));
+    let cache = tinytools_gateway::ManifestCache::new(dir.join("cache"));
+    for (s, server) in config.servers.values().enumerate() {
+        let tools = (0..100)
+            .map(|t| tinytools_gateway::cache::CachedTool {
+                name: format!("operation_{t}_of_service_{s}"),
+                description: Some(format!("Run operation {t} of service {s} on a record, with its options and filters.")),
+                title: None,
+                input_schema: json!({"type": "object", "properties": {"id": {"type": "string", "description": "The record."}}, "required": ["id"]}),
+                annotations: None,
+            })
+            .collect();
+        let manifest = tinytools_gateway::cache::Manifest {
+            format: tinytools_gateway::cache::CACHE_FORMAT,
+            config_hash: tinytools_gateway::cache::config_hash(server),
+            server_name: None,
+            server_version: None,
+            instructions: None,
+            tools,
+        };
+        cache.store(server, &manifest).unwrap();
+    }
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    let tools = list(&client).await;
+    assert_eq!(names(&tools), ["tool_search", "call_tool"]);
+    let bytes = serde_json::to_vec(&json!({"tools": tools})).unwrap().len();
+    eprintln!("first tools/list: {bytes} bytes for 1,000 downstream tools");
+    assert!(bytes <= 3_000, "{bytes} bytes");
+    assert_eq!(
+        search(&client, "operation 7 of service 3").await["matches"][0]["name"],
+        "server3__operation_7_of_service_3"
+    );
+    assert!(gateway.supervisor().servers().all(|server| server.starts() == 0));
+    client.cancel().await.unwrap();
+}
