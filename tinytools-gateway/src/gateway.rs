@@ -1,0 +1,314 @@
+//! [`Gateway`]: the MCP server a client talks to. Its `tools/list` is `tool_search`,
+//! `call_tool` and the Direct tools the config names; every other tool is found by search and
+//! called through `call_tool`, so no client refresh is ever needed.
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as RemoteTool, ToolAnnotations as RemoteAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tinytools::discovery::{ToolDiscoveryPolicy, unknown_tool_answer};
+use tinytools::{ToolError, ToolSchema};
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::{Catalog, SharedCatalog, tool_search_schema};
+use crate::supervisor::Supervisor;
+
+/// The name of the tool that forwards a call.
+pub const CALL_TOOL: &str = "call_tool";
+/// The name of the search tool.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// How the gateway serves.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GatewayOptions {
+    /// How long `tools/list` (and a call of a name not known yet) waits for servers started
+    /// at startup to list their tools. Default: 3 s.
+    pub discovery_wait: Duration,
+    /// The manifest's token budget in `tool_search`'s description (estimated tokens).
+    /// Default: 450, which keeps the first `tools/list` under 3,000 bytes.
+    pub manifest_token_budget: usize,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        Self { discovery_wait: Duration::from_secs(3), manifest_token_budget: 450 }
+    }
+}
+
+impl GatewayOptions {
+    /// Sets [`discovery_wait`](Self::discovery_wait).
+    #[must_use]
+    pub fn with_discovery_wait(mut self, wait: Duration) -> Self {
+        self.discovery_wait = wait;
+        self
+    }
+
+    /// Sets [`manifest_token_budget`](Self::manifest_token_budget).
+    #[must_use]
+    pub fn with_manifest_token_budget(mut self, budget: usize) -> Self {
+        self.manifest_token_budget = budget;
+        self
+    }
+}
+
+/// The gateway: an rmcp [`ServerHandler`] over a [`Supervisor`].
+#[derive(Clone)]
+pub struct Gateway {
+    supervisor: Arc<Supervisor>,
+    options: GatewayOptions,
+    catalog: Arc<RwLock<(u64, SharedCatalog)>>,
+}
+
+impl Gateway {
+    /// A gateway over these servers. Call within a Tokio runtime: servers without a cached
+    /// manifest are started in the background to learn their tools.
+    pub fn new(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Self {
+        supervisor.discover();
+        let generation = supervisor.generation();
+        let catalog = Arc::new(Catalog::build(&supervisor, policy(&options)));
+        Self { supervisor, options, catalog: Arc::new(RwLock::new((generation, catalog))) }
+    }
+
+    /// The supervisor.
+    pub fn supervisor(&self) -> &Arc<Supervisor> {
+        &self.supervisor
+    }
+
+    /// The catalogue at the current manifest generation (rebuilt when a manifest changed).
+    pub fn catalog(&self) -> SharedCatalog {
+        let generation = self.supervisor.generation();
+        {
+            let current = self.catalog.read().unwrap_or_else(PoisonError::into_inner);
+            if current.0 == generation {
+                return Arc::clone(&current.1);
+            }
+        }
+        let rebuilt = Arc::new(Catalog::build(&self.supervisor, policy(&self.options)));
+        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = (generation, Arc::clone(&rebuilt));
+        rebuilt
+    }
+
+    /// The tools `tools/list` answers with: `tool_search`, `call_tool`, then the Direct tools.
+    pub fn listed_tools(&self) -> Vec<RemoteTool> {
+        let catalog = self.catalog();
+        let mut tools = vec![listed(&tool_search_schema(&catalog), None), listed(&call_tool_schema(), None)];
+        tools.extend(catalog.direct().iter().map(|schema| listed(schema, catalog.direct_annotations(&schema.name))));
+        tools
+    }
+
+    /// Serves on this process's stdin and stdout until the client disconnects.
+    ///
+    /// # Errors
+    /// A message when the handshake fails or the session ends abnormally.
+    pub async fn serve_stdio(self) -> Result<(), String> {
+        let running = self.serve(rmcp::transport::stdio()).await.map_err(|error| error.to_string())?;
+        running.waiting().await.map_err(|error| error.to_string())?;
+        Ok(())
+    }
+
+    /// Answers one `tools/call` of the gateway.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
+        let arguments = arguments.map_or(Value::Object(Map::new()), Value::Object);
+        match name {
+            TOOL_SEARCH => {
+                self.wait_for_discovery().await;
+                self.search(&arguments).await
+            }
+            CALL_TOOL => {
+                let Some(target) = arguments.get("name").and_then(Value::as_str) else {
+                    return error_result(
+                        "call_tool needs {\"name\": \"<a tool name from tool_search>\", \"arguments\": {...}}; \
+                         find the name with tool_search first.",
+                    );
+                };
+                let inner = arguments.get("arguments").cloned().unwrap_or(Value::Null);
+                self.forward(target, inner, cancel).await
+            }
+            direct => self.forward(direct, arguments, cancel).await,
+        }
+    }
+
+    async fn wait_for_discovery(&self) {
+        if self.supervisor.discovering() {
+            self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
+        }
+    }
+
+    async fn search(&self, arguments: &Value) -> CallToolResult {
+        let catalog = self.catalog();
+        let answer = catalog.bridge().search(arguments).await;
+        if answer.result.is_error {
+            return error_result(&answer.result.to_model_text());
+        }
+        let text = answer.result.to_model_text();
+        let mut value: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({"matches": []}));
+        let found = value.get("matches").and_then(Value::as_array).is_some_and(|m| !m.is_empty());
+        if found && let Some(object) = value.as_object_mut() {
+            object.insert(
+                "note".into(),
+                Value::String(
+                    "Call the one that fits now, through `call_tool` with {\"name\": \"<its name>\", \"arguments\": {...}}."
+                        .into(),
+                ),
+            );
+        }
+        CallToolResult::success(vec![ContentBlock::text(value.to_string())])
+    }
+
+    /// Admits `arguments` against the tool's own schema, then forwards the call.
+    async fn forward(&self, name: &str, arguments: Value, cancel: &CancellationToken) -> CallToolResult {
+        let mut catalog = self.catalog();
+        if catalog.route(name).is_none() && self.supervisor.discovering() {
+            self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
+            catalog = self.catalog();
+        }
+        let Some(route) = catalog.route(name).cloned() else {
+            let answer = unknown_tool_answer(name, catalog.names(), true, &[]);
+            return error_result(&answer.to_model_text());
+        };
+        let arguments = match repair(arguments) {
+            Ok(arguments) => arguments,
+            Err(message) => return error_result(&message),
+        };
+        let raw = Value::Object(arguments.clone()).to_string();
+        if let Err(error) = catalog.registry().admit(name, &raw) {
+            let text = match &error {
+                ToolError::InvalidArguments { .. } | ToolError::MalformedArguments { .. } => {
+                    error.to_model_result().to_model_text()
+                }
+                _ => format!("the call to `{name}` was not admitted: {error}"),
+            };
+            return error_result(&text);
+        }
+        let Some(server) = self.supervisor.server(&route.server) else {
+            return error_result("the tool's server is no longer configured; call tool_search again.");
+        };
+        match server.call(&route.remote, arguments, cancel).await {
+            Ok(result) => result,
+            Err(failure) => error_result(&failure.to_string()),
+        }
+    }
+}
+
+/// The arguments as an object: absent is `{}`, and an object sent as a JSON string is parsed.
+fn repair(arguments: Value) -> Result<Map<String, Value>, String> {
+    match arguments {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        Value::String(text) if text.trim().is_empty() => Ok(Map::new()),
+        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err("\"arguments\" must be a JSON object of the tool's parameters, such as {\"city\": \"Paris\"}; \
+                      it was a string that is not a JSON object."
+                .to_owned()),
+        },
+        other => Err(format!(
+            "\"arguments\" must be a JSON object of the tool's parameters, not {}; send an object such as {{\"city\": \"Paris\"}}.",
+            kind(&other)
+        )),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn error_result(text: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.to_owned())])
+}
+
+fn policy(options: &GatewayOptions) -> ToolDiscoveryPolicy {
+    ToolDiscoveryPolicy::default().with_manifest_token_budget(options.manifest_token_budget)
+}
+
+/// `call_tool`'s declaration.
+pub fn call_tool_schema() -> ToolSchema {
+    ToolSchema {
+        name: CALL_TOOL.to_owned(),
+        description: "Call a tool found with tool_search, by its name, with its arguments.".to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The tool's name, as tool_search gave it."},
+                "arguments": {"type": "object", "description": "The tool's arguments, as its schema says."}
+            },
+            "required": ["name", "arguments"]
+        }),
+    }
+}
+
+fn listed(schema: &ToolSchema, annotations: Option<&Value>) -> RemoteTool {
+    let input = match &schema.parameters {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let tool = RemoteTool::new(schema.name.clone(), schema.description.clone(), Arc::new(input));
+    match annotations.and_then(|value| serde_json::from_value::<RemoteAnnotations>(value.clone()).ok()) {
+        Some(annotations) => tool.with_annotations(annotations),
+        None => tool,
+    }
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("supervisor", &self.supervisor).finish_non_exhaustive()
+    }
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tinytools-gateway", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.catalog().instructions().to_owned())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.wait_for_discovery().await;
+        Ok(ListToolsResult::with_all_items(self.listed_tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.call(&request.name, request.arguments, &context.ct).await.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stringified_arguments_are_parsed_and_others_refused() {
+        assert_eq!(repair(json!("{\"a\": 1}")).unwrap(), json!({"a": 1}).as_object().unwrap().clone());
+        assert!(repair(Value::Null).unwrap().is_empty());
+        assert!(repair(json!("")).unwrap().is_empty());
+        assert!(repair(json!("[1]")).unwrap_err().contains("not a JSON object"));
+        assert!(repair(json!(3)).unwrap_err().contains("not a number"));
+    }
+}

@@ -1,0 +1,28 @@
+//! tinytools-gateway: one MCP server in front of many.
+//!
+//! Any MCP client gets every configured server's tools lazily, behind two tools:
+//! `tool_search` (whose description carries a budgeted manifest of every downstream tool)
+//! and `call_tool {name, arguments}`. Tool lists are cached on disk, so the gateway answers
+//! `initialize`, `tools/list` and `tool_search` before any server runs; a server starts on
+//! its first call and is restarted after a crash or hang.
+//!
+//! - [`config`]: the `mcpServers` JSON, with a `gateway` object per server.
+//! - [`template`]: `${VAR}` references and the secrets they expand to.
+//! - [`glob`]: the `allow`/`deny` globs.
+//! - [`cache`]: the manifest cache.
+//! - [`supervisor`]: the downstream servers' lives.
+//! - [`catalog`]: every exposed downstream tool, for admission and search.
+//! - [`gateway`]: the MCP server the client talks to.
+
+pub mod cache;
+pub mod catalog;
+pub mod config;
+pub mod gateway;
+pub mod glob;
+pub mod supervisor;
+pub mod template;
+
+pub use cache::ManifestCache;
+pub use config::{ConfigError, GatewayConfig};
+pub use gateway::{Gateway, GatewayOptions};
+pub use supervisor::Supervisor;

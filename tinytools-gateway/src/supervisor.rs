@@ -1,0 +1,387 @@
+//! The downstream servers' lives: configured → manifest-known → started → in use.
+//!
+//! [`Supervisor`] holds one [`Downstream`] per configured server. A server whose manifest is
+//! in the cache is not started until a call needs it; one without is started in the
+//! background at startup to learn its tools. A failed start, a crash or a hang past the call
+//! timeout becomes a [`CallFailure`] for that call only: the connection is dropped (the child
+//! is killed) and the next call starts the server again. Other servers are never touched.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::Value;
+use tokio::sync::{Mutex, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::cache::{CACHE_FORMAT, CachedTool, Manifest, ManifestCache, config_hash};
+use crate::config::{GatewayConfig, ServerConfig};
+
+type Connection = RunningService<RoleClient, ()>;
+
+/// Where a downstream server is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Configured; its tools are not known yet.
+    Configured,
+    /// Its tools are known (from the cache or an earlier run), its process is not running.
+    ManifestKnown,
+    /// Running; no call has used it yet.
+    Started,
+    /// Running and has answered calls.
+    InUse,
+}
+
+/// Why a call could not be answered by its server. Its `Display` is the text the client's
+/// model reads: the server, what happened and what to do. It never holds an expanded value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CallFailure(pub String);
+
+/// The servers of one config.
+#[derive(Debug)]
+pub struct Supervisor {
+    servers: BTreeMap<String, Arc<Downstream>>,
+    changes: Arc<watch::Sender<u64>>,
+    pending: Arc<watch::Sender<usize>>,
+    discovered: AtomicBool,
+}
+
+/// One downstream server.
+pub struct Downstream {
+    config: ServerConfig,
+    file: PathBuf,
+    cache: Option<ManifestCache>,
+    manifest: RwLock<Option<Arc<Manifest>>>,
+    connection: Mutex<Option<Arc<Connection>>>,
+    used: AtomicBool,
+    starts: AtomicU64,
+    changes: Arc<watch::Sender<u64>>,
+}
+
+impl Supervisor {
+    /// Every server of `config`, each with its cached manifest when `cache` holds one. Starts
+    /// nothing: call [`discover`](Self::discover) for the servers without one.
+    pub fn new(config: &GatewayConfig, cache: Option<ManifestCache>) -> Self {
+        let changes = Arc::new(watch::channel(0).0);
+        let servers = config
+            .servers
+            .iter()
+            .map(|(name, server)| {
+                let manifest = cache.as_ref().and_then(|cache| cache.load(server)).map(Arc::new);
+                let downstream = Downstream {
+                    config: server.clone(),
+                    file: config.file.clone(),
+                    cache: cache.clone(),
+                    manifest: RwLock::new(manifest),
+                    connection: Mutex::new(None),
+                    used: AtomicBool::new(false),
+                    starts: AtomicU64::new(0),
+                    changes: Arc::clone(&changes),
+                };
+                (name.clone(), Arc::new(downstream))
+            })
+            .collect();
+        Self { servers, changes, pending: Arc::new(watch::channel(0).0), discovered: AtomicBool::new(false) }
+    }
+
+    /// Starts, in the background, every stdio server whose tools are not known, to list them.
+    /// Must be called within a Tokio runtime; a second call does nothing.
+    pub fn discover(&self) {
+        if self.discovered.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for server in self.servers.values() {
+            if server.manifest().is_some() || !server.is_stdio() {
+                continue;
+            }
+            self.pending.send_modify(|n| *n += 1);
+            let (server, pending) = (Arc::clone(server), Arc::clone(&self.pending));
+            tokio::spawn(async move {
+                if let Err(failure) = server.refresh_manifest().await {
+                    tracing::warn!(server = %server.config.name, %failure, "could not list the server's tools");
+                }
+                pending.send_modify(|n| *n = n.saturating_sub(1));
+            });
+        }
+    }
+
+    /// Waits until background discovery is done, or `at_most`. True when it is done.
+    pub async fn wait_for_discovery(&self, at_most: Duration) -> bool {
+        let mut pending = self.pending.subscribe();
+        tokio::time::timeout(at_most, pending.wait_for(|n| *n == 0)).await.is_ok_and(|done| done.is_ok())
+    }
+
+    /// Whether background discovery is still running.
+    pub fn discovering(&self) -> bool {
+        *self.pending.borrow() > 0
+    }
+
+    /// Bumped each time a server's manifest changes.
+    pub fn generation(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
+    /// The servers, by name.
+    pub fn servers(&self) -> impl Iterator<Item = &Arc<Downstream>> {
+        self.servers.values()
+    }
+
+    /// One server.
+    pub fn server(&self, name: &str) -> Option<&Arc<Downstream>> {
+        self.servers.get(name)
+    }
+}
+
+impl Downstream {
+    /// Its config.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Its manifest, when known.
+    pub fn manifest(&self) -> Option<Arc<Manifest>> {
+        self.manifest.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// How many times its process has been started.
+    pub fn starts(&self) -> u64 {
+        self.starts.load(Ordering::Relaxed)
+    }
+
+    /// Where it is in its life.
+    pub fn stage(&self) -> Stage {
+        let running = self.connection.try_lock().map_or(true, |slot| slot.as_ref().is_some_and(|c| !c.is_closed()));
+        match (running, self.used.load(Ordering::Relaxed), self.manifest().is_some()) {
+            (true, true, _) => Stage::InUse,
+            (true, false, _) => Stage::Started,
+            (false, _, true) => Stage::ManifestKnown,
+            (false, _, false) => Stage::Configured,
+        }
+    }
+
+    fn is_stdio(&self) -> bool {
+        matches!(self.config.transport, crate::config::Transport::Stdio { .. })
+    }
+
+    /// Sends one `tools/call`, starting the server first when it is not running.
+    ///
+    /// # Errors
+    /// [`CallFailure`] when the server cannot be started, exits or breaks the connection, does
+    /// not answer within its call timeout, or answers with a protocol error.
+    pub async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallFailure> {
+        let connection = self.connection().await?;
+        self.used.store(true, Ordering::Relaxed);
+        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let after = self.config.policy.call_timeout;
+        let name = &self.config.name;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(after, connection.peer().call_tool(request)) => answer,
+            () = cancel.cancelled() => return Err(CallFailure(format!("the call to the `{name}` server was cancelled"))),
+        };
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::McpError(error))) => {
+                Err(CallFailure(format!("the `{name}` server refused the call: {}", error.message)))
+            }
+            Ok(Err(error)) => {
+                self.stop(&connection).await;
+                Err(CallFailure(format!(
+                    "the `{name}` server stopped answering ({}); its process may have crashed. \
+                     It will be started again on the next call: retry once, and if it fails again check the server.",
+                    describe(&error)
+                )))
+            }
+            Err(_) => {
+                self.stop(&connection).await;
+                Err(CallFailure(format!(
+                    "the `{name}` server did not answer `{tool}` within {}; it was stopped and will be started \
+                     again on the next call. Retry with a smaller request, or raise gateway.call_timeout_secs for it.",
+                    seconds(after)
+                )))
+            }
+        }
+    }
+
+    /// The live connection, started when there is none (or the last one closed).
+    async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CallFailure> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Arc::clone(connection));
+        }
+        *slot = None;
+        let connection = Arc::new(self.start().await?);
+        *slot = Some(Arc::clone(&connection));
+        drop(slot);
+        // A manifest from another config or server version is stale: list again, aside.
+        let info = connection.peer().peer_info().and_then(|info| info.server_info.clone());
+        let stale = match (self.manifest(), info) {
+            (None, _) => true,
+            (Some(known), Some(info)) => {
+                known.server_name.as_deref() != Some(info.name.as_str())
+                    || known.server_version.as_deref() != Some(info.version.as_str())
+            }
+            (Some(_), None) => false,
+        };
+        if stale {
+            let server = Arc::clone(self);
+            let listed = Arc::clone(&connection);
+            tokio::spawn(async move {
+                if let Err(failure) = server.list_on(&listed).await {
+                    tracing::warn!(server = %server.config.name, %failure, "could not refresh the server's tools");
+                }
+            });
+        }
+        Ok(connection)
+    }
+
+    async fn start(&self) -> Result<Connection, CallFailure> {
+        let name = &self.config.name;
+        let lookup = |variable: &str| std::env::var(variable).ok();
+        let launch = match self.config.launch(&self.file, lookup) {
+            Ok(Some(launch)) => launch,
+            Ok(None) => {
+                return Err(CallFailure(format!(
+                    "the `{name}` server is a remote (HTTP) server, which this gateway does not serve yet; \
+                     run it as a stdio server (\"command\") or call it from the client directly."
+                )));
+            }
+            Err(error) => return Err(CallFailure(error.to_string())),
+        };
+        self.starts.fetch_add(1, Ordering::Relaxed);
+        let describe_command = self.config.describe();
+        let transport = TokioChildProcess::new(launch.command()).map_err(|error| {
+            CallFailure(format!(
+                "the `{name}` server could not be started ({describe_command}: {error}); check that the command is \
+                 installed and on PATH, and its \"command\" in {}.",
+                self.file.display()
+            ))
+        })?;
+        let after = self.config.policy.start_timeout;
+        match tokio::time::timeout(after, ().serve(transport)).await {
+            Ok(Ok(connection)) => Ok(connection),
+            Ok(Err(error)) => Err(CallFailure(format!(
+                "the `{name}` server ({describe_command}) exited or failed the MCP handshake at start ({}); check its \
+                 command, args and env in {}. It will be started again on the next call.",
+                start_reason(&error),
+                self.file.display()
+            ))),
+            Err(_) => Err(CallFailure(format!(
+                "the `{name}` server ({describe_command}) did not answer `initialize` within {}; it may be hung or \
+                 still installing. Retry, or raise gateway.start_timeout_secs for it.",
+                seconds(after)
+            ))),
+        }
+    }
+
+    /// Drops this connection, killing the child; a later call starts a new one.
+    async fn stop(&self, connection: &Arc<Connection>) {
+        let mut slot = self.connection.lock().await;
+        if slot.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection)) {
+            *slot = None;
+        }
+        connection.cancellation_token().cancel();
+    }
+
+    /// Lists the server's tools (starting it when needed) and stores the manifest.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    pub async fn refresh_manifest(self: &Arc<Self>) -> Result<Arc<Manifest>, CallFailure> {
+        let connection = self.connection().await?;
+        self.list_on(&connection).await
+    }
+
+    async fn list_on(&self, connection: &Arc<Connection>) -> Result<Arc<Manifest>, CallFailure> {
+        let name = &self.config.name;
+        let after = self.config.policy.call_timeout;
+        let listed = match tokio::time::timeout(after, connection.peer().list_all_tools()).await {
+            Ok(Ok(listed)) => listed,
+            Ok(Err(error)) => {
+                return Err(CallFailure(format!(
+                    "the `{name}` server could not list its tools ({})",
+                    describe(&error)
+                )));
+            }
+            Err(_) => {
+                return Err(CallFailure(format!(
+                    "the `{name}` server did not list its tools within {}",
+                    seconds(after)
+                )));
+            }
+        };
+        let peer = connection.peer().peer_info();
+        let info = peer.as_ref().and_then(|info| info.server_info.clone());
+        let manifest = Arc::new(Manifest {
+            format: CACHE_FORMAT,
+            config_hash: config_hash(&self.config),
+            server_name: info.as_ref().map(|info| info.name.clone()),
+            server_version: info.as_ref().map(|info| info.version.clone()),
+            instructions: peer.as_ref().and_then(|info| info.instructions.clone()),
+            tools: listed
+                .into_iter()
+                .map(|tool| CachedTool {
+                    name: tool.name.to_string(),
+                    description: tool.description.map(|d| d.to_string()),
+                    title: tool.title,
+                    input_schema: Value::Object(tool.input_schema.as_ref().clone()),
+                    annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
+                })
+                .collect(),
+        });
+        if let Some(cache) = &self.cache
+            && let Err(error) = cache.store(&self.config, &manifest)
+        {
+            tracing::warn!(server = %name, dir = %cache.dir().display(), %error, "could not write the manifest cache");
+        }
+        let changed = self.manifest().as_deref() != Some(&*manifest);
+        *self.manifest.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&manifest));
+        if changed {
+            self.changes.send_modify(|generation| *generation += 1);
+        }
+        Ok(manifest)
+    }
+}
+
+impl std::fmt::Debug for Downstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Downstream")
+            .field("name", &self.config.name)
+            .field("stage", &self.stage())
+            .field("tools", &self.manifest().map(|m| m.tools.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}
+
+fn describe(error: &ServiceError) -> String {
+    match error {
+        ServiceError::TransportClosed => "the connection closed".to_owned(),
+        ServiceError::TransportSend(_) => "the server's input closed".to_owned(),
+        ServiceError::Cancelled { .. } => "the request was cancelled".to_owned(),
+        ServiceError::Timeout { .. } => "the request timed out".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn start_reason(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match error {
+        E::ConnectionClosed(_) => "the process closed its output before answering".to_owned(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,110 @@
+//! The real `tinytools-gateway` binary over stdio, driven by rmcp's client: what a client's
+//! config launches. A canary secret passed through `${VAR}` never comes back.
+
+// Test code may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::json;
+
+use common::*;
+
+const GATEWAY: &str = env!("CARGO_BIN_EXE_tinytools-gateway");
+const CANARY: &str = "sk-canary-7f3a9e1c";
+
+fn gateway(config: &std::path::Path, cache: &std::path::Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(GATEWAY);
+    command.arg("--config").arg(config).arg("--cache-dir").arg(cache).env("CANARY_TOKEN", CANARY);
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_stdio_and_no_canary_secret_leaks() {
+    let dir = temp_dir("binary");
+    let cache = dir.join("cache");
+    let server = json!({
+        "command": FIXTURE,
+        "args": ["--token=${CANARY_TOKEN}"],
+        "env": {"FIXTURE_TOKEN": "${CANARY_TOKEN}", "FIXTURE_STARTS": dir.join("starts")},
+        "gateway": {"tools": {"currency_convert": "direct"}}
+    });
+    let missing = json!({"command": FIXTURE, "env": {"KEY": "${TINYTOOLS_GATEWAY_TEST_UNSET_VAR}"}});
+    write_config(&dir, json!({"fixture": server, "unset": missing}));
+    let config = dir.join("config.json");
+
+    let (transport, stderr) =
+        TokioChildProcess::builder(gateway(&config, &cache)).stderr(Stdio::piped()).spawn().unwrap();
+    let client = ().serve(transport).await.expect("handshake with the binary");
+    let info = client.peer().peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "tinytools-gateway");
+    let instructions = info.instructions.clone().unwrap_or_default();
+
+    let tools = list(&client).await;
+    assert_eq!(names(&tools), ["tool_search", "call_tool", "fixture__currency_convert"]);
+    let answer = search(&client, "weather forecast").await;
+    let quote = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(quote.is_error, Some(false), "{}", text(&quote));
+    let bad = call_tool(&client, "fixture__stock_quote", json!({"symbol": 7})).await;
+    assert_eq!(bad.is_error, Some(true));
+    let crash = call_tool(&client, "fixture__fixture_crash", json!({})).await;
+    assert_eq!(crash.is_error, Some(true));
+
+    // A server whose ${VAR} is unset: its tools are unknown, and the failure names the variable.
+    let unset = tinytools_gateway::GatewayConfig::load(&config).unwrap();
+    let launch = unset.servers["unset"].launch(&config, |name| std::env::var(name).ok()).unwrap_err().to_string();
+    assert!(
+        launch.contains("server `unset`, env.KEY") && launch.contains("TINYTOOLS_GATEWAY_TEST_UNSET_VAR"),
+        "{launch}"
+    );
+
+    let mut seen = vec![instructions, serde_json::to_string(&tools).unwrap(), answer.to_string()];
+    for result in [&quote, &bad, &crash] {
+        seen.push(serde_json::to_string(result).unwrap());
+    }
+    client.cancel().await.unwrap();
+    let mut log = String::new();
+    if let Some(mut stderr) = stderr {
+        use tokio::io::AsyncReadExt;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stderr.read_to_string(&mut log)).await;
+    }
+    seen.push(log);
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        seen.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    assert!(seen.len() >= 8, "the cache holds the fixture's manifest");
+    for text in &seen {
+        assert!(!text.contains(CANARY), "the canary leaked: {text}");
+    }
+}
+
+#[test]
+fn help_explains_and_unfinished_commands_say_so() {
+    let help = std::process::Command::new(GATEWAY).arg("--help").output().unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    assert!(text.contains("--config <FILE>") && text.contains("--cache-dir <DIR>"), "{text}");
+    for unfinished in ["report", "import", "--http"] {
+        let output = std::process::Command::new(GATEWAY).arg(unfinished).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("not implemented yet"));
+    }
+}
+
+#[test]
+fn a_bad_config_is_reported_with_the_file_and_key() {
+    let dir = temp_dir("bad-config");
+    let config = dir.join("config.json");
+    std::fs::write(&config, r#"{"mcpServers": {"time": {"command": "uvx", "args": ["a", 3]}}}"#).unwrap();
+    let output = std::process::Command::new(GATEWAY).arg("--config").arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains(&format!("{}: mcpServers.time.args[1]: expected a string, found 3", config.display())),
+        "{message}"
+    );
+}

@@ -1,0 +1,90 @@
+//! Shared by the gateway's end-to-end tests: the fixture server, temporary configs, and an
+//! rmcp client connected to an in-process gateway.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, Supervisor};
+
+/// The downstream fixture: the example catalogue plus fault tools.
+pub const FIXTURE: &str = env!("CARGO_BIN_EXE_gateway-fixture-server");
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// A fresh directory for one test.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tinytools-gateway-e2e-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes `mcpServers` into `dir/config.json` and reads it back.
+pub fn write_config(dir: &Path, servers: Value) -> GatewayConfig {
+    let path = dir.join("config.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json!({"mcpServers": servers})).unwrap()).unwrap();
+    GatewayConfig::load(&path).unwrap()
+}
+
+/// A fixture server entry with these extra env variables and gateway keys.
+pub fn fixture(env: Value, gateway: Value) -> Value {
+    json!({"command": FIXTURE, "env": env, "gateway": gateway})
+}
+
+/// An in-process gateway over `config`, caching in `cache`, with an rmcp client on the other
+/// end of a duplex pipe.
+pub async fn connect(config: &GatewayConfig, cache: &Path) -> (Client, Gateway) {
+    let supervisor = Arc::new(Supervisor::new(config, Some(ManifestCache::new(cache))));
+    let gateway = Gateway::new(supervisor, GatewayOptions::default().with_discovery_wait(Duration::from_secs(60)));
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let served = gateway.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = served.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.expect("the gateway completes the handshake");
+    (client, gateway)
+}
+
+pub async fn list(client: &Client) -> Vec<Tool> {
+    client.peer().list_all_tools().await.expect("tools/list")
+}
+
+pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+    let mut request = CallToolRequestParams::new(name.to_owned());
+    if let Value::Object(map) = arguments {
+        request = request.with_arguments(map);
+    }
+    client.peer().call_tool(request).await.expect("tools/call answers")
+}
+
+pub async fn call_tool(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+    call(client, "call_tool", json!({"name": name, "arguments": arguments})).await
+}
+
+pub async fn search(client: &Client, query: &str) -> Value {
+    let result = call(client, "tool_search", json!({"query": query})).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    serde_json::from_str(&text(&result)).expect("a JSON answer")
+}
+
+/// Every text block of a result, joined.
+pub fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|block| block.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+pub fn names(tools: &[Tool]) -> Vec<String> {
+    tools.iter().map(|tool| tool.name.to_string()).collect()
+}
+
+pub fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map(|text| text.lines().count()).unwrap_or(0)
+}

@@ -1,0 +1,268 @@
+//! The gateway end to end, in process: an rmcp client on one end of a duplex pipe, the
+//! gateway on the other, fronting the fixture server (the example catalogue) as a child.
+
+// Test code may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::{Value, json};
+use tinytools_examples::catalogue;
+use tinytools_gateway::GatewayConfig;
+
+use common::*;
+
+fn fixture_config(dir: &std::path::Path, gateway: Value) -> GatewayConfig {
+    let starts = dir.join("starts");
+    write_config(dir, json!({"fixture": fixture(json!({"FIXTURE_STARTS": starts}), gateway)}))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_tools_list_is_tool_search_and_call_tool_within_3000_bytes() {
+    let dir = temp_dir("first-list");
+    let config = fixture_config(&dir, json!({}));
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    let tools = list(&client).await;
+    assert_eq!(names(&tools), ["tool_search", "call_tool"]);
+    let bytes = serde_json::to_vec(&json!({"tools": tools})).unwrap().len();
+    eprintln!("first tools/list: {bytes} bytes for 42 downstream tools");
+    assert!(bytes <= 3_000, "{bytes} bytes");
+    let description = tools[0].description.as_deref().unwrap_or_default();
+    assert!(description.contains("fixture__"), "the manifest names downstream tools: {description}");
+    assert!(description.contains("call_tool"), "{description}");
+    assert!(!description.contains("calendar_cancel_event"), "the server's Hidden tool is never listed");
+    // The listing was cached, under the server's name.
+    let cached: Vec<_> = std::fs::read_dir(dir.join("cache")).unwrap().filter_map(Result::ok).collect();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_cache_lists_and_searches_without_starting_the_server() {
+    let dir = temp_dir("warm");
+    let config = fixture_config(&dir, json!({}));
+    let starts = dir.join("starts");
+    let (client, _gateway) = connect(&config, &dir.join("cache")).await;
+    assert_eq!(list(&client).await.len(), 2);
+    client.cancel().await.unwrap();
+    assert_eq!(lines(&starts), 1, "the cold start listed the tools once");
+
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    assert_eq!(names(&list(&client).await), ["tool_search", "call_tool"]);
+    let answer = search(&client, "stock price for a ticker symbol").await;
+    let first = &answer["matches"][0];
+    assert_eq!(first["name"], "fixture__stock_quote");
+    assert!(first["parameters"]["properties"]["symbol"].is_object(), "{answer}");
+    assert!(answer["note"].as_str().unwrap().contains("call_tool"));
+    assert_eq!(lines(&starts), 1, "listing and searching started nothing");
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 0);
+
+    let result = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(lines(&starts), 2, "the first call started the server");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_cache_serves_even_when_the_command_cannot_start() {
+    let dir = temp_dir("broken-command");
+    let good = fixture_config(&dir, json!({}));
+    let (client, _gateway) = connect(&good, &dir.join("cache")).await;
+    list(&client).await;
+    client.cancel().await.unwrap();
+    // The same tools, cached for a config whose command does not exist.
+    let broken = write_config(&dir, json!({"fixture": {"command": "/nonexistent/tinytools-fixture"}}));
+    let cache = tinytools_gateway::ManifestCache::new(dir.join("cache"));
+    let mut manifest = cache.load(&good.servers["fixture"]).unwrap();
+    manifest.config_hash = tinytools_gateway::cache::config_hash(&broken.servers["fixture"]);
+    cache.store(&broken.servers["fixture"], &manifest).unwrap();
+
+    let (client, _gateway) = connect(&broken, &dir.join("cache")).await;
+    assert_eq!(names(&list(&client).await), ["tool_search", "call_tool"]);
+    assert_eq!(search(&client, "convert currency").await["matches"][0]["name"], "fixture__currency_convert");
+    let result = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let message = text(&result);
+    assert!(message.contains("`fixture` server could not be started"), "{message}");
+    assert!(message.contains("/nonexistent/tinytools-fixture") && message.contains("PATH"), "{message}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_tool_forwards_and_relays_content_and_structured_content() {
+    let dir = temp_dir("relay");
+    let (client, _gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;
+    let result = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    let local = catalogue::registry().dispatch("stock_quote", json!({"symbol": "ACME"})).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(text(&result), local.to_model_text());
+    assert_eq!(result.structured_content.as_ref().unwrap()["symbol"], "ACME");
+    // A refusal of the downstream tool is relayed as its error result.
+    let refused = call_tool(&client, "fixture__stock_quote", json!({"symbol": "!!"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("ticker symbol"), "{}", text(&refused));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_arguments_name_every_violation_and_stringified_ones_are_repaired() {
+    let dir = temp_dir("admission");
+    let (client, gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;
+    let result = call_tool(&client, "fixture__currency_convert", json!({"amount": "ten", "from": 3})).await;
+    assert_eq!(result.is_error, Some(true));
+    let message = text(&result);
+    for field in ["amount", "from", "to"] {
+        assert!(message.contains(field), "`{field}` is named: {message}");
+    }
+    let starts = gateway.supervisor().server("fixture").unwrap().starts();
+
+    let repaired =
+        call(&client, "call_tool", json!({"name": "fixture__stock_quote", "arguments": "{\"symbol\": \"ACME\"}"}))
+            .await;
+    assert_eq!(repaired.is_error, Some(false), "{}", text(&repaired));
+    assert!(text(&repaired).contains("ACME"));
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), starts, "the refused call reached no server");
+
+    let missing = call(&client, "call_tool", json!({"arguments": {}})).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert!(text(&missing).contains("\"name\""), "{}", text(&missing));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_and_unknown_names_get_the_same_answer_and_direct_tools_are_listed() {
+    let dir = temp_dir("exposure");
+    let gateway_keys = json!({"deny": ["crypto_*"], "tools": {"stock_quote": "hidden", "currency_convert": "direct"}});
+    let (client, _gateway) = connect(&fixture_config(&dir, gateway_keys), &dir.join("cache")).await;
+    let tools = list(&client).await;
+    assert_eq!(names(&tools), ["tool_search", "call_tool", "fixture__currency_convert"]);
+    let manifest = tools[0].description.as_deref().unwrap_or_default();
+    assert!(!manifest.contains("stock_quote") && !manifest.contains("crypto_price"), "{manifest}");
+
+    for hidden in ["fixture__stock_quote", "fixture__crypto_price", "fixture__calendar_cancel_event", "fixture__nope"] {
+        let result = call_tool(&client, hidden, json!({"symbol": "ACME"})).await;
+        assert_eq!(result.is_error, Some(true));
+        let message = text(&result);
+        assert!(message.starts_with("No tool by that name is available."), "{message}");
+        for name in ["stock_quote", "crypto_price", "calendar_cancel_event", "nope"] {
+            assert!(!message.contains(name), "{hidden}: {message}");
+        }
+    }
+    let answer = search(&client, "stock quote price ticker").await;
+    assert!(!answer.to_string().contains("stock_quote"), "{answer}");
+
+    let direct = call(&client, "fixture__currency_convert", json!({"amount": 10, "from": "EUR", "to": "JPY"})).await;
+    assert_eq!(direct.is_error, Some(false), "{}", text(&direct));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_is_an_error_result_and_the_next_call_restarts_the_server() {
+    let dir = temp_dir("crash");
+    let (client, gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;
+    let crashed = call_tool(&client, "fixture__fixture_crash", json!({})).await;
+    assert_eq!(crashed.is_error, Some(true));
+    let message = text(&crashed);
+    assert!(message.contains("`fixture` server stopped answering"), "{message}");
+    assert!(message.contains("started again on the next call"), "{message}");
+    let next = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(next.is_error, Some(false), "{}", text(&next));
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 2);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hang_past_the_call_timeout_is_an_error_result_and_the_next_call_works() {
+    let dir = temp_dir("hang");
+    let (client, _gateway) = connect(&fixture_config(&dir, json!({"call_timeout_secs": 1})), &dir.join("cache")).await;
+    let started = std::time::Instant::now();
+    let hung = call_tool(&client, "fixture__fixture_sleep", json!({"secs": 60})).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(hung.is_error, Some(true));
+    let message = text(&hung);
+    assert!(message.contains("did not answer `fixture_sleep` within 1 s"), "{message}");
+    let next = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(next.is_error, Some(false), "{}", text(&next));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_start_answers_with_an_error_then_works_once_fixed() {
+    let dir = temp_dir("exit-at-start");
+    let marker = dir.join("ready");
+    std::fs::write(&marker, "").unwrap();
+    let config = write_config(&dir, json!({"fixture": fixture(json!({"FIXTURE_EXIT_UNLESS": marker}), json!({}))}));
+    let (client, _gateway) = connect(&config, &dir.join("cache")).await;
+    assert_eq!(list(&client).await.len(), 2, "warms the cache");
+    client.cancel().await.unwrap();
+
+    std::fs::remove_file(&marker).unwrap();
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    let failed = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(failed.is_error, Some(true));
+    let message = text(&failed);
+    assert!(message.contains("`fixture` server"), "{message}");
+    assert!(message.contains("exited or failed the MCP handshake at start"), "{message}");
+    std::fs::write(&marker, "").unwrap();
+    let next = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(next.is_error, Some(false), "{}", text(&next));
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 2);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_in_one_server_leaves_the_others_alone() {
+    let dir = temp_dir("two-servers");
+    let config = write_config(&dir, json!({"a": fixture(json!({}), json!({})), "b": fixture(json!({}), json!({}))}));
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    let before = call_tool(&client, "b__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(before.is_error, Some(false), "{}", text(&before));
+    let crashed = call_tool(&client, "a__fixture_crash", json!({})).await;
+    assert!(text(&crashed).contains("`a` server stopped answering"), "{}", text(&crashed));
+    let after = call_tool(&client, "b__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(after.is_error, Some(false), "{}", text(&after));
+    assert_eq!(gateway.supervisor().server("b").unwrap().starts(), 1, "b was never restarted");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_tools_list_stays_within_3000_bytes_at_1000_tools() {
+    let dir = temp_dir("thousand");
+    let servers: serde_json::Map<String, Value> =
+        (0..10).map(|i| (format!("server{i}"), json!({"command": "/nonexistent/server"}))).collect();
+    let config = write_config(&dir, Value::Object(servers));
+    let cache = tinytools_gateway::ManifestCache::new(dir.join("cache"));
+    for (s, server) in config.servers.values().enumerate() {
+        let tools = (0..100)
+            .map(|t| tinytools_gateway::cache::CachedTool {
+                name: format!("operation_{t}_of_service_{s}"),
+                description: Some(format!("Run operation {t} of service {s} on a record, with its options and filters.")),
+                title: None,
+                input_schema: json!({"type": "object", "properties": {"id": {"type": "string", "description": "The record."}}, "required": ["id"]}),
+                annotations: None,
+            })
+            .collect();
+        let manifest = tinytools_gateway::cache::Manifest {
+            format: tinytools_gateway::cache::CACHE_FORMAT,
+            config_hash: tinytools_gateway::cache::config_hash(server),
+            server_name: None,
+            server_version: None,
+            instructions: None,
+            tools,
+        };
+        cache.store(server, &manifest).unwrap();
+    }
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    let tools = list(&client).await;
+    assert_eq!(names(&tools), ["tool_search", "call_tool"]);
+    let bytes = serde_json::to_vec(&json!({"tools": tools})).unwrap().len();
+    eprintln!("first tools/list: {bytes} bytes for 1,000 downstream tools");
+    assert!(bytes <= 3_000, "{bytes} bytes");
+    assert_eq!(
+        search(&client, "operation 7 of service 3").await["matches"][0]["name"],
+        "server3__operation_7_of_service_3"
+    );
+    assert!(gateway.supervisor().servers().all(|server| server.starts() == 0));
+    client.cancel().await.unwrap();
+}
