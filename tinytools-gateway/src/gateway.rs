@@ -97,10 +97,7 @@ impl Gateway {
 
     /// The tools `tools/list` answers with: `tool_search`, `call_tool`, then the Direct tools.
     pub fn listed_tools(&self) -> Vec<RemoteTool> {
-        let catalog = self.catalog();
-        let mut tools = vec![listed(&tool_search_schema(&catalog), None), listed(&call_tool_schema(), None)];
-        tools.extend(catalog.direct().iter().map(|schema| listed(schema, catalog.direct_annotations(&schema.name))));
-        tools
+        listed_tools(&self.catalog())
     }
 
     /// Serves on this process's stdin and stdout until the client disconnects.
@@ -202,6 +199,14 @@ impl Gateway {
     }
 }
 
+/// The tools a gateway over `catalog` answers `tools/list` with: `tool_search`, `call_tool`,
+/// then the Direct tools.
+pub fn listed_tools(catalog: &Catalog) -> Vec<RemoteTool> {
+    let mut tools = vec![listed(&tool_search_schema(catalog), None), listed(&call_tool_schema(), None)];
+    tools.extend(catalog.direct().iter().map(|schema| listed(schema, catalog.direct_annotations(&schema.name))));
+    tools
+}
+
 /// The arguments as an object: absent is `{}`, and an object sent as a JSON string is parsed.
 fn repair(arguments: Value) -> Result<Map<String, Value>, String> {
     match arguments {
@@ -236,7 +241,7 @@ fn error_result(text: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text.to_owned())])
 }
 
-fn policy(options: &GatewayOptions) -> ToolDiscoveryPolicy {
+pub(crate) fn policy(options: &GatewayOptions) -> ToolDiscoveryPolicy {
     ToolDiscoveryPolicy::default().with_manifest_token_budget(options.manifest_token_budget)
 }
 

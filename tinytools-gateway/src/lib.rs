@@ -13,12 +13,16 @@
 //! - [`supervisor`]: the downstream servers' lives.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
 //! - [`gateway`]: the MCP server the client talks to.
+//! - [`import`]: other clients' config files, converted.
+//! - [`report`]: what each server's tools cost, with and without the gateway.
 
 pub mod cache;
 pub mod catalog;
 pub mod config;
 pub mod gateway;
 pub mod glob;
+pub mod import;
+pub mod report;
 pub mod supervisor;
 pub mod template;
 

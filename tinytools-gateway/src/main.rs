@@ -1,9 +1,12 @@
-//! The `tinytools-gateway` binary: serves the gateway over stdio.
+//! The `tinytools-gateway` binary: serves the gateway over stdio, imports other clients'
+//! configs, and reports what the gateway saves.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use tinytools_gateway::import::{ClientFormat, import_file};
+use tinytools_gateway::report::{ReportOptions, report};
 use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, Supervisor};
 
 const HELP: &str = "\
@@ -18,6 +21,23 @@ USAGE:
     tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache]
         Serve MCP on stdin/stdout (what a client's config launches).
 
+    tinytools-gateway import <FILE> [--from <FORMAT>]
+        Convert another client's config into the gateway's mcpServers JSON, on stdout.
+        FORMAT is claude-desktop, claude-code, cursor, vscode or codex; without --from it
+        is detected (JSON with \"mcpServers\": Claude Desktop, Claude Code or Cursor; JSON
+        with \"servers\" or \"mcp\": {\"servers\"}: VS Code; TOML with [mcp_servers.<name>]:
+        Codex). Literal values, secrets included, are copied as they are (prefer
+        \"${VAR}\" references); notes on what was skipped go to stderr and name keys only.
+        Claude Code's project-scoped servers (projects.<path>.mcpServers) are skipped.
+
+    tinytools-gateway report --config <FILE> [--cache-dir <DIR>] [--no-cache] [--start] [--json]
+        Per server: its tools, the bytes and estimated tokens of its flattened tool list
+        (what a client gets without the gateway), whether its tools came from the cache,
+        its cold start (spawn to answered tools/list, in ms) and any failure; then the
+        bytes and tokens of the gateway's first tools/list. A server whose tools are not
+        cached is started (one at a time) and its tools cached; --start starts every
+        server. --json prints one JSON object instead of the table.
+
 OPTIONS:
     --config <FILE>     The `mcpServers` JSON (Claude Desktop, Claude Code and Cursor's format),
                         with an optional \"gateway\" object per server: allow, deny (globs over
@@ -29,81 +49,195 @@ OPTIONS:
     -h, --help          This text.
     -V, --version       The version.
 
+ENVIRONMENT:
+    TINYTOOLS_GATEWAY_LOG   What is logged to stderr, as a tracing filter (default: warn;
+                            e.g. info, or tinytools_gateway=debug). Values from the
+                            config's ${VAR} references are never logged.
+
 NOT IMPLEMENTED YET:
-    tinytools-gateway import <FILE>    convert other clients' config files
-    tinytools-gateway report           per-server tools, bytes and tokens
     --http 127.0.0.1:<PORT>            serve streamable HTTP instead of stdio
     Remote (\"url\") downstream servers are read from the config but answer
     \"not supported yet\" when called.
 ";
 
-struct Args {
-    config: PathBuf,
-    cache_dir: Option<PathBuf>,
-    no_cache: bool,
+enum Command {
+    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool },
+    Import { file: PathBuf, from: Option<ClientFormat> },
+    Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let (mut config, mut cache_dir, mut no_cache) = (None, None, false);
+fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> {
+    let mut args = args.peekable();
+    let subcommand = match args.peek().map(String::as_str) {
+        Some(word @ ("import" | "report")) => {
+            let word = word.to_owned();
+            args.next();
+            Some(word)
+        }
+        _ => None,
+    };
+    let (mut config, mut cache_dir, mut no_cache, mut start, mut json) = (None, None, false, false, false);
+    let (mut file, mut from): (Option<PathBuf>, Option<ClientFormat>) = (None, None);
+    let sub = subcommand.as_deref();
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => {
+        match (sub, arg.as_str()) {
+            (_, "-h" | "--help") => {
                 print!("{HELP}");
                 return Ok(None);
             }
-            "-V" | "--version" => {
+            (_, "-V" | "--version") => {
                 println!("tinytools-gateway {}", env!("CARGO_PKG_VERSION"));
                 return Ok(None);
             }
-            "--config" => config = Some(args.next().ok_or("--config needs a file: --config <FILE>")?.into()),
-            "--cache-dir" => {
-                cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into())
+            (None | Some("report"), "--config") => {
+                config = Some(args.next().ok_or("--config needs a file: --config <FILE>")?.into());
             }
-            "--no-cache" => no_cache = true,
-            "import" | "report" | "--http" => {
-                return Err(format!("`{arg}` is not implemented yet; see --help for what works"));
+            (None | Some("report"), "--cache-dir") => {
+                cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into());
             }
-            other => return Err(format!("unknown argument `{other}`; see --help")),
+            (None | Some("report"), "--no-cache") => no_cache = true,
+            (Some("report"), "--start") => start = true,
+            (Some("report"), "--json") => json = true,
+            (Some("import"), "--from") => {
+                let name =
+                    args.next().ok_or("--from needs a format: claude-desktop, claude-code, cursor, vscode or codex")?;
+                from = Some(ClientFormat::from_name(&name).ok_or_else(|| {
+                    format!(
+                        "--from: unknown format `{name}`; expected claude-desktop, claude-code, cursor, vscode or codex"
+                    )
+                })?);
+            }
+            (Some("import"), other) if !other.starts_with('-') && file.is_none() => file = Some(other.into()),
+            (None, "--http") => {
+                return Err("`--http` is not implemented yet; see --help for what works".to_owned());
+            }
+            (None, "import" | "report") => {
+                return Err(format!(
+                    "`{arg}` is a subcommand: put it first, as `tinytools-gateway {arg} ...`; see --help"
+                ));
+            }
+            (_, other) => {
+                let context = sub.map_or_else(String::new, |sub| format!(" for `{sub}`"));
+                return Err(format!("unknown argument `{other}`{context}; see --help"));
+            }
         }
     }
-    let config = config.ok_or("missing --config <FILE>: the mcpServers JSON to serve; see --help")?;
-    Ok(Some(Args { config, cache_dir, no_cache }))
+    match sub {
+        Some("import") => {
+            let file = file.ok_or("import needs a file: tinytools-gateway import <FILE> [--from <FORMAT>]")?;
+            Ok(Some(Command::Import { file, from }))
+        }
+        Some(_) => {
+            let config = config.ok_or("report needs --config <FILE>: the mcpServers JSON to measure; see --help")?;
+            Ok(Some(Command::Report { config, cache_dir, no_cache, start, json }))
+        }
+        None => {
+            let config = config.ok_or("missing --config <FILE>: the mcpServers JSON to serve; see --help")?;
+            Ok(Some(Command::Serve { config, cache_dir, no_cache }))
+        }
+    }
+}
+
+/// Sends the library's `tracing` events to stderr, filtered by `TINYTOOLS_GATEWAY_LOG`.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TINYTOOLS_GATEWAY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
+    init_logging();
+    let command = match parse(std::env::args().skip(1)) {
+        Ok(Some(command)) => command,
         Ok(None) => return ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("tinytools-gateway: {message}");
             return ExitCode::from(2);
         }
     };
-    let config = match GatewayConfig::load(&args.config) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("tinytools-gateway: {error}");
-            return ExitCode::from(2);
+    match command {
+        Command::Import { file, from } => import(&file, from),
+        Command::Report { config, cache_dir, no_cache, start, json } => {
+            let Some(config) = load(&config) else { return ExitCode::from(2) };
+            let cache = cache(cache_dir, no_cache);
+            let Some(runtime) = runtime() else { return ExitCode::FAILURE };
+            let options = ReportOptions::default().with_start(start);
+            let report = runtime.block_on(report(&config, cache, &options));
+            if json {
+                match serde_json::to_string_pretty(&report) {
+                    Ok(text) => println!("{text}"),
+                    Err(error) => {
+                        eprintln!("tinytools-gateway: could not write the report: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            } else {
+                print!("{}", report.to_table());
+            }
+            ExitCode::SUCCESS
         }
-    };
-    let cache =
-        if args.no_cache { None } else { args.cache_dir.or_else(ManifestCache::default_dir).map(ManifestCache::new) };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("tinytools-gateway: could not start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let served = runtime.block_on(async {
-        let supervisor = Arc::new(Supervisor::new(&config, cache));
-        Gateway::new(supervisor, GatewayOptions::default()).serve_stdio().await
-    });
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("tinytools-gateway: serving stopped: {error}");
-            ExitCode::FAILURE
+        Command::Serve { config, cache_dir, no_cache } => {
+            let Some(config) = load(&config) else { return ExitCode::from(2) };
+            let cache = cache(cache_dir, no_cache);
+            let Some(runtime) = runtime() else { return ExitCode::FAILURE };
+            let served = runtime.block_on(async {
+                let supervisor = Arc::new(Supervisor::new(&config, cache));
+                Gateway::new(supervisor, GatewayOptions::default()).serve_stdio().await
+            });
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("tinytools-gateway: serving stopped: {error}");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
+}
+
+fn import(file: &std::path::Path, from: Option<ClientFormat>) -> ExitCode {
+    match import_file(file, from) {
+        Ok(imported) => {
+            let servers = imported.config["mcpServers"].as_object().map_or(0, serde_json::Map::len);
+            let format = match (from, imported.format) {
+                (None, ClientFormat::ClaudeDesktop) => "an mcpServers file (Claude Desktop, Claude Code, Cursor)",
+                (_, format) => format.name(),
+            };
+            eprintln!("tinytools-gateway import: read {} as {format}: {servers} server(s)", file.display());
+            for note in &imported.notes {
+                eprintln!("tinytools-gateway import: note: {note}");
+            }
+            match serde_json::to_string_pretty(&imported.config) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("tinytools-gateway import: could not write the config: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(error) => {
+            eprintln!("tinytools-gateway import: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(file: &std::path::Path) -> Option<GatewayConfig> {
+    GatewayConfig::load(file).map_err(|error| eprintln!("tinytools-gateway: {error}")).ok()
+}
+
+fn cache(dir: Option<PathBuf>, no_cache: bool) -> Option<ManifestCache> {
+    if no_cache { None } else { dir.or_else(ManifestCache::default_dir).map(ManifestCache::new) }
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| eprintln!("tinytools-gateway: could not start the async runtime: {error}"))
+        .ok()
 }

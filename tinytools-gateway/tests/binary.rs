@@ -20,6 +20,8 @@ const CANARY: &str = "sk-canary-7f3a9e1c";
 fn gateway(config: &std::path::Path, cache: &std::path::Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(GATEWAY);
     command.arg("--config").arg(config).arg("--cache-dir").arg(cache).env("CANARY_TOKEN", CANARY);
+    // Everything the gateway and rmcp log reaches stderr, which the canary test reads.
+    command.env("TINYTOOLS_GATEWAY_LOG", "trace");
     command
 }
 
@@ -39,6 +41,15 @@ async fn the_binary_serves_stdio_and_no_canary_secret_leaks() {
 
     let (transport, stderr) =
         TokioChildProcess::builder(gateway(&config, &cache)).stderr(Stdio::piped()).spawn().unwrap();
+    // Drained as it comes: a full pipe would block the gateway's logging.
+    let stderr = stderr.map(|mut stderr| {
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut log = String::new();
+            let _ = stderr.read_to_string(&mut log).await;
+            log
+        })
+    });
     let client = ().serve(transport).await.expect("handshake with the binary");
     let info = client.peer().peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "tinytools-gateway");
@@ -68,10 +79,12 @@ async fn the_binary_serves_stdio_and_no_canary_secret_leaks() {
     }
     client.cancel().await.unwrap();
     let mut log = String::new();
-    if let Some(mut stderr) = stderr {
-        use tokio::io::AsyncReadExt;
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stderr.read_to_string(&mut log)).await;
+    if let Some(reader) = stderr
+        && let Ok(Ok(text)) = tokio::time::timeout(std::time::Duration::from_secs(5), reader).await
+    {
+        log = text;
     }
+    assert!(log.contains("TRACE") || log.contains("DEBUG"), "the log was captured");
     seen.push(log);
     for entry in std::fs::read_dir(&cache).unwrap() {
         seen.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
@@ -83,15 +96,24 @@ async fn the_binary_serves_stdio_and_no_canary_secret_leaks() {
 }
 
 #[test]
-fn help_explains_and_unfinished_commands_say_so() {
+fn help_explains_and_bad_command_lines_say_what_to_do() {
     let help = std::process::Command::new(GATEWAY).arg("--help").output().unwrap();
     assert!(help.status.success());
     let text = String::from_utf8(help.stdout).unwrap();
     assert!(text.contains("--config <FILE>") && text.contains("--cache-dir <DIR>"), "{text}");
-    for unfinished in ["report", "import", "--http"] {
-        let output = std::process::Command::new(GATEWAY).arg(unfinished).output().unwrap();
+    assert!(text.contains("import <FILE> [--from <FORMAT>]") && text.contains("report --config <FILE>"), "{text}");
+    assert!(text.contains("TINYTOOLS_GATEWAY_LOG"), "{text}");
+    let output = std::process::Command::new(GATEWAY).arg("--http").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not implemented yet"));
+    for (args, says) in [
+        (&["import"][..], "import needs a file"),
+        (&["report"][..], "report needs --config <FILE>"),
+        (&["report", "--from", "x"][..], "unknown argument `--from` for `report`"),
+    ] {
+        let output = std::process::Command::new(GATEWAY).args(args).output().unwrap();
         assert_eq!(output.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&output.stderr).contains("not implemented yet"));
+        assert!(String::from_utf8_lossy(&output.stderr).contains(says), "{args:?}");
     }
 }
 
