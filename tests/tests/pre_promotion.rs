@@ -315,13 +315,14 @@ async fn two_quotes_then_done(
 /// A message that names several tools' work.
 const CHAIN_TASK: &str = "Check the ACME stock price, convert it to euros and post it in the team's slack channel.";
 
+/// One tool promoted at the start, two more once a tool has answered; no floor, no budget.
+fn follow_up() -> PrePromotion {
+    PrePromotion::default().with_limit(1).with_min_confidence(0.0).with_token_budget(100_000).with_after_tool_result(2)
+}
+
 #[tokio::test]
 async fn once_a_tool_has_answered_the_messages_next_hits_are_promoted_once() {
-    let pre = PrePromotion::default()
-        .with_limit(1)
-        .with_min_confidence(0.0)
-        .with_token_budget(100_000)
-        .with_after_tool_result(2);
+    let pre = follow_up();
     let (requests, promotions, transcript) = two_quotes_then_done(pre, false).await;
     assert_eq!(names(&requests[0]).len(), 3, "the limit holds at the start: {:?}", names(&requests[0]));
     // The same ranking's next two hits join the second request, after the first promotion.
@@ -344,11 +345,7 @@ async fn once_a_tool_has_answered_the_messages_next_hits_are_promoted_once() {
 
 #[tokio::test]
 async fn no_follow_up_without_an_answered_call_or_by_default() {
-    let pre = PrePromotion::default()
-        .with_limit(1)
-        .with_min_confidence(0.0)
-        .with_token_budget(100_000)
-        .with_after_tool_result(2);
+    let pre = follow_up();
     // A refused call answers nothing: the follow-up waits for the call that runs.
     let (requests, promotions, _) = two_quotes_then_done(pre, true).await;
     let follow_ups: Vec<&Vec<String>> = promotions

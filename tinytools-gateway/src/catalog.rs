@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
-use tinytools::mcp::namespaced_name;
+use tinytools::mcp::{default_prefix, family_for, namespaced_name, remote_description};
 use tinytools::schema::EstimatedTokens;
-use tinytools::{SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
+use tinytools::{
+    SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolRegistry, ToolResult, ToolSchema, ToolSpec,
+};
 
 use crate::cache::CachedTool;
 use crate::config::Exposure;
@@ -54,7 +56,7 @@ impl Catalog {
                 servers.push(format!("{} (tools not known yet)", config.name));
                 continue;
             };
-            let prefix = prefix_for(&config.name);
+            let prefix = default_prefix(&config.name);
             let mut exposed = 0;
             for tool in &manifest.tools {
                 let exposure = config.policy.exposure_of(&tool.name);
@@ -138,14 +140,6 @@ impl Catalog {
     }
 }
 
-/// A server's name prefix: its name made provider-safe, then `__`.
-pub fn prefix_for(server: &str) -> String {
-    let mut prefix: String =
-        server.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
-    prefix.push_str("__");
-    prefix
-}
-
 fn clip(text: &str, chars: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= chars {
@@ -159,52 +153,37 @@ fn clip(text: &str, chars: usize) -> String {
 /// A downstream tool in the registry: its declaration, for admission and search. Calls never
 /// run it; the gateway forwards them.
 struct Proxy {
-    name: String,
-    description: String,
+    spec: ToolSpec,
     schema: Value,
-    family: String,
-    exposure: ToolExposure,
-    annotations: ToolAnnotations,
 }
 
 impl Proxy {
     fn new(name: String, server: &str, tool: &CachedTool, exposure: Exposure) -> Self {
-        let description = match (&tool.description, &tool.title) {
-            (Some(description), _) if !description.trim().is_empty() => description.clone(),
-            (_, Some(title)) if !title.trim().is_empty() => title.clone(),
-            _ => format!("`{}` from the {server} MCP server.", tool.name),
-        };
+        let description = remote_description(server, &tool.name, tool.description.as_deref(), tool.title.as_deref());
         let hint = |key: &str| tool.annotations.as_ref().and_then(|a| a.get(key)).and_then(Value::as_bool);
-        let read_only = hint("readOnlyHint").unwrap_or(false);
-        let annotations = ToolAnnotations::default()
-            .with_read_only(read_only)
-            .with_destructive(hint("destructiveHint").unwrap_or(!read_only))
-            .with_idempotent(hint("idempotentHint").unwrap_or(false))
-            .with_open_world(hint("openWorldHint").unwrap_or(true));
-        let family: String = server
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '-' })
-            .collect();
-        let family = if family.is_empty() { "mcp".to_owned() } else { family.chars().take(64).collect() };
-        Self {
-            name,
-            description,
-            schema: tool.input_schema.clone(),
-            family,
-            exposure: exposure.to_tool_exposure(),
-            annotations,
-        }
+        let annotations = ToolAnnotations::from_mcp_hints(
+            hint("readOnlyHint"),
+            hint("destructiveHint"),
+            hint("idempotentHint"),
+            hint("openWorldHint"),
+        );
+        let mut spec = ToolSpec::owned(name, description)
+            .with_exposure(exposure.to_tool_exposure())
+            .with_annotations(annotations)
+            .with_compaction(SchemaCompaction::THIRD_PARTY);
+        spec.family = Some(family_for(server).into());
+        Self { spec, schema: tool.input_schema.clone() }
     }
 }
 
 #[async_trait::async_trait]
 impl Tool for Proxy {
     fn name(&self) -> &str {
-        &self.name
+        &self.spec.name
     }
 
     fn description(&self) -> &str {
-        &self.description
+        &self.spec.description
     }
 
     fn parameters_schema(&self) -> Value {
@@ -212,19 +191,19 @@ impl Tool for Proxy {
     }
 
     fn exposure(&self) -> ToolExposure {
-        self.exposure
+        self.spec.exposure
     }
 
     fn family(&self) -> Option<&str> {
-        Some(&self.family)
+        self.spec.family.as_deref()
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        self.annotations
+        self.spec.annotations
     }
 
     fn schema_compaction(&self) -> Option<SchemaCompaction> {
-        Some(SchemaCompaction::THIRD_PARTY)
+        self.spec.compaction
     }
 
     async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {

@@ -11,7 +11,7 @@ use rmcp::transport::{IntoTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 
-use super::naming::{default_prefix, family_for, namespaced_name};
+use super::naming::{default_prefix, family_for, namespaced_name, remote_description};
 use super::{McpError, McpTool};
 use crate::tool::TOOL_SEARCH;
 use crate::{SchemaCompaction, ToolAnnotations, ToolExposure, ToolRegistry, ToolSpec};
@@ -349,19 +349,19 @@ impl McpServer {
     }
 
     fn build(&self, name: String, remote: RemoteTool) -> McpTool {
-        let description = match (&remote.description, &remote.title) {
-            (Some(description), _) if !description.trim().is_empty() => description.to_string(),
-            (_, Some(title)) if !title.trim().is_empty() => title.clone(),
-            _ => format!("`{}` from the {} MCP server.", remote.name, self.import.server),
-        };
+        let description = remote_description(
+            &self.import.server,
+            &remote.name,
+            remote.description.as_deref(),
+            remote.title.as_deref(),
+        );
         let hints = remote.annotations.as_ref();
-        let read_only = hints.and_then(|a| a.read_only_hint).unwrap_or(false);
-        let annotations = ToolAnnotations {
-            read_only,
-            destructive: hints.and_then(|a| a.destructive_hint).unwrap_or(!read_only),
-            idempotent: hints.and_then(|a| a.idempotent_hint).unwrap_or(false),
-            open_world: hints.and_then(|a| a.open_world_hint).unwrap_or(true),
-        };
+        let annotations = ToolAnnotations::from_mcp_hints(
+            hints.and_then(|a| a.read_only_hint),
+            hints.and_then(|a| a.destructive_hint),
+            hints.and_then(|a| a.idempotent_hint),
+            hints.and_then(|a| a.open_world_hint),
+        );
         let spec = ToolSpec {
             exposure: self.import.exposure_of(&remote.name),
             family: Some(self.import.family.clone().into()),

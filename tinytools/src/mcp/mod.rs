@@ -34,7 +34,7 @@ use std::time::Duration;
 
 pub use export::McpToolServer;
 pub use import::{ImportReport, McpImport, McpServer, SkippedTool};
-pub use naming::namespaced_name;
+pub use naming::{default_prefix, family_for, namespaced_name, remote_description};
 pub use tool::McpTool;
 
 /// The `rmcp` SDK this module is built on, for transports beyond stdio (pass one to

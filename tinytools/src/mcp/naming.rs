@@ -29,7 +29,11 @@ pub fn namespaced_name(prefix: &str, tool: &str) -> String {
 }
 
 /// The default prefix for a server: its name made safe, then `__`.
-pub(crate) fn default_prefix(server: &str) -> String {
+///
+/// ```
+/// assert_eq!(tinytools::mcp::default_prefix("my.server"), "my_server__");
+/// ```
+pub fn default_prefix(server: &str) -> String {
     let mut prefix: String = server.chars().map(safe_char).collect();
     prefix.push_str("__");
     prefix
@@ -37,13 +41,34 @@ pub(crate) fn default_prefix(server: &str) -> String {
 
 /// A server's name made into a valid family: characters outside `[A-Za-z0-9_.-]` become `-`,
 /// and it is cut to 64 bytes.
-pub(crate) fn family_for(server: &str) -> String {
+///
+/// ```
+/// assert_eq!(tinytools::mcp::family_for("mcp-servers/everything"), "mcp-servers-everything");
+/// ```
+pub fn family_for(server: &str) -> String {
     let mut family: String = server
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '-' })
         .collect();
     family.truncate(crate::tool::MAX_FAMILY_LEN);
     if family.is_empty() { "mcp".into() } else { family }
+}
+
+/// What the model reads of an MCP tool: its description, else its title, else a line naming
+/// the tool and its server.
+///
+/// ```
+/// use tinytools::mcp::remote_description;
+///
+/// assert_eq!(remote_description("time", "now", Some(" "), Some("Current time")), "Current time");
+/// assert_eq!(remote_description("time", "now", None, None), "`now` from the time MCP server.");
+/// ```
+pub fn remote_description(server: &str, tool: &str, description: Option<&str>, title: Option<&str>) -> String {
+    match (description, title) {
+        (Some(description), _) if !description.trim().is_empty() => description.to_owned(),
+        (_, Some(title)) if !title.trim().is_empty() => title.to_owned(),
+        _ => format!("`{tool}` from the {server} MCP server."),
+    }
 }
 
 fn safe_char(c: char) -> char {

@@ -71,6 +71,35 @@ impl ToolAnnotations {
         self
     }
 
+    /// The classification of an MCP tool from the hints its server sent (`readOnlyHint`,
+    /// `destructiveHint`, `idempotentHint`, `openWorldHint`), with MCP's defaults for each
+    /// hint left out: not read-only, destructive unless read-only, not idempotent, open world.
+    ///
+    /// ```
+    /// use tinytools::ToolAnnotations;
+    ///
+    /// assert_eq!(ToolAnnotations::from_mcp_hints(None, None, None, None), ToolAnnotations::UNCLASSIFIED);
+    /// let lookup = ToolAnnotations::from_mcp_hints(Some(true), None, None, Some(false));
+    /// assert!(lookup.read_only && !lookup.destructive && !lookup.open_world);
+    /// ```
+    pub const fn from_mcp_hints(
+        read_only: Option<bool>,
+        destructive: Option<bool>,
+        idempotent: Option<bool>,
+        open_world: Option<bool>,
+    ) -> Self {
+        let read_only = matches!(read_only, Some(true));
+        Self {
+            read_only,
+            destructive: match destructive {
+                Some(destructive) => destructive,
+                None => !read_only,
+            },
+            idempotent: matches!(idempotent, Some(true)),
+            open_world: !matches!(open_world, Some(false)),
+        }
+    }
+
     /// Whether calling the tool may change anything outside the conversation.
     pub const fn has_side_effects(&self) -> bool {
         !self.read_only
