@@ -241,7 +241,8 @@ mod tests {
             "url": "https://example.invalid/mcp?key=${KEY}",
             "headers": {"Authorization": "Bearer ${TOKEN}", "X-Plain": "on"}
         }));
-        let missing = Remote::expand(&config, Path::new("c.json"), |_| None).unwrap_err().to_string();
+        let only_key = |name: &str| (name == "KEY").then(|| "k".to_owned());
+        let missing = Remote::expand(&config, Path::new("c.json"), only_key).unwrap_err().to_string();
         assert!(missing.contains("headers.Authorization") && missing.contains("TOKEN"), "{missing}");
         let lookup = |name: &str| Some(format!("{name}-s3cret-value"));
         let remote = Remote::expand(&config, Path::new("c.json"), lookup).unwrap().unwrap();
