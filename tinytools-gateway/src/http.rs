@@ -21,6 +21,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
@@ -181,7 +182,11 @@ impl HttpServer {
                             tracing::debug!(%error, "an HTTP connection ended with an error");
                         }
                     }
-                    () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+                    () = shutdown.cancelled() => {
+                        // Finish the request in flight (rmcp has closed its sessions' streams).
+                        connection.as_mut().graceful_shutdown();
+                        let _ = tokio::time::timeout(Duration::from_secs(5), connection.as_mut()).await;
+                    }
                 }
             });
         }

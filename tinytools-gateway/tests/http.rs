@@ -50,7 +50,12 @@ async fn the_binary_serves_the_same_surface_on_every_http_connection() {
 
     first.cancel().await.unwrap();
     second.cancel().await.unwrap();
-    gateway.stop().await;
+    // Ctrl-C stops it cleanly.
+    let mut gateway = gateway;
+    let pid = gateway.child.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let exit = tokio::time::timeout(std::time::Duration::from_secs(10), gateway.child.wait()).await;
+    assert!(exit.expect("it exits within 10 s of SIGINT").unwrap().success(), "{}", gateway.log());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
