@@ -73,25 +73,13 @@ REMOTE SERVERS:
     called, and their values are never logged or shown in errors.
 ";
 
+/// `--http`'s address and `--token-env`'s variable.
+type HttpArgs = (SocketAddr, Option<String>);
+
 enum Command {
-    Serve {
-        config: PathBuf,
-        cache_dir: Option<PathBuf>,
-        no_cache: bool,
-        http: Option<SocketAddr>,
-        token_env: Option<String>,
-    },
-    Import {
-        file: PathBuf,
-        from: Option<ClientFormat>,
-    },
-    Report {
-        config: PathBuf,
-        cache_dir: Option<PathBuf>,
-        no_cache: bool,
-        start: bool,
-        json: bool,
-    },
+    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, http: Option<HttpArgs> },
+    Import { file: PathBuf, from: Option<ClientFormat> },
+    Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> {
@@ -174,7 +162,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
             {
                 return Err(tinytools_gateway::http::HttpError::NotLoopback { addr }.to_string());
             }
-            Ok(Some(Command::Serve { config, cache_dir, no_cache, http, token_env }))
+            Ok(Some(Command::Serve { config, cache_dir, no_cache, http: http.map(|addr| (addr, token_env)) }))
         }
     }
 }
@@ -247,11 +235,11 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { config, cache_dir, no_cache, http, token_env } => {
+        Command::Serve { config, cache_dir, no_cache, http } => {
             let Some(config) = load(&config) else { return ExitCode::from(2) };
             let cache = cache(cache_dir, no_cache);
             let mut options = None;
-            if let Some(addr) = http {
+            if let Some((addr, token_env)) = http {
                 let mut http = HttpOptions::new(addr);
                 if let Some(variable) = &token_env {
                     match token(variable) {
