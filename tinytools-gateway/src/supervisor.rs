@@ -21,9 +21,11 @@ use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::{CACHE_FORMAT, CachedTool, Manifest, ManifestCache, config_hash};
-use crate::config::{GatewayConfig, ServerConfig};
+use crate::config::{GatewayConfig, ServerConfig, Transport};
+use crate::transport::{Remote, connect_remote, lost_remote};
 
-type Connection = RunningService<RoleClient, ()>;
+/// A live MCP client connection to one downstream server, over stdio or streamable HTTP.
+pub(crate) type Connection = RunningService<RoleClient, ()>;
 
 /// Where a downstream server is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,14 +93,15 @@ impl Supervisor {
         Self { servers, changes, pending: Arc::new(watch::channel(0).0), discovered: AtomicBool::new(false) }
     }
 
-    /// Starts, in the background, every stdio server whose tools are not known, to list them.
+    /// Starts (or connects to), in the background, every server whose tools are not known, to
+    /// list them.
     /// Must be called within a Tokio runtime; a second call does nothing.
     pub fn discover(&self) {
         if self.discovered.swap(true, Ordering::AcqRel) {
             return;
         }
         for server in self.servers.values() {
-            if server.manifest().is_some() || !server.is_stdio() {
+            if server.manifest().is_some() {
                 continue;
             }
             self.pending.send_modify(|n| *n += 1);
@@ -166,10 +169,6 @@ impl Downstream {
         }
     }
 
-    fn is_stdio(&self) -> bool {
-        matches!(self.config.transport, crate::config::Transport::Stdio { .. })
-    }
-
     /// Sends one `tools/call`, starting the server first when it is not running.
     ///
     /// # Errors
@@ -194,6 +193,10 @@ impl Downstream {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(ServiceError::McpError(error))) => {
                 Err(CallFailure(format!("the `{name}` server refused the call: {}", error.message)))
+            }
+            Ok(Err(error)) if matches!(self.config.transport, Transport::Http { .. }) => {
+                self.stop(&connection).await;
+                Err(lost_remote(&self.config, &error))
             }
             Ok(Err(error)) => {
                 self.stop(&connection).await;
@@ -252,10 +255,15 @@ impl Downstream {
         let launch = match self.config.launch(&self.file, lookup) {
             Ok(Some(launch)) => launch,
             Ok(None) => {
-                return Err(CallFailure(format!(
-                    "the `{name}` server is a remote (HTTP) server, which this gateway does not serve yet; \
-                     run it as a stdio server (\"command\") or call it from the client directly."
-                )));
+                let remote = match Remote::expand(&self.config, &self.file, lookup) {
+                    Ok(remote) => remote,
+                    Err(error) => return Err(CallFailure(error.to_string())),
+                };
+                let Some(remote) = remote else {
+                    return Err(CallFailure(format!("the `{name}` server has neither a command nor a url")));
+                };
+                self.starts.fetch_add(1, Ordering::Relaxed);
+                return connect_remote(&self.config, &remote).await;
             }
             Err(error) => return Err(CallFailure(error.to_string())),
         };
