@@ -1,14 +1,32 @@
 //! The live task-suite benchmark: the suite's tasks over the 41-tool catalogue, through the
 //! agent loop, against a real model, in four arms — all Direct; Deferred behind `tool_search`
 //! only; Deferred with query-aware discovery (the default policy); and the same over 1,000
-//! more BFCL tools as Deferred distractors.
+//! more BFCL tools as Deferred distractors — and a fifth on request, `gateway`: the catalogue
+//! as MCP servers (one per family) behind the `tinytools-gateway` binary.
 //!
 //! ```text
 //! ../shared/live/local-model.sh start                       # once: a local model on 127.0.0.1
 //! cargo run --release -p tinytools-examples --example live_tasks
 //! cargo run --release -p tinytools-examples --example live_tasks -- --json > results.json
 //! cargo run -p tinytools-examples --example live_tasks -- --scripted   # offline, what CI runs
+//!
+//! # the gateway arm: build the gateway and the catalogue server beside the example first
+//! cargo build --release -p tinytools-gateway -p tinytools-examples --example mcp_serve --example live_tasks
+//! target/release/examples/live_tasks --arms all-direct,gateway
 //! ```
+//!
+//! The gateway arm writes a config in a temporary directory (one server per family: the
+//! `mcp_serve` example with `--family`, an `allow` list of the family's tools, `read_note`
+//! Direct), fills the gateway's own cache there (`tinytools-gateway report`), starts
+//! `tinytools-gateway --config ... --cache-dir ...` and imports its tools with tinytools' MCP
+//! client: the model gets exactly the gateway's `tools/list` (`tool_search` with the gateway's
+//! manifest, 450 tokens by default — `--manifest-tokens` does not reach it — `call_tool` and
+//! `notes__read_note`), Direct, and the run's own bridge stays off. Its system prompt is the
+//! suite's without the `tool_search` sentence, followed by the gateway's handshake
+//! instructions, as an MCP client shows them (`--no-gateway-instructions` leaves them out).
+//! The judge counts `call_tool {name, arguments}` as a call of `name`. The binaries are looked
+//! for beside this one (`<profile>/tinytools-gateway`, `<profile>/examples/mcp_serve`), or
+//! given with `--gateway-bin PATH` and `--catalogue-server PATH`.
 //!
 //! The model is `--base-url` / `--model`, else `TINYTOOLS_BASE_URL` / `TINYTOOLS_MODEL`, else
 //! the server `local-model.sh` starts (`http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`, port 8091,
@@ -16,7 +34,7 @@
 //! that searched, `tool_search` calls, mean first-call prompt tokens (and their share of the
 //! all-Direct arm's), first-request tool bytes, total prompt tokens, wall time.
 //!
-//! Options: `--arms all-direct,deferred,discovery,scale`; `--tasks ID,ID` or `--family NAME`
+//! Options: `--arms all-direct,deferred,discovery,scale,gateway` (default: all but gateway); `--tasks ID,ID` or `--family NAME`
 //! or `--limit N`; `--runs N`; `--dialect auto|native|json|pformat`; `--manifest-tokens N`
 //! (default 60: the count rung and the families line, the shape that measured best within 15 %
 //! of the all-Direct first call, `docs/live.md`); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
@@ -31,6 +49,7 @@
 //! small model that starts repeating itself stops there); `--temperature X` (default: the
 //! server's; `0` makes runs repeatable, for comparing variants).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,7 +60,7 @@ use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::ToolRanker;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
-use tinytools_examples::bench::{self, ArmKind, KeywordModel};
+use tinytools_examples::bench::{self, ArmKind, GatewayBinaries, KeywordModel};
 use tinytools_examples::models;
 use tinytools_examples::tasks::{self, Task};
 
@@ -69,6 +88,9 @@ struct Options {
     max_tokens: u32,
     temperature: Option<f32>,
     minilm: bool,
+    gateway_bin: Option<PathBuf>,
+    catalogue_server: Option<PathBuf>,
+    gateway_instructions: bool,
 }
 
 fn main() {
@@ -116,6 +138,19 @@ async fn run(options: Options) -> Result<(), String> {
     };
     let mut specs = Vec::new();
     for kind in &options.arms {
+        if *kind == ArmKind::Gateway {
+            let binaries = gateway_binaries(&options)?;
+            let spec = bench::gateway_arm(&binaries, options.max_turns, options.gateway_instructions).await?;
+            let offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
+            eprintln!(
+                "live_tasks: arm gateway ({} tools behind {}; the model is offered {})",
+                spec.tools(),
+                binaries.gateway.display(),
+                offered.join(", ")
+            );
+            specs.push(spec);
+            continue;
+        }
         let mut spec =
             bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
         if let Some(ranker) = &ranker {
@@ -145,6 +180,9 @@ async fn run(options: Options) -> Result<(), String> {
     })
     .await;
     let wall_s = started.elapsed().as_secs_f64();
+    for gateway in specs.iter().filter_map(|spec| spec.gateway.as_ref()) {
+        gateway.close().await;
+    }
     let summary = json!({
         "model": name,
         "dialect": format!("{:?}", options.dialect),
@@ -192,6 +230,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         max_tokens: 256,
         temperature: None,
         minilm: false,
+        gateway_bin: None,
+        catalogue_server: None,
+        gateway_instructions: true,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -256,6 +297,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 let text = value()?;
                 options.temperature = Some(text.parse().map_err(|_| format!("not a temperature: {text}"))?);
             }
+            "--gateway-bin" => options.gateway_bin = Some(value()?.into()),
+            "--catalogue-server" => options.catalogue_server = Some(value()?.into()),
+            "--no-gateway-instructions" => options.gateway_instructions = false,
             "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
             other => return Err(format!("unknown option `{other}` (the options are in the example's header)")),
         }
@@ -264,4 +308,17 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         return Err("no task selected".into());
     }
     Ok(options)
+}
+
+/// The gateway arm's binaries: those beside this executable, unless `--gateway-bin` or
+/// `--catalogue-server` says otherwise.
+fn gateway_binaries(options: &Options) -> Result<GatewayBinaries, String> {
+    let mut binaries = GatewayBinaries::beside_current_exe()?;
+    if let Some(gateway) = &options.gateway_bin {
+        binaries.gateway = gateway.clone();
+    }
+    if let Some(server) = &options.catalogue_server {
+        binaries.catalogue_server = server.clone();
+    }
+    Ok(binaries)
 }

@@ -1,11 +1,14 @@
 //! The benchmark's arms: how each exposes the 41-tool catalogue.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::run::RunPolicy;
 
+use super::gateway::GatewayProcess;
+use crate::live::SYSTEM_PROMPT;
 use crate::{catalogue, tasks};
 
 /// Which exposure an arm measures.
@@ -20,11 +23,19 @@ pub enum ArmKind {
     Discovery,
     /// As `Discovery`, over the catalogue plus BFCL distractors, all Deferred.
     Scale,
+    /// The catalogue as MCP servers behind the `tinytools-gateway` binary: the model sees the
+    /// gateway's `tool_search`, `call_tool` and `notes__read_note` (built by
+    /// [`gateway_arm`](super::gateway_arm), which starts processes).
+    Gateway,
 }
 
 impl ArmKind {
-    /// Every arm, in the order they run.
+    /// The arms a run takes by default, in the order they run. The gateway arm is left out:
+    /// it needs two built binaries and adds a full pass over the suite; ask for it by name.
     pub const ALL: [ArmKind; 4] = [Self::AllDirect, Self::Bridge, Self::Discovery, Self::Scale];
+
+    /// Every arm there is.
+    pub const EVERY: [ArmKind; 5] = [Self::AllDirect, Self::Bridge, Self::Discovery, Self::Scale, Self::Gateway];
 
     /// Its name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -33,12 +44,13 @@ impl ArmKind {
             Self::Bridge => "deferred",
             Self::Discovery => "discovery",
             Self::Scale => "scale",
+            Self::Gateway => "gateway",
         }
     }
 
     /// The arm a name means.
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.name() == name)
+        Self::EVERY.into_iter().find(|kind| kind.name() == name)
     }
 }
 
@@ -51,6 +63,19 @@ pub struct ArmSpec {
     pub registry: Arc<ToolRegistry>,
     /// The run policy.
     pub policy: RunPolicy,
+    /// The system message every run starts with.
+    pub system_prompt: Cow<'static, str>,
+    /// The gateway the arm's tools call (the gateway arm only); it stops when the last
+    /// handle goes, or at [`GatewayProcess::close`].
+    pub gateway: Option<Arc<GatewayProcess>>,
+}
+
+impl ArmSpec {
+    /// The tools the arm exposes, offered or not: its registry's, or for the gateway arm the
+    /// tools behind the gateway.
+    pub fn tools(&self) -> usize {
+        self.gateway.as_ref().map_or(self.registry.len(), |gateway| gateway.tools_behind())
+    }
 }
 
 /// Builds an arm. `manifest_token_budget` sizes `tool_search`'s manifest, `distractors` the
@@ -58,7 +83,8 @@ pub struct ArmSpec {
 /// discovery (the bridge arm always runs without it), `max_turns` every run.
 ///
 /// # Errors
-/// When the scale arm cannot read the BFCL set.
+/// When the scale arm cannot read the BFCL set, and for the gateway arm, which
+/// [`gateway_arm`](super::gateway_arm) builds.
 pub fn arm(
     kind: ArmKind,
     manifest_token_budget: usize,
@@ -70,11 +96,20 @@ pub fn arm(
         ArmKind::AllDirect => catalogue::all_direct_registry(),
         ArmKind::Bridge | ArmKind::Discovery => catalogue::registry(),
         ArmKind::Scale => tasks::scale_registry(distractors)?,
+        ArmKind::Gateway => {
+            return Err("the gateway arm starts processes: build it with `bench::gateway_arm`".to_owned());
+        }
     };
     let pre_promotion = if kind == ArmKind::Bridge { PrePromotion::off() } else { pre_promotion };
     let discovery = ToolDiscoveryPolicy::default()
         .with_manifest_token_budget(manifest_token_budget)
         .with_pre_promotion(pre_promotion);
     let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(max_turns);
-    Ok(ArmSpec { kind, registry: Arc::new(registry), policy })
+    Ok(ArmSpec {
+        kind,
+        registry: Arc::new(registry),
+        policy,
+        system_prompt: Cow::Borrowed(SYSTEM_PROMPT),
+        gateway: None,
+    })
 }

@@ -4,9 +4,11 @@
 //!
 //! Arms ([`ArmKind`]): every tool Direct; the long tail Deferred behind `tool_search` alone
 //! (the spec's bridge); the same with query-aware discovery (pre-promotion, the default
-//! policy); and the same over a catalogue grown by BFCL distractors.
+//! policy); the same over a catalogue grown by BFCL distractors; and the catalogue as MCP
+//! servers behind the `tinytools-gateway` binary ([`gateway_arm`]).
 
 mod arms;
+mod gateway;
 mod report;
 mod schedule;
 mod scripted;
@@ -15,6 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use arms::{ArmKind, ArmSpec, arm};
+pub use gateway::{
+    CALL_TOOL, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, families, gateway_arm, gateway_config,
+};
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;
@@ -22,7 +27,6 @@ use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelRespon
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
 
-use crate::live::SYSTEM_PROMPT;
 use crate::tasks::{self, Task};
 
 /// Records what a model is sent and what it reports, per run.
@@ -48,7 +52,7 @@ impl ChatModel for Recording {
     }
 }
 
-/// Runs one task in one arm: a fresh agent over the arm's registry and policy, the suite's
+/// Runs one task in one arm: a fresh agent over the arm's registry and policy, the arm's
 /// system prompt, the task's words. A failed model call is a failed task, never a crash.
 pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) -> TaskResult {
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
@@ -62,7 +66,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         }),
     );
     let started = Instant::now();
-    let outcome = agent.run(vec![Message::system(SYSTEM_PROMPT), Message::user(task.prompt)]).await;
+    let outcome = agent.run(vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)]).await;
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let log = recording.log.lock().map(|log| log.clone()).unwrap_or_default();
     let events = events.lock().map(|events| events.clone()).unwrap_or_default();

@@ -44,7 +44,7 @@ pub struct TaskResult {
 pub struct ArmReport {
     /// The arm's name.
     pub arm: &'static str,
-    /// Tools registered.
+    /// Tools exposed, offered or not (for the gateway arm, the tools behind the gateway).
     pub tools: usize,
     /// Every task run.
     pub results: Vec<TaskResult>,
@@ -54,7 +54,7 @@ pub struct ArmReport {
 
 impl ArmReport {
     pub(super) fn new(spec: &ArmSpec, results: Vec<TaskResult>, wall_s: f64) -> Self {
-        Self { arm: spec.kind.name(), tools: spec.registry.len(), results, wall_s }
+        Self { arm: spec.kind.name(), tools: spec.tools(), results, wall_s }
     }
 
     /// Task runs judged a success.

@@ -6,10 +6,13 @@ use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelRespon
 use tinytools::rank::{Bm25Index, FieldWeights, ToolDocument};
 use tinytools::tool::TOOL_SEARCH;
 
+use super::CALL_TOOL;
+
 /// A deterministic, task-blind model: it calls the offered tool whose declaration best matches
-/// the user's words (BM25), else searches with those words and calls the first match; every
-/// argument it sends is a placeholder of the schema's type; after a tool's answer it replies in
-/// text. It proves the benchmark runs end to end (CI runs it); its score measures nothing.
+/// the user's words (BM25), else searches with those words and calls the first match (through
+/// a gateway's `call_tool` when that is offered and the match is not); every argument it sends
+/// is a placeholder of the schema's type; after a tool's answer it replies in text. It proves
+/// the benchmark runs end to end (CI runs it); its score measures nothing.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeywordModel;
 
@@ -24,9 +27,16 @@ impl ChatModel for KeywordModel {
             Message::Tool { name, content, .. } if name == TOOL_SEARCH => {
                 let found: Value = serde_json::from_str(content).unwrap_or(Value::Null);
                 let first = &found["matches"][0];
-                Ok(match first["name"].as_str() {
-                    Some(name) => ModelResponse::calls([(id.as_str(), name, placeholder(&first["parameters"], 0))]),
-                    None => ModelResponse::text("No tool fits this request."),
+                let Some(name) = first["name"].as_str() else {
+                    return Ok(ModelResponse::text("No tool fits this request."));
+                };
+                let arguments = placeholder(&first["parameters"], 0);
+                let offered = |wanted: &str| request.tools.iter().any(|tool| tool.name == wanted);
+                Ok(if !offered(name) && offered(CALL_TOOL) {
+                    let forwarded = json!({"name": name, "arguments": arguments});
+                    ModelResponse::calls([(id.as_str(), CALL_TOOL, forwarded)])
+                } else {
+                    ModelResponse::calls([(id.as_str(), name, arguments)])
                 })
             }
             Message::Tool { content, .. } => {
@@ -34,7 +44,9 @@ impl ChatModel for KeywordModel {
             }
             _ => {
                 let query = latest_user_text(request);
-                let offered: Vec<_> = request.tools.iter().filter(|tool| tool.name != TOOL_SEARCH).collect();
+                // `tool_search` and a gateway's `call_tool` do no task themselves.
+                let offered: Vec<_> =
+                    request.tools.iter().filter(|tool| tool.name != TOOL_SEARCH && tool.name != CALL_TOOL).collect();
                 let documents: Vec<ToolDocument<'_>> =
                     offered.iter().map(|tool| ToolDocument::new(tool, None)).collect();
                 let index = Bm25Index::with_fields(documents.iter().map(|d| d.fields(FieldWeights::default())));

@@ -1,6 +1,7 @@
 //! Checking a run's transcript against a task: which tools it called, with what, and what
 //! they answered.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
@@ -8,6 +9,7 @@ use tinytools::model::Message;
 use tinytools::tool::TOOL_SEARCH;
 
 use super::{Arg, Expect, Step, Task};
+use crate::bench::CALL_TOOL;
 use crate::catalogue;
 
 /// A judged run.
@@ -17,14 +19,15 @@ pub struct Judgement {
     pub success: bool,
     /// Why, in one line: what matched, or the first thing that did not.
     pub reason: String,
-    /// The tools the run called, in order (`tool_search` and failed calls included).
+    /// The tools the run called, in order (`tool_search` and failed calls included; a
+    /// gateway's `call_tool` as the tool it named).
     pub calls: Vec<String>,
 }
 
-/// One call of the transcript with its answer.
+/// One call of the transcript with its answer, as the task sees it (see [`resolve`]).
 struct Call<'a> {
-    name: &'a str,
-    arguments: &'a str,
+    name: Cow<'a, str>,
+    arguments: Cow<'a, str>,
     /// The answering `Message::Tool`'s content and `is_error`, if the transcript has one.
     result: Option<(&'a str, bool)>,
 }
@@ -36,6 +39,11 @@ struct Call<'a> {
 /// the call's id) is not an error; other calls in between (`tool_search`, retries, other
 /// tools) are allowed. A task no tool fits succeeds when no catalogue tool but `tool_search`
 /// was called and the run ended with a text answer.
+///
+/// Calls through `tinytools-gateway` count as the calls they forward: `call_tool {"name":
+/// "finance__stock_quote", "arguments": {...}}` is a call of `stock_quote` with those
+/// arguments (an object, or JSON text of one), and a catalogue tool under a gateway server's
+/// prefix (`notes__read_note`) is that tool.
 ///
 /// ```
 /// use tinytools::model::{Message, ToolCall};
@@ -61,7 +69,7 @@ pub fn judge(task: &Task, messages: &[Message]) -> Judgement {
         Ok(reason) => (true, reason),
         Err(reason) => (false, reason),
     };
-    Judgement { success, reason, calls: calls.iter().map(|call| call.name.to_owned()).collect() }
+    Judgement { success, reason, calls: calls.iter().map(|call| call.name.clone().into_owned()).collect() }
 }
 
 /// Every call in order, each with the first tool message answering its id before the model's
@@ -79,10 +87,41 @@ fn calls_of(messages: &[Message]) -> Vec<Call<'_>> {
                 }
                 _ => None,
             });
-            calls.push(Call { name: &call.name, arguments: &call.arguments, result });
+            let (name, arguments) = resolve(&call.name, &call.arguments);
+            calls.push(Call { name, arguments, result });
         }
     }
     calls
+}
+
+/// A call's tool and arguments as the task sees them: `call_tool`'s `name` and `arguments`
+/// (JSON text of an object, even when the object came as a string), and a catalogue tool's
+/// name without a gateway server's prefix. A `call_tool` that names no tool stays as it is.
+fn resolve<'a>(name: &'a str, arguments: &'a str) -> (Cow<'a, str>, Cow<'a, str>) {
+    if name != CALL_TOOL {
+        return (Cow::Borrowed(unprefixed(name)), Cow::Borrowed(arguments));
+    }
+    let Ok(forwarded) = parse_arguments(arguments) else {
+        return (Cow::Borrowed(name), Cow::Borrowed(arguments));
+    };
+    let Some(target) = forwarded.get("name").and_then(Value::as_str) else {
+        return (Cow::Borrowed(name), Cow::Borrowed(arguments));
+    };
+    let inner = match forwarded.get("arguments") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    (Cow::Owned(unprefixed(target).to_owned()), Cow::Owned(inner))
+}
+
+/// `finance__stock_quote` is `stock_quote`: the gateway names a tool `{server}__{tool}`, and
+/// the part after the first `__` is taken when it is a catalogue tool's name.
+fn unprefixed(name: &str) -> &str {
+    match name.split_once("__") {
+        Some((_, tool)) if CATALOGUE_NAMES.iter().any(|known| known == tool) => tool,
+        _ => name,
+    }
 }
 
 static CATALOGUE_NAMES: LazyLock<Vec<String>> =
@@ -91,7 +130,7 @@ static CATALOGUE_NAMES: LazyLock<Vec<String>> =
 fn judge_no_tool(messages: &[Message], calls: &[Call<'_>]) -> Result<String, String> {
     let used: Vec<&str> = calls
         .iter()
-        .map(|call| call.name)
+        .map(|call| call.name.as_ref())
         .filter(|name| *name != TOOL_SEARCH && CATALOGUE_NAMES.iter().any(|known| known == name))
         .collect();
     if !used.is_empty() {
@@ -148,12 +187,12 @@ fn names(calls: &[Call<'_>]) -> String {
     if calls.is_empty() {
         return "none".to_owned();
     }
-    calls.iter().map(|call| call.name).collect::<Vec<_>>().join(", ")
+    calls.iter().map(|call| call.name.as_ref()).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether one call does the step: its arguments pass every check and its result is no error.
 fn check_call(step: &Step, call: &Call<'_>, matched: &[&Call<'_>]) -> Result<(), String> {
-    let args = parse_arguments(call.arguments)?;
+    let args = parse_arguments(&call.arguments)?;
     for (path, arg) in step.args {
         let value = args.pointer(&format!("/{path}")).filter(|value| !value.is_null());
         check_arg(arg, value, matched).map_err(|why| format!("argument {path} {why}"))?;

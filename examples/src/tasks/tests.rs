@@ -144,6 +144,49 @@ fn a_correct_run_passes_with_searches_and_lenient_arguments() {
 }
 
 #[test]
+fn a_call_through_the_gateway_counts_as_the_call_it_forwards() {
+    let t = task("finance-euros-to-yen");
+    // The arguments as an object, under the gateway's server prefix.
+    let forwarded =
+        r#"{"name": "finance__currency_convert", "arguments": {"amount": 250, "from": "EUR", "to": "JPY"}}"#;
+    let judgement = Transcript::new(t)
+        .search("convert currency")
+        .ok("call_tool", forwarded, r#"{"converted": 310.5}"#)
+        .answer("310.");
+    assert!(judgement.success, "{}", judgement.reason);
+    assert_eq!(judgement.calls, ["tool_search", "currency_convert"]);
+    // The inner arguments as JSON text, and the whole of call_tool's arguments encoded again.
+    let inner = r#"{"amount": "250", "from": "eur", "to": "jpy"}"#;
+    let forwarded = serde_json::json!({"name": "finance__currency_convert", "arguments": inner}).to_string();
+    let encoded = serde_json::to_string(&forwarded).unwrap();
+    let judgement = Transcript::new(t).ok("call_tool", &encoded, r#"{"converted": 310.5}"#).answer("310.");
+    assert!(judgement.success, "{}", judgement.reason);
+    // A wrong argument through call_tool is judged as one.
+    let wrong = r#"{"name": "finance__currency_convert", "arguments": {"amount": 25, "from": "EUR", "to": "JPY"}}"#;
+    let judgement = Transcript::new(t).ok("call_tool", wrong, r#"{"converted": 31}"#).answer("31.");
+    failed(&judgement, "step 1 (currency_convert): argument amount is 25");
+}
+
+#[test]
+fn a_gateway_prefix_is_dropped_and_a_call_tool_without_a_name_stays_call_tool() {
+    let t = task("notes-shopping-list");
+    let judgement =
+        Transcript::new(t).ok("notes__read_note", r#"{"title": "groceries"}"#, "eggs, milk").answer("Eggs.");
+    assert!(judgement.success, "{}", judgement.reason);
+    assert_eq!(judgement.calls, ["read_note"]);
+    let judgement = Transcript::new(t).ok("call_tool", r#"{"arguments": {}}"#, "needs a name").answer("Sorry.");
+    failed(&judgement, "never called (calls: call_tool)");
+    // A prefix before a name that is no catalogue tool's is kept.
+    let judgement = Transcript::new(t).ok("other__thing", "{}", "ok").answer("Done.");
+    assert_eq!(judgement.calls, ["other__thing"]);
+    // A no-tool task fails when a catalogue tool is called through the gateway.
+    let none = all().iter().find(|task| task.is_no_tool()).unwrap();
+    let forwarded = r#"{"name": "notes__read_note", "arguments": {"title": "x"}}"#;
+    let judgement = Transcript::new(none).ok("call_tool", forwarded, "nothing").answer("No.");
+    failed(&judgement, "the run called read_note");
+}
+
+#[test]
 fn the_wrong_tool_fails() {
     let judgement = Transcript::new(task("finance-share-price"))
         .ok("crypto_price", r#"{"coin": "GLOBX"}"#, r#"{"price": 12}"#)

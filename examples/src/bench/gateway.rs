@@ -1,0 +1,346 @@
+//! The `gateway` arm: the 41-tool catalogue served as MCP servers, one per family, behind the
+//! `tinytools-gateway` binary, and the agent loop talking to the gateway through tinytools' own
+//! MCP client. The model sees exactly the gateway's `tools/list` (`tool_search`, `call_tool`
+//! and `notes__read_note`, Direct, as the gateway words them); the run's own discovery bridge
+//! stays inactive, since its registry holds no Deferred tool.
+//!
+//! [`gateway_arm`] writes a config into a fresh temporary directory (one `mcpServers` entry per
+//! family, each the catalogue server started with `--family <name>` and an `allow` list of that
+//! family's tools, `read_note` made Direct), fills the gateway's cache with `tinytools-gateway
+//! report` (so the first `tools/list` already lists every tool), then starts `tinytools-gateway
+//! --config ... --cache-dir ...` and imports its tools. The gateway is the binary a user
+//! installs, never linked in: `tinytools-gateway`'s test fixture depends on this crate.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Map, Value, json};
+use tinytools::mcp::{McpImport, McpServer, McpTool};
+use tinytools::run::RunPolicy;
+use tinytools::{SchemaCompaction, Tool, ToolAnnotations, ToolContext, ToolExposure, ToolRegistry, ToolResult};
+
+use super::{ArmKind, ArmSpec};
+use crate::catalogue;
+
+/// The name `tinytools-gateway` gives its forwarding tool.
+pub const CALL_TOOL: &str = "call_tool";
+
+/// The gateway arm's system prompt, before the gateway's own instructions: the suite's prompt
+/// without its sentence about `tool_search` (an MCP client's host knows nothing of the gateway;
+/// the gateway's instructions and tool descriptions say how to use it).
+pub const GATEWAY_SYSTEM_PROMPT: &str = "You are a helpful assistant. You cannot know live data such as \
+prices, the weather or the user's accounts: get it with a tool, never guess it. Reply in one short sentence \
+once you have the result.";
+
+/// The family `read_note` (which has none) is served under.
+const NOTES: &str = "notes";
+
+/// Where the two programs the gateway arm starts are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewayBinaries {
+    /// The `tinytools-gateway` binary.
+    pub gateway: PathBuf,
+    /// An MCP server on stdio serving the example catalogue: the `mcp_serve` example (which
+    /// honours `--family`), or any server of the whole catalogue (the config's `allow` lists
+    /// keep each family's server to its family).
+    pub catalogue_server: PathBuf,
+}
+
+impl GatewayBinaries {
+    /// The binaries a `cargo build` puts beside this program: `<profile>/tinytools-gateway` and
+    /// `<profile>/examples/mcp_serve`, where `<profile>` is the directory of the running
+    /// executable (or its parent, for an example or a test). Whether they exist is
+    /// [`check`](Self::check)ed when the arm starts.
+    ///
+    /// # Errors
+    /// When the running executable cannot be found.
+    pub fn beside_current_exe() -> Result<Self, String> {
+        let exe = std::env::current_exe().map_err(|err| format!("cannot find the running executable: {err}"))?;
+        let dir = exe.parent().ok_or_else(|| format!("{} has no parent directory", exe.display()))?;
+        let profile = match dir.file_name().and_then(|name| name.to_str()) {
+            Some("examples" | "deps") => dir.parent().unwrap_or(dir),
+            _ => dir,
+        };
+        let suffix = std::env::consts::EXE_SUFFIX;
+        Ok(Self {
+            gateway: profile.join(format!("tinytools-gateway{suffix}")),
+            catalogue_server: profile.join("examples").join(format!("mcp_serve{suffix}")),
+        })
+    }
+
+    /// Fails when either binary is not a file, naming the `cargo build` command that builds
+    /// both (`--release` when the gateway's directory is `release`).
+    ///
+    /// # Errors
+    /// Which binary is missing, and how to build it.
+    pub fn check(&self) -> Result<(), String> {
+        let release = self.gateway.parent().and_then(Path::file_name).is_some_and(|name| name == "release");
+        let release = if release { " --release" } else { "" };
+        for (what, path) in [("tinytools-gateway", &self.gateway), ("catalogue server", &self.catalogue_server)] {
+            if !path.is_file() {
+                return Err(format!(
+                    "the gateway arm needs the {what} binary at {}, which is missing; build it with `cargo \
+                     build{release} -p tinytools-gateway -p tinytools-examples --example mcp_serve --example \
+                     live_tasks` (or give its path: --gateway-bin, --catalogue-server)",
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A running gateway: the MCP session to it, and its temporary directory (config and cache),
+/// removed when the last handle goes. [`close`](Self::close) ends the session, and with it the
+/// gateway and its servers.
+pub struct GatewayProcess {
+    server: tokio::sync::Mutex<Option<McpServer>>,
+    dir: PathBuf,
+    tools_behind: usize,
+    instructions: Option<String>,
+}
+
+impl GatewayProcess {
+    /// The tools the gateway fronts, as its `report` counted them.
+    pub fn tools_behind(&self) -> usize {
+        self.tools_behind
+    }
+
+    /// The instructions the gateway sent in its handshake.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// The temporary directory holding the config and the cache.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Ends the MCP session: the gateway sees its stdin close, exits, and stops its servers.
+    /// Tool calls made afterwards fail. Dropping the last handle instead kills the gateway.
+    pub async fn close(&self) {
+        if let Some(server) = self.server.lock().await.take() {
+            server.close().await;
+        }
+    }
+}
+
+impl Drop for GatewayProcess {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl std::fmt::Debug for GatewayProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayProcess")
+            .field("dir", &self.dir)
+            .field("tools_behind", &self.tools_behind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The catalogue's tool names by family (`read_note` under `notes`), families in catalogue order.
+pub fn families() -> Vec<(String, Vec<String>)> {
+    let mut families: Vec<(String, Vec<String>)> = Vec::new();
+    for tool in catalogue::tools() {
+        let family = tool.family().unwrap_or(NOTES).to_owned();
+        let name = tool.name().to_owned();
+        match families.iter_mut().find(|(known, _)| *known == family) {
+            Some((_, names)) => names.push(name),
+            None => families.push((family, vec![name])),
+        }
+    }
+    families
+}
+
+/// The gateway's config: one server per family, each the catalogue server told its family and
+/// allowed only its tools; `read_note` Direct, as in the other arms.
+pub fn gateway_config(catalogue_server: &Path) -> Value {
+    let servers: Map<String, Value> = families()
+        .into_iter()
+        .map(|(family, names)| {
+            let mut gateway = json!({"allow": names});
+            if family == NOTES {
+                gateway["tools"] = json!({"read_note": "direct"});
+            }
+            let server = json!({
+                "command": catalogue_server.to_string_lossy(),
+                "args": ["--family", family],
+                "gateway": gateway,
+            });
+            (family, server)
+        })
+        .collect();
+    json!({ "mcpServers": servers })
+}
+
+/// Starts the gateway over the catalogue's servers and builds the arm: its registry is the
+/// gateway's tools, Direct, under the gateway's own names; its system prompt is
+/// [`GATEWAY_SYSTEM_PROMPT`] then, when `instructions`, the gateway's handshake instructions
+/// (as MCP clients show a server's instructions to their model).
+///
+/// # Errors
+/// When a binary is missing, the directory cannot be written, the cache cannot be filled (a
+/// server failed to list its tools), or the gateway does not complete the handshake.
+pub async fn gateway_arm(binaries: &GatewayBinaries, max_turns: usize, instructions: bool) -> Result<ArmSpec, String> {
+    binaries.check()?;
+    let dir = fresh_dir()?;
+    // From here the directory is removed on every way out: `GatewayProcess` owns it, or this guard.
+    let guard = DirGuard(Some(dir.clone()));
+    let config = dir.join("config.json");
+    let cache = dir.join("cache");
+    let text = serde_json::to_string_pretty(&gateway_config(&binaries.catalogue_server))
+        .map_err(|err| format!("cannot write the gateway config: {err}"))?;
+    std::fs::write(&config, text).map_err(|err| format!("cannot write {}: {err}", config.display()))?;
+    let tools_behind = fill_cache(&binaries.gateway, &config, &cache).await?;
+
+    let mut command = tokio::process::Command::new(&binaries.gateway);
+    command.arg("--config").arg(&config).arg("--cache-dir").arg(&cache);
+    let import = McpImport::new("gateway").exposure(ToolExposure::Direct).compaction(SchemaCompaction::UNLIMITED);
+    let server = McpServer::connect_stdio(import, command)
+        .await
+        .map_err(|err| format!("cannot start {}: {err}", binaries.gateway.display()))?;
+    let (tools, skipped) = server.tools().await.map_err(|err| format!("the gateway's tools/list failed: {err}"))?;
+    if let Some(skip) = skipped.first() {
+        return Err(format!(
+            "the gateway lists a tool tinytools cannot import: {} ({})",
+            skip.remote_name, skip.reason
+        ));
+    }
+    let mut registry = ToolRegistry::new();
+    for tool in tools {
+        let name = tool.remote_name().to_owned();
+        registry
+            .register(GatewayTool { name: name.clone(), inner: tool })
+            .map_err(|err| format!("cannot register the gateway's `{name}`: {err}"))?;
+    }
+    let handshake = server.instructions().filter(|text| !text.trim().is_empty());
+    let mut system_prompt = GATEWAY_SYSTEM_PROMPT.to_owned();
+    if let Some(text) = handshake.as_deref().filter(|_| instructions) {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(text);
+    }
+    let process = GatewayProcess {
+        server: tokio::sync::Mutex::new(Some(server)),
+        dir: guard.release(),
+        tools_behind,
+        instructions: handshake,
+    };
+    let policy = RunPolicy::default().with_max_turns(max_turns);
+    Ok(ArmSpec {
+        kind: ArmKind::Gateway,
+        registry: Arc::new(registry),
+        policy,
+        system_prompt: system_prompt.into(),
+        gateway: Some(Arc::new(process)),
+    })
+}
+
+/// Runs `tinytools-gateway report`, which starts every server whose tools are not cached and
+/// caches them; returns the number of tools the gateway fronts.
+async fn fill_cache(gateway: &Path, config: &Path, cache: &Path) -> Result<usize, String> {
+    let output = tokio::process::Command::new(gateway)
+        .arg("report")
+        .arg("--config")
+        .arg(config)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--json")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|err| format!("cannot run {} report: {err}", gateway.display()))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: Value = serde_json::from_slice(&output.stdout).map_err(|err| {
+        format!(
+            "`tinytools-gateway report` did not print its JSON report ({err}; {}): {}",
+            output.status,
+            stderr.trim()
+        )
+    })?;
+    let servers = report["servers"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let failures: Vec<String> = servers
+        .iter()
+        .filter_map(|server| Some(format!("{}: {}", server["name"].as_str()?, server["failure"].as_str()?)))
+        .collect();
+    if !failures.is_empty() || !output.status.success() {
+        return Err(format!(
+            "`tinytools-gateway report` could not list every catalogue server's tools ({}): {}",
+            output.status,
+            if failures.is_empty() { stderr.trim().to_owned() } else { failures.join("; ") }
+        ));
+    }
+    Ok(servers.iter().filter_map(|server| server["exposed"].as_u64()).sum::<u64>() as usize)
+}
+
+/// A new, empty directory under the system's temporary directory.
+fn fresh_dir() -> Result<PathBuf, String> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("tinytools-gateway-arm-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Removes a directory when dropped, unless released.
+struct DirGuard(Option<PathBuf>);
+
+impl DirGuard {
+    fn release(mut self) -> PathBuf {
+        self.0.take().unwrap_or_default()
+    }
+}
+
+impl Drop for DirGuard {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// One of the gateway's tools under the gateway's own name (the import's `gateway__` prefix
+/// taken off: tinytools refuses to import a server's `tool_search` unprefixed, while a host may
+/// register one), Direct, its declaration as the gateway sent it.
+struct GatewayTool {
+    name: String,
+    inner: McpTool,
+}
+
+#[async_trait::async_trait]
+impl Tool for GatewayTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn parameters_schema(&self) -> Value {
+        self.inner.parameters_schema()
+    }
+
+    fn exposure(&self) -> ToolExposure {
+        ToolExposure::Direct
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        self.inner.annotations()
+    }
+
+    fn schema_compaction(&self) -> Option<SchemaCompaction> {
+        None
+    }
+
+    async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
+        self.inner.execute(args).await
+    }
+
+    async fn execute_with(&self, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolResult> {
+        self.inner.execute_with(args, ctx).await
+    }
+}

@@ -1,0 +1,117 @@
+//! The `live_tasks` benchmark's gateway arm (`tinytools_examples::bench::gateway_arm`) through
+//! this package's real binary: scripted models search and call through `call_tool`, and the
+//! task judge counts each forwarded call as the catalogue tool it names.
+//!
+//! The test lives here because only this package's tests are sure to have the gateway binary
+//! built (`CARGO_BIN_EXE_tinytools-gateway`; the examples package cannot depend on the gateway,
+//! whose fixture depends on it). The catalogue servers are the gateway's fixture server, which
+//! serves the whole catalogue (`calendar_cancel_event` Hidden, plus two fault tools) whatever
+//! its arguments: the arm's per-family `allow` lists keep each server to its family.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools_examples::bench::{self, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, KeywordModel};
+use tinytools_examples::tasks::{self, Task};
+
+fn binaries() -> GatewayBinaries {
+    GatewayBinaries {
+        gateway: PathBuf::from(env!("CARGO_BIN_EXE_tinytools-gateway")),
+        catalogue_server: PathBuf::from(env!("CARGO_BIN_EXE_gateway-fixture-server")),
+    }
+}
+
+async fn arm() -> ArmSpec {
+    bench::gateway_arm(&binaries(), 8, true).await.expect("the gateway arm starts")
+}
+
+/// Solves a task the way a good model would through the gateway: each step's tool found with
+/// `tool_search` (or offered, like `notes__read_note`), called through `call_tool` with the
+/// step's example arguments; then a text answer.
+struct Oracle(&'static Task);
+
+#[async_trait::async_trait]
+impl ChatModel for Oracle {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let id = format!("o_{}", request.messages.len());
+        let done = request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool { name, is_error: false, .. } if name != "tool_search"))
+            .count();
+        let Some(step) = self.0.steps().get(done) else {
+            return Ok(ModelResponse::text("Done."));
+        };
+        let arguments: Value = serde_json::from_str(step.example).expect("examples are JSON");
+        let suffix = format!("__{}", step.tool);
+        if let Some(offered) = request.tools.iter().find(|tool| tool.name.ends_with(&suffix)) {
+            return Ok(ModelResponse::calls([(id.as_str(), offered.name.as_str(), arguments)]));
+        }
+        if let Some(Message::Tool { name, content, .. }) = request.messages.last()
+            && name == "tool_search"
+        {
+            let found: Value = serde_json::from_str(content).unwrap_or(Value::Null);
+            let matches = found["matches"].as_array().cloned().unwrap_or_default();
+            let Some(name) = matches.iter().filter_map(|m| m["name"].as_str()).find(|n| n.ends_with(&suffix)) else {
+                return Ok(ModelResponse::text(format!("The search did not find {}: {content}", step.tool)));
+            };
+            let forwarded = json!({"name": name, "arguments": arguments});
+            return Ok(ModelResponse::calls([(id.as_str(), CALL_TOOL, forwarded)]));
+        }
+        let query = step.tool.replace('_', " ");
+        Ok(ModelResponse::calls([(id.as_str(), "tool_search", json!({"query": query}))]))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_sees_the_gateways_tools_and_calls_through_it_are_judged_as_the_tools_they_forward() {
+    let spec = arm().await;
+    assert_eq!(spec.kind, ArmKind::Gateway);
+    let mut offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
+    offered.sort();
+    assert_eq!(offered, ["call_tool", "notes__read_note", "tool_search"]);
+    assert!(spec.registry.deferred_schemas().is_empty(), "the run's own bridge stays off");
+    assert_eq!(spec.tools(), 40, "the fixture hides calendar_cancel_event");
+    assert!(spec.system_prompt.contains("call_tool"), "the gateway's instructions: {}", spec.system_prompt);
+
+    for id in ["finance-share-price", "notes-biggest-holding-price", "jira-comment-on-found"] {
+        let task = tasks::get(id).expect("a task of the suite");
+        let result = bench::run_task(Arc::new(Oracle(task)), &spec, task).await;
+        assert!(result.success, "{id}: {} (calls {:?}, error {:?})", result.reason, result.calls, result.error);
+        let expected: Vec<&str> = task.steps().iter().map(|step| step.tool).collect();
+        let called: Vec<&str> = result.calls.iter().map(String::as_str).filter(|n| *n != "tool_search").collect();
+        assert_eq!(called, expected, "{id}");
+        assert!(result.first_call_tool_bytes > 0);
+    }
+    if let Some(gateway) = &spec.gateway {
+        gateway.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scripted_keyword_model_runs_the_gateway_arm_end_to_end() {
+    let spec = arm().await;
+    let chosen = ["finance-premarket-trades", "none-capital-australia", "calendar-week-agenda"];
+    let tasks: Vec<&Task> = chosen.iter().map(|id| tasks::get(id).expect("a task of the suite")).collect();
+    let reports = bench::run_arms(Arc::new(KeywordModel), std::slice::from_ref(&spec), &tasks, 1, 2, |_, _| {}).await;
+    let report = &reports[0];
+    assert_eq!(report.arm, "gateway");
+    assert_eq!(report.tools, 40);
+    for result in &report.results {
+        assert!(result.error.is_none(), "{}: {:?}", result.id, result.error);
+    }
+    // Search, then call_tool: judged as stock_quote, whose placeholder symbol is wrong.
+    let premarket = &report.results[0];
+    assert_eq!(premarket.calls, ["tool_search", "stock_quote"], "{}", premarket.reason);
+    assert_eq!(premarket.search_calls, 1);
+    assert!(premarket.reason.contains("argument symbol"), "{}", premarket.reason);
+    assert!(report.results[1].success, "{}", report.results[1].reason);
+    assert_eq!(report.searched_runs(), 3);
+    if let Some(gateway) = &spec.gateway {
+        gateway.close().await;
+    }
+}
