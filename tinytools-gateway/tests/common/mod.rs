@@ -16,6 +16,16 @@ use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, S
 /// The downstream fixture: the example catalogue plus fault tools.
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_gateway-fixture-server");
 
+/// The fixture's own tools, beside the catalogue: `fixture_crash`, `fixture_sleep`,
+/// `fixture_garbage` and `fixture_progress`.
+pub const FIXTURE_OWN_TOOLS: usize = 4;
+
+/// The tools the fixture lists: the catalogue's, less the Hidden `calendar_cancel_event`,
+/// plus its own.
+pub fn fixture_tool_count() -> usize {
+    tinytools_examples::catalogue::registry().len() - 1 + FIXTURE_OWN_TOOLS
+}
+
 pub type Client = RunningService<RoleClient, ()>;
 
 /// A fresh directory for one test.
