@@ -5,6 +5,7 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use rmcp::model::RequestParamsMeta;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as RemoteTool, ToolAnnotations as RemoteAnnotations,
@@ -17,6 +18,7 @@ use tinytools::{ToolError, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, SharedCatalog, tool_search_schema};
+use crate::relay::Upstream;
 use crate::supervisor::Supervisor;
 
 /// The name of the tool that forwards a call.
@@ -110,11 +112,13 @@ impl Gateway {
         Ok(())
     }
 
-    /// Answers one `tools/call` of the gateway.
+    /// Answers one `tools/call` of the gateway. A forwarded call's progress goes to
+    /// `upstream`, when given; `cancel` cancels it downstream too.
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
+        upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
         let arguments = arguments.map_or(Value::Object(Map::new()), Value::Object);
@@ -131,9 +135,9 @@ impl Gateway {
                     );
                 };
                 let inner = arguments.get("arguments").cloned().unwrap_or(Value::Null);
-                self.forward(target, inner, cancel).await
+                self.forward(target, inner, upstream, cancel).await
             }
-            direct => self.forward(direct, arguments, cancel).await,
+            direct => self.forward(direct, arguments, upstream, cancel).await,
         }
     }
 
@@ -165,7 +169,13 @@ impl Gateway {
     }
 
     /// Admits `arguments` against the tool's own schema, then forwards the call.
-    async fn forward(&self, name: &str, arguments: Value, cancel: &CancellationToken) -> CallToolResult {
+    async fn forward(
+        &self,
+        name: &str,
+        arguments: Value,
+        upstream: Option<Upstream>,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
         let mut catalog = self.catalog();
         if catalog.route(name).is_none() && self.supervisor.discovering() {
             self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
@@ -192,7 +202,7 @@ impl Gateway {
         let Some(server) = self.supervisor.server(&route.server) else {
             return error_result("the tool's server is no longer configured; call tool_search again.");
         };
-        match server.call(&route.remote, arguments, cancel).await {
+        match server.call(&route.remote, arguments, upstream, cancel).await {
             Ok(result) => result,
             Err(failure) => error_result(&failure.to_string()),
         }
@@ -300,7 +310,10 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.call(&request.name, request.arguments, &context.ct).await.into())
+        // rmcp moves the request's `_meta` into the context.
+        let token = context.meta.get_progress_token().or_else(|| request.progress_token());
+        let upstream = token.map(|token| Upstream { peer: context.peer.clone(), token });
+        Ok(self.call(&request.name, request.arguments, upstream, &context.ct).await.into())
     }
 }
 

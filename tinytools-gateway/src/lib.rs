@@ -11,6 +11,7 @@
 //! - [`glob`]: the `allow`/`deny` globs.
 //! - [`cache`]: the manifest cache.
 //! - [`supervisor`]: the downstream servers' lives.
+//! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
 //! - [`gateway`]: the MCP server the client talks to.
 //! - [`import`]: other clients' config files, converted.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod gateway;
 pub mod glob;
 pub mod import;
+pub mod relay;
 pub mod report;
 pub mod supervisor;
 pub mod template;

@@ -12,8 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, JsonObject,
+    ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
@@ -22,8 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cache::{CACHE_FORMAT, CachedTool, Manifest, ManifestCache, config_hash};
 use crate::config::{GatewayConfig, ServerConfig};
+use crate::relay::{ProgressRelay, Upstream};
 
-type Connection = RunningService<RoleClient, ()>;
+type Connection = RunningService<RoleClient, ProgressRelay>;
 
 /// Where a downstream server is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +67,7 @@ pub struct Downstream {
     used: AtomicBool,
     starts: AtomicU64,
     changes: Arc<watch::Sender<u64>>,
+    relay: ProgressRelay,
 }
 
 impl Supervisor {
@@ -84,6 +89,7 @@ impl Supervisor {
                     used: AtomicBool::new(false),
                     starts: AtomicU64::new(0),
                     changes: Arc::clone(&changes),
+                    relay: ProgressRelay::default(),
                 };
                 (name.clone(), Arc::new(downstream))
             })
@@ -170,40 +176,69 @@ impl Downstream {
         matches!(self.config.transport, crate::config::Transport::Stdio { .. })
     }
 
-    /// Sends one `tools/call`, starting the server first when it is not running.
+    /// Sends one `tools/call`, starting the server first when it is not running. The server's
+    /// progress notifications for it go to `upstream` (when the client asked for progress);
+    /// when `cancel` fires, the server is sent `notifications/cancelled` for the call.
     ///
     /// # Errors
     /// [`CallFailure`] when the server cannot be started, exits or breaks the connection, does
-    /// not answer within its call timeout, or answers with a protocol error.
+    /// not answer within its call timeout, or answers with a protocol error; also when the
+    /// call is cancelled.
     pub async fn call(
         self: &Arc<Self>,
         tool: &str,
         arguments: JsonObject,
+        upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallFailure> {
         let connection = self.connection().await?;
         self.used.store(true, Ordering::Relaxed);
-        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let after = self.config.policy.call_timeout;
         let name = &self.config.name;
+        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let peer = connection.peer();
+        // The route is in place before any notification of this call can be handled.
+        let (handle, _route) = {
+            let mut routes = self.relay.lock().await;
+            let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await;
+            let route = match (&handle, upstream) {
+                (Ok(handle), Some(upstream)) => {
+                    Some(self.relay.route(&mut routes, handle.progress_token.clone(), upstream))
+                }
+                _ => None,
+            };
+            (handle, route)
+        };
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.broken(&connection, &error).await),
+        };
+        let id = handle.id.clone();
+        let after = self.config.policy.call_timeout;
         let answer = tokio::select! {
-            answer = tokio::time::timeout(after, connection.peer().call_tool(request)) => answer,
-            () = cancel.cancelled() => return Err(CallFailure(format!("the call to the `{name}` server was cancelled"))),
+            answer = tokio::time::timeout(after, handle.await_response()) => answer,
+            () = cancel.cancelled() => {
+                let reason = "the client cancelled the call".to_owned();
+                if let Err(error) = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason))).await {
+                    tracing::debug!(server = %name, %error, "could not pass the cancellation on");
+                }
+                return Err(CallFailure(format!("the call to the `{name}` server was cancelled")));
+            }
         };
         match answer {
-            Ok(Ok(result)) => Ok(result),
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(_)) => Err(CallFailure(format!(
+                "the `{name}` server answered `{tool}` with something other than a tool result (such as a task or an \
+                 input request), which this gateway does not relay; call the server from the client directly."
+            ))),
             Ok(Err(ServiceError::McpError(error))) => {
                 Err(CallFailure(format!("the `{name}` server refused the call: {}", error.message)))
             }
-            Ok(Err(error)) => {
-                self.stop(&connection).await;
-                Err(CallFailure(format!(
-                    "the `{name}` server stopped answering ({}); its process may have crashed. \
-                     It will be started again on the next call: retry once, and if it fails again check the server.",
-                    describe(&error)
-                )))
-            }
+            Ok(Err(error)) => Err(self.broken(&connection, &error).await),
             Err(_) => {
+                // Dropping the request sent nothing: tell the server, then stop it.
+                let reason = format!("no answer within {}", seconds(after));
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason))).await;
                 self.stop(&connection).await;
                 Err(CallFailure(format!(
                     "the `{name}` server did not answer `{tool}` within {}; it was stopped and will be started \
@@ -212,6 +247,22 @@ impl Downstream {
                 )))
             }
         }
+    }
+
+    /// Stops a connection that broke and says so.
+    async fn broken(&self, connection: &Arc<Connection>, error: &ServiceError) -> CallFailure {
+        self.stop(connection).await;
+        CallFailure(format!(
+            "the `{}` server stopped answering ({}); its process may have crashed. \
+             It will be started again on the next call: retry once, and if it fails again check the server.",
+            self.config.name,
+            describe(error)
+        ))
+    }
+
+    /// The progress relay of this server's calls.
+    pub fn relay(&self) -> &ProgressRelay {
+        &self.relay
     }
 
     /// The live connection, started when there is none (or the last one closed).
@@ -269,7 +320,7 @@ impl Downstream {
             ))
         })?;
         let after = self.config.policy.start_timeout;
-        match tokio::time::timeout(after, ().serve(transport)).await {
+        match tokio::time::timeout(after, self.relay.clone().serve(transport)).await {
             Ok(Ok(connection)) => Ok(connection),
             Ok(Err(error)) => Err(CallFailure(format!(
                 "the `{name}` server ({describe_command}) exited or failed the MCP handshake at start ({}); check its \

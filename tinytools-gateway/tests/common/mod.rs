@@ -51,6 +51,15 @@ pub fn fixture(env: Value, gateway: Value) -> Value {
 /// An in-process gateway over `config`, caching in `cache`, with an rmcp client on the other
 /// end of a duplex pipe.
 pub async fn connect(config: &GatewayConfig, cache: &Path) -> (Client, Gateway) {
+    connect_with(config, cache, ()).await
+}
+
+/// As [`connect`], with `handler` as the client's handler.
+pub async fn connect_with<H: rmcp::ClientHandler>(
+    config: &GatewayConfig,
+    cache: &Path,
+    handler: H,
+) -> (RunningService<RoleClient, H>, Gateway) {
     let supervisor = Arc::new(Supervisor::new(config, Some(ManifestCache::new(cache))));
     let gateway = Gateway::new(supervisor, GatewayOptions::default().with_discovery_wait(Duration::from_secs(60)));
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
@@ -60,7 +69,7 @@ pub async fn connect(config: &GatewayConfig, cache: &Path) -> (Client, Gateway) 
             let _ = running.waiting().await;
         }
     });
-    let client = ().serve(client_io).await.expect("the gateway completes the handshake");
+    let client = handler.serve(client_io).await.expect("the gateway completes the handshake");
     (client, gateway)
 }
 
