@@ -68,6 +68,9 @@ pub struct Downstream {
     starts: AtomicU64,
     changes: Arc<watch::Sender<u64>>,
     relay: ProgressRelay,
+    /// Start attempts finished, and the last one's failure.
+    attempts: AtomicU64,
+    last_failure: std::sync::Mutex<Option<CallFailure>>,
 }
 
 impl Supervisor {
@@ -90,6 +93,8 @@ impl Supervisor {
                     starts: AtomicU64::new(0),
                     changes: Arc::clone(&changes),
                     relay: ProgressRelay::default(),
+                    attempts: AtomicU64::new(0),
+                    last_failure: std::sync::Mutex::new(None),
                 };
                 (name.clone(), Arc::new(downstream))
             })
@@ -163,7 +168,7 @@ impl Downstream {
 
     /// Where it is in its life.
     pub fn stage(&self) -> Stage {
-        let running = self.connection.try_lock().map_or(true, |slot| slot.as_ref().is_some_and(|c| !c.is_closed()));
+        let running = self.connection.try_lock().map_or(true, |slot| slot.as_deref().is_some_and(alive));
         match (running, self.used.load(Ordering::Relaxed), self.manifest().is_some()) {
             (true, true, _) => Stage::InUse,
             (true, false, _) => Stage::Started,
@@ -191,28 +196,32 @@ impl Downstream {
         upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallFailure> {
-        let connection = self.connection().await?;
-        self.used.store(true, Ordering::Relaxed);
         let name = &self.config.name;
         let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
-        let peer = connection.peer();
-        // The route is in place before any notification of this call can be handled.
-        let (handle, _route) = {
+        let mut retried = false;
+        let (connection, handle, _route) = loop {
+            let connection = self.connection().await?;
+            // The route is in place before any notification of this call can be handled.
             let mut routes = self.relay.lock().await;
-            let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await;
-            let route = match (&handle, upstream) {
-                (Ok(handle), Some(upstream)) => {
-                    Some(self.relay.route(&mut routes, handle.progress_token.clone(), upstream))
+            match connection.peer().send_request_with_option(request.clone(), PeerRequestOptions::no_options()).await {
+                Ok(handle) => {
+                    let route = upstream
+                        .clone()
+                        .map(|upstream| self.relay.route(&mut routes, handle.progress_token.clone(), upstream));
+                    break (connection, handle, route);
                 }
-                _ => None,
-            };
-            (handle, route)
+                // The request never left: the process had exited since the last call. Once.
+                Err(_) if !retried => {
+                    drop(routes);
+                    retried = true;
+                    self.stop(&connection).await;
+                }
+                Err(error) => return Err(self.broken(&connection, &error).await),
+            }
         };
-        let handle = match handle {
-            Ok(handle) => handle,
-            Err(error) => return Err(self.broken(&connection, &error).await),
-        };
+        self.used.store(true, Ordering::Relaxed);
+        let peer = connection.peer();
         let id = handle.id.clone();
         let after = self.config.policy.call_timeout;
         let answer = tokio::select! {
@@ -267,12 +276,23 @@ impl Downstream {
 
     /// The live connection, started when there is none (or the last one closed).
     async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CallFailure> {
+        let attempts = self.attempts.load(Ordering::Acquire);
         let mut slot = self.connection.lock().await;
-        if let Some(connection) = slot.as_ref().filter(|c| !c.is_closed()) {
+        if let Some(connection) = slot.as_ref().filter(|c| alive(c)) {
             return Ok(Arc::clone(connection));
         }
         *slot = None;
-        let connection = Arc::new(self.start().await?);
+        // A start that failed while this call waited for it is this call's answer too: each
+        // waiting call starting the server again would queue one start timeout after another.
+        if self.attempts.load(Ordering::Acquire) != attempts
+            && let Some(failure) = self.last_failure.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        {
+            return Err(failure);
+        }
+        let started = self.start().await;
+        *self.last_failure.lock().unwrap_or_else(PoisonError::into_inner) = started.as_ref().err().cloned();
+        self.attempts.fetch_add(1, Ordering::AcqRel);
+        let connection = Arc::new(started?);
         *slot = Some(Arc::clone(&connection));
         drop(slot);
         // A manifest from another config or server version is stale: list again, aside.
@@ -413,6 +433,12 @@ impl std::fmt::Debug for Downstream {
             .field("tools", &self.manifest().map(|m| m.tools.len()))
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a connection can still carry a request. rmcp's `is_closed` only reports a
+/// connection the gateway closed; one whose process exited on its own has a closed transport.
+fn alive(connection: &Connection) -> bool {
+    !connection.is_closed() && !connection.peer().is_transport_closed()
 }
 
 fn seconds(duration: Duration) -> String {

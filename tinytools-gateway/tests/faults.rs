@@ -1,5 +1,5 @@
 //! Fault injection: 100 runs over four fixture servers behind one gateway, each with its own
-//! fault: `crashy` exits mid-call, `hangs` sleeps past its call timeout, `flaky` exits at start
+//! fault: `crashy` exits mid-call (or is killed between calls), `hangs` sleeps past its call timeout, `flaky` exits at start
 //! (after a crash, while its marker file is missing), and `noisy` writes non-JSON-RPC bytes to
 //! stdout (then answers, or never does). The four sequences run concurrently on one client.
 //!
@@ -20,6 +20,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
 use tinytools_gateway::Gateway;
+use tinytools_gateway::supervisor::Stage;
 
 use common::*;
 
@@ -56,6 +57,7 @@ struct Suite<'a> {
     listed: &'a [Tool],
     names: &'a BTreeSet<String>,
     marker: &'a Path,
+    dir: &'a Path,
 }
 
 impl Suite<'_> {
@@ -116,6 +118,25 @@ impl Suite<'_> {
         let server = fault.server();
         let before = self.starts(server);
         match fault {
+            Fault::Crash if run % 8 >= 4 => {
+                // Killed between calls: the gateway notices the exit, and the next call
+                // restarts the server without an error.
+                let pid = last_pid(&self.dir.join(format!("{server}.starts")));
+                let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+                assert!(killed.success(), "run {run}: kill {pid}");
+                let downstream = self.gateway.supervisor().server(server).unwrap();
+                let mut noticed = false;
+                for _ in 0..250 {
+                    if matches!(downstream.stage(), Stage::ManifestKnown) {
+                        noticed = true;
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                assert!(noticed, "run {run}: the exit of an idle server is noticed: {:?}", downstream.stage());
+                self.works(server, run).await;
+                assert_eq!(self.starts(server), before + 1, "run {run}: restarted once");
+            }
             Fault::Crash => {
                 let crashed = self.call(&format!("{server}__fixture_crash"), json!({}), Self::starting_bound()).await;
                 Self::failed(&crashed, server, "stopped answering", run);
@@ -160,6 +181,12 @@ impl Suite<'_> {
     }
 }
 
+/// The process a starts file lists last.
+fn last_pid(starts: &Path) -> u32 {
+    let text = std::fs::read_to_string(starts).unwrap();
+    text.lines().rev().find_map(|line| line.trim().parse().ok()).unwrap()
+}
+
 /// The processes a starts file lists that are still running (zombies count as gone).
 fn running(starts: &Path) -> Vec<u32> {
     let text = std::fs::read_to_string(starts).unwrap_or_default();
@@ -197,7 +224,8 @@ async fn a_hundred_faults_each_answer_clearly_lose_no_tool_and_the_next_call_wor
     let listed = list(&client).await;
     let names: BTreeSet<String> = gateway.catalog().names().map(str::to_owned).collect();
     assert_eq!(names.len(), 4 * fixture_tool_count(), "every server's tools are known");
-    let suite = Suite { client: &client, gateway: &gateway, listed: &listed, names: &names, marker: &marker };
+    let suite =
+        Suite { client: &client, gateway: &gateway, listed: &listed, names: &names, marker: &marker, dir: &dir };
 
     let sequences = faults.iter().enumerate().map(|(lane, &fault)| {
         let suite = &suite;
@@ -219,5 +247,42 @@ async fn a_hundred_faults_each_answer_clearly_lose_no_tool_and_the_next_call_wor
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(left <= faults.len(), "{left} fixture processes still run; replaced ones were not killed");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_waiting_on_a_start_that_hangs_share_its_failure_instead_of_queueing_starts() {
+    let dir = temp_dir("hang-at-start");
+    let marker = dir.join("may-start");
+    let start_timeout = Duration::from_secs(3);
+    let env = json!({"FIXTURE_HANG_UNLESS": marker});
+    let keys = json!({"start_timeout_secs": start_timeout.as_secs()});
+    std::fs::write(&marker, "").unwrap();
+    let config = write_config(&dir, json!({"slow": fixture(env, keys)}));
+    let (client, _gateway) = connect(&config, &dir.join("cache")).await;
+    list(&client).await;
+    client.cancel().await.unwrap();
+
+    // A warm cache, and a server that now hangs at start: five calls at once.
+    std::fs::remove_file(&marker).unwrap();
+    let (client, gateway) = connect(&config, &dir.join("cache")).await;
+    // One start timeout, plus a margin well below a second one.
+    let bound = start_timeout + Duration::from_millis(2_500);
+    let calls = (0..5).map(|_| async {
+        let call = call_tool(&client, "slow__stock_quote", json!({"symbol": "ACME"}));
+        tokio::time::timeout(bound, call).await.expect("answered within one start timeout")
+    });
+    for result in futures_util::future::join_all(calls).await {
+        let message = text(&result);
+        assert_eq!(result.is_error, Some(true), "{message}");
+        assert!(
+            message.contains("`slow` server") && message.contains("did not answer `initialize` within 3 s"),
+            "{message}"
+        );
+    }
+    assert_eq!(gateway.supervisor().server("slow").unwrap().starts(), 1, "one start for the five calls");
+    std::fs::write(&marker, "").unwrap();
+    let next = call_tool(&client, "slow__stock_quote", json!({"symbol": "ACME"})).await;
+    assert_eq!(next.is_error, Some(false), "{}", text(&next));
     client.cancel().await.unwrap();
 }

@@ -4,7 +4,8 @@
 //! (non-JSON-RPC bytes on stdout) and `fixture_progress` (progress notifications).
 //!
 //! Environment: `FIXTURE_EXIT_UNLESS=<path>` exits at start (status 3) unless the file
-//! exists; `FIXTURE_STARTS=<path>` appends the process id each time the process starts;
+//! exists; `FIXTURE_HANG_UNLESS=<path>` never answers `initialize` unless the file exists;
+//! `FIXTURE_STARTS=<path>` appends the process id each time the process starts;
 //! `FIXTURE_EVENTS=<path>` appends `cancelled <secs>` when a `fixture_sleep` call is cancelled.
 
 use std::io::Write;
@@ -121,6 +122,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         && !std::path::Path::new(&path).exists()
     {
         std::process::exit(3);
+    }
+    if let Some(path) = std::env::var_os("FIXTURE_HANG_UNLESS")
+        && !std::path::Path::new(&path).exists()
+    {
+        std::future::pending::<()>().await;
     }
     let mut registry = catalogue::registry();
     if let Some(tool) = registry.remove("calendar_cancel_event") {
