@@ -11,6 +11,7 @@
 //! - [`glob`]: the `allow`/`deny` globs.
 //! - [`cache`]: the manifest cache.
 //! - [`supervisor`]: the downstream servers' lives.
+//! - [`promotion`]: the opt-in `list_changed` profile.
 //! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
 //! - [`gateway`]: the MCP server the client talks to.
@@ -23,6 +24,7 @@ pub mod config;
 pub mod gateway;
 pub mod glob;
 pub mod import;
+pub mod promotion;
 pub mod relay;
 pub mod report;
 pub mod supervisor;

@@ -18,7 +18,7 @@ plus the tools a server's config marks \"direct\". Tool lists are cached on disk
 gateway answers before any server runs; a server starts on its first call.
 
 USAGE:
-    tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache]
+    tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
         Serve MCP on stdin/stdout (what a client's config launches).
 
     tinytools-gateway import <FILE> [--from <FORMAT>]
@@ -42,10 +42,15 @@ OPTIONS:
     --config <FILE>     The `mcpServers` JSON (Claude Desktop, Claude Code and Cursor's format),
                         with an optional \"gateway\" object per server: allow, deny (globs over
                         tool names), exposure (direct|deferred|hidden), tools (per-tool
-                        exposure), start_timeout_secs, call_timeout_secs.
+                        exposure), start_timeout_secs, call_timeout_secs, compaction and
+                        tool_compaction (the byte budget of what tool_search returns:
+                        \"third_party\", \"unlimited\" or {max_schema_bytes, max_description_bytes}).
     --cache-dir <DIR>   Where tool lists are cached (default: $XDG_CACHE_HOME/tinytools-gateway,
                         else ~/.cache/tinytools-gateway).
     --no-cache          Keep no cache: list every server's tools at startup.
+    --list-changed      Opt-in profile for clients that act on notifications/tools/list_changed:
+                        tools a search found join tools/list (at most 32) and the client is
+                        notified. Off by default: the tool list then never changes.
     -h, --help          This text.
     -V, --version       The version.
 
@@ -61,7 +66,7 @@ NOT IMPLEMENTED YET:
 ";
 
 enum Command {
-    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool },
+    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, list_changed: bool },
     Import { file: PathBuf, from: Option<ClientFormat> },
     Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
 }
@@ -77,6 +82,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
         _ => None,
     };
     let (mut config, mut cache_dir, mut no_cache, mut start, mut json) = (None, None, false, false, false);
+    let mut list_changed = false;
     let (mut file, mut from): (Option<PathBuf>, Option<ClientFormat>) = (None, None);
     let sub = subcommand.as_deref();
     while let Some(arg) = args.next() {
@@ -96,6 +102,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
                 cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into());
             }
             (None | Some("report"), "--no-cache") => no_cache = true,
+            (None, "--list-changed") => list_changed = true,
             (Some("report"), "--start") => start = true,
             (Some("report"), "--json") => json = true,
             (Some("import"), "--from") => {
@@ -133,7 +140,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
         }
         None => {
             let config = config.ok_or("missing --config <FILE>: the mcpServers JSON to serve; see --help")?;
-            Ok(Some(Command::Serve { config, cache_dir, no_cache }))
+            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed }))
         }
     }
 }
@@ -176,13 +183,14 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { config, cache_dir, no_cache } => {
+        Command::Serve { config, cache_dir, no_cache, list_changed } => {
             let Some(config) = load(&config) else { return ExitCode::from(2) };
             let cache = cache(cache_dir, no_cache);
             let Some(runtime) = runtime() else { return ExitCode::FAILURE };
             let served = runtime.block_on(async {
                 let supervisor = Arc::new(Supervisor::new(&config, cache));
-                Gateway::new(supervisor, GatewayOptions::default()).serve_stdio().await
+                let options = GatewayOptions::default().with_list_changed(list_changed);
+                Gateway::new(supervisor, options).serve_stdio().await
             });
             match served {
                 Ok(()) => ExitCode::SUCCESS,

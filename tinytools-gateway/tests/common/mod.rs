@@ -60,8 +60,18 @@ pub async fn connect_with<H: rmcp::ClientHandler>(
     cache: &Path,
     handler: H,
 ) -> (RunningService<RoleClient, H>, Gateway) {
+    connect_with_options(config, cache, handler, GatewayOptions::default()).await
+}
+
+/// As [`connect_with`], with these gateway options (the discovery wait raised to 60 s).
+pub async fn connect_with_options<H: rmcp::ClientHandler>(
+    config: &GatewayConfig,
+    cache: &Path,
+    handler: H,
+    options: GatewayOptions,
+) -> (RunningService<RoleClient, H>, Gateway) {
     let supervisor = Arc::new(Supervisor::new(config, Some(ManifestCache::new(cache))));
-    let gateway = Gateway::new(supervisor, GatewayOptions::default().with_discovery_wait(Duration::from_secs(60)));
+    let gateway = Gateway::new(supervisor, options.with_discovery_wait(Duration::from_secs(60)));
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let served = gateway.clone();
     tokio::spawn(async move {
@@ -73,11 +83,15 @@ pub async fn connect_with<H: rmcp::ClientHandler>(
     (client, gateway)
 }
 
-pub async fn list(client: &Client) -> Vec<Tool> {
+pub async fn list<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<Tool> {
     client.peer().list_all_tools().await.expect("tools/list")
 }
 
-pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
     let mut request = CallToolRequestParams::new(name.to_owned());
     if let Value::Object(map) = arguments {
         request = request.with_arguments(map);
@@ -85,11 +99,15 @@ pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResu
     client.peer().call_tool(request).await.expect("tools/call answers")
 }
 
-pub async fn call_tool(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+pub async fn call_tool<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
     call(client, "call_tool", json!({"name": name, "arguments": arguments})).await
 }
 
-pub async fn search(client: &Client, query: &str) -> Value {
+pub async fn search<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>, query: &str) -> Value {
     let result = call(client, "tool_search", json!({"query": query})).await;
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
     serde_json::from_str(&text(&result)).expect("a JSON answer")
