@@ -31,8 +31,8 @@
 //! the default — or `"unlimited"`, or an object with `max_schema_bytes` and
 //! `max_description_bytes`); `tool_compaction` sets it per tool. `${VAR}` (and `${VAR:-default}`) in `command`, `args`,
 //! `env`, `cwd`, `url` and `headers` is expanded from the environment when the server starts.
-//! A server with `"disabled": true` is skipped. Remote servers (`url`, `headers`) are read
-//! but not served yet: calling one answers so.
+//! A server with `"disabled": true` is skipped. A remote server (`url`, `headers`) is reached
+//! over streamable HTTP ([`crate::transport`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -154,7 +154,7 @@ pub enum Transport {
         /// Its working directory.
         cwd: Option<Template>,
     },
-    /// A remote streamable-HTTP server (read, not served yet).
+    /// A remote streamable-HTTP server.
     Http {
         /// Its URL.
         url: Template,

@@ -15,6 +15,9 @@
 //! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
 //! - [`gateway`]: the MCP server the client talks to.
+//! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token.
+//! - [`transport`]: remote (`url`) downstream servers, over streamable HTTP.
+//! - [`redact`]: remote servers' secrets, scrubbed from the log.
 //! - [`import`]: other clients' config files, converted.
 //! - [`report`]: what each server's tools cost, with and without the gateway.
 
@@ -23,14 +26,18 @@ pub mod catalog;
 pub mod config;
 pub mod gateway;
 pub mod glob;
+pub mod http;
 pub mod import;
 pub mod promotion;
+pub mod redact;
 pub mod relay;
 pub mod report;
 pub mod supervisor;
 pub mod template;
+pub mod transport;
 
 pub use cache::ManifestCache;
 pub use config::{ConfigError, GatewayConfig};
 pub use gateway::{Gateway, GatewayOptions};
+pub use http::{HttpOptions, HttpServer};
 pub use supervisor::Supervisor;

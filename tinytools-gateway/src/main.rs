@@ -1,13 +1,15 @@
-//! The `tinytools-gateway` binary: serves the gateway over stdio, imports other clients'
-//! configs, and reports what the gateway saves.
+//! The `tinytools-gateway` binary: serves the gateway over stdio or streamable HTTP, imports
+//! other clients' configs, and reports what the gateway saves.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use tinytools_gateway::import::{ClientFormat, import_file};
 use tinytools_gateway::report::{ReportOptions, report};
-use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, Supervisor};
+use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, HttpOptions, HttpServer, ManifestCache, Supervisor};
+use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
 tinytools-gateway: one MCP server in front of many.
@@ -20,6 +22,13 @@ gateway answers before any server runs; a server starts on its first call.
 USAGE:
     tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
         Serve MCP on stdin/stdout (what a client's config launches).
+
+    tinytools-gateway --config <FILE> --http <ADDR:PORT> [--token-env <VAR>] [...]
+        Serve MCP over streamable HTTP at http://<ADDR:PORT>/mcp instead, until Ctrl-C.
+        Every session gets the same tools (with --list-changed, each promotes its own).
+        Only the address given is bound; the URL is printed on stderr (port 0 picks a free
+        port). A non-loopback address (such as 0.0.0.0) is refused unless a bearer token is
+        set with --token-env.
 
     tinytools-gateway import <FILE> [--from <FORMAT>]
         Convert another client's config into the gateway's mcpServers JSON, on stdout.
@@ -51,6 +60,11 @@ OPTIONS:
     --list-changed      Opt-in profile for clients that act on notifications/tools/list_changed:
                         tools a search found join tools/list (at most 32) and the client is
                         notified. Off by default: the tool list then never changes.
+    --http <ADDR:PORT>  Serve streamable HTTP on this address (127.0.0.1:8931, [::1]:8931,
+                        localhost:8931) instead of stdio.
+    --token-env <VAR>   With --http: the environment variable holding a bearer token. Every
+                        request must then send `Authorization: Bearer <token>`, or gets 401.
+                        The token is never printed or logged.
     -h, --help          This text.
     -V, --version       The version.
 
@@ -59,14 +73,17 @@ ENVIRONMENT:
                             e.g. info, or tinytools_gateway=debug). Values from the
                             config's ${VAR} references are never logged.
 
-NOT IMPLEMENTED YET:
-    --http 127.0.0.1:<PORT>            serve streamable HTTP instead of stdio
-    Remote (\"url\") downstream servers are read from the config but answer
-    \"not supported yet\" when called.
+REMOTE SERVERS:
+    A server with \"url\" (and optional \"headers\") instead of \"command\" is reached
+    over streamable HTTP; ${VAR} references in both are expanded when it is first
+    called, and their values are never logged or shown in errors.
 ";
 
+/// `--http`'s address and `--token-env`'s variable.
+type HttpArgs = (SocketAddr, Option<String>);
+
 enum Command {
-    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, list_changed: bool },
+    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, list_changed: bool, http: Option<HttpArgs> },
     Import { file: PathBuf, from: Option<ClientFormat> },
     Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
 }
@@ -84,6 +101,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
     let (mut config, mut cache_dir, mut no_cache, mut start, mut json) = (None, None, false, false, false);
     let mut list_changed = false;
     let (mut file, mut from): (Option<PathBuf>, Option<ClientFormat>) = (None, None);
+    let (mut http, mut token_env): (Option<SocketAddr>, Option<String>) = (None, None);
     let sub = subcommand.as_deref();
     while let Some(arg) = args.next() {
         match (sub, arg.as_str()) {
@@ -116,7 +134,11 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
             }
             (Some("import"), other) if !other.starts_with('-') && file.is_none() => file = Some(other.into()),
             (None, "--http") => {
-                return Err("`--http` is not implemented yet; see --help for what works".to_owned());
+                let addr = args.next().ok_or("--http needs an address: --http 127.0.0.1:<PORT>")?;
+                http = Some(parse_addr(&addr)?);
+            }
+            (None, "--token-env") => {
+                token_env = Some(args.next().ok_or("--token-env needs a variable name: --token-env <VAR>")?);
             }
             (None, "import" | "report") => {
                 return Err(format!(
@@ -140,16 +162,55 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
         }
         None => {
             let config = config.ok_or("missing --config <FILE>: the mcpServers JSON to serve; see --help")?;
-            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed }))
+            if token_env.is_some() && http.is_none() {
+                return Err("--token-env only applies with --http <ADDR:PORT>; stdio needs no token".to_owned());
+            }
+            if let Some(addr) = http.filter(|addr| !addr.ip().is_loopback())
+                && token_env.is_none()
+            {
+                return Err(tinytools_gateway::http::HttpError::NotLoopback { addr }.to_string());
+            }
+            let http = http.map(|addr| (addr, token_env));
+            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed, http }))
         }
     }
 }
 
-/// Sends the library's `tracing` events to stderr, filtered by `TINYTOOLS_GATEWAY_LOG`.
+/// `127.0.0.1:8931`, `[::1]:8931` or `localhost:8931`.
+fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    let resolved = match text.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => text.to_owned(),
+    };
+    resolved.parse().map_err(|_| {
+        format!(
+            "--http {text}: expected an IP address and a port, such as 127.0.0.1:8931, [::1]:8931 or localhost:8931"
+        )
+    })
+}
+
+/// The bearer token from the variable `--token-env` names.
+fn token(variable: &str) -> Result<String, String> {
+    match std::env::var(variable) {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_owned()),
+        Ok(_) => Err(format!("--token-env {variable}: the variable is empty; put the bearer token in it")),
+        Err(_) => Err(format!(
+            "--token-env {variable}: the variable is not set (or not valid UTF-8); export it with the bearer token"
+        )),
+    }
+}
+
+/// Sends the library's `tracing` events to stderr, filtered by `TINYTOOLS_GATEWAY_LOG`, with
+/// remote servers' secrets scrubbed.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TINYTOOLS_GATEWAY_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(tinytools_gateway::redact::RedactingStderr)
+        .with_ansi(false)
+        .try_init();
 }
 
 fn main() -> ExitCode {
@@ -183,14 +244,31 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { config, cache_dir, no_cache, list_changed } => {
+        Command::Serve { config, cache_dir, no_cache, list_changed, http } => {
             let Some(config) = load(&config) else { return ExitCode::from(2) };
             let cache = cache(cache_dir, no_cache);
+            let mut options = None;
+            if let Some((addr, token_env)) = http {
+                let mut http = HttpOptions::new(addr);
+                if let Some(variable) = &token_env {
+                    match token(variable) {
+                        Ok(token) => http = http.with_token(token),
+                        Err(message) => {
+                            eprintln!("tinytools-gateway: {message}");
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
+                options = Some(http);
+            }
             let Some(runtime) = runtime() else { return ExitCode::FAILURE };
             let served = runtime.block_on(async {
                 let supervisor = Arc::new(Supervisor::new(&config, cache));
-                let options = GatewayOptions::default().with_list_changed(list_changed);
-                Gateway::new(supervisor, options).serve_stdio().await
+                let gateway = Gateway::new(supervisor, GatewayOptions::default().with_list_changed(list_changed));
+                match options {
+                    Some(options) => serve_http(gateway, options).await,
+                    None => gateway.serve_stdio().await,
+                }
             });
             match served {
                 Ok(()) => ExitCode::SUCCESS,
@@ -201,6 +279,22 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Binds, says where on stderr, and serves until Ctrl-C.
+async fn serve_http(gateway: Gateway, options: HttpOptions) -> Result<(), String> {
+    let token = if options.has_token() { " (bearer token required)" } else { "" };
+    let server = HttpServer::bind(options).await.map_err(|error| error.to_string())?;
+    eprintln!("tinytools-gateway: serving MCP over streamable HTTP at {}{token}", server.url());
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    });
+    server.serve(gateway, shutdown).await;
+    Ok(())
 }
 
 fn import(file: &std::path::Path, from: Option<ClientFormat>) -> ExitCode {

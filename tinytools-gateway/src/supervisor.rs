@@ -24,10 +24,13 @@ use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::{CACHE_FORMAT, CachedTool, Manifest, ManifestCache, config_hash};
-use crate::config::{GatewayConfig, ServerConfig};
+use crate::config::{GatewayConfig, ServerConfig, Transport};
 use crate::relay::{ProgressRelay, Upstream};
+use crate::transport::{Remote, connect_remote, lost_remote};
 
-type Connection = RunningService<RoleClient, ProgressRelay>;
+/// A live MCP client connection to one downstream server, over stdio or streamable HTTP; its
+/// handler relays the server's progress notifications ([`ProgressRelay`]).
+pub(crate) type Connection = RunningService<RoleClient, ProgressRelay>;
 
 /// Where a downstream server is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,14 +105,15 @@ impl Supervisor {
         Self { servers, changes, pending: Arc::new(watch::channel(0).0), discovered: AtomicBool::new(false) }
     }
 
-    /// Starts, in the background, every stdio server whose tools are not known, to list them.
+    /// Starts (or connects to), in the background, every server whose tools are not known, to
+    /// list them.
     /// Must be called within a Tokio runtime; a second call does nothing.
     pub fn discover(&self) {
         if self.discovered.swap(true, Ordering::AcqRel) {
             return;
         }
         for server in self.servers.values() {
-            if server.manifest().is_some() || !server.is_stdio() {
+            if server.manifest().is_some() {
                 continue;
             }
             self.pending.send_modify(|n| *n += 1);
@@ -175,10 +179,6 @@ impl Downstream {
             (false, _, true) => Stage::ManifestKnown,
             (false, _, false) => Stage::Configured,
         }
-    }
-
-    fn is_stdio(&self) -> bool {
-        matches!(self.config.transport, crate::config::Transport::Stdio { .. })
     }
 
     /// Sends one `tools/call`, starting the server first when it is not running. The server's
@@ -258,9 +258,13 @@ impl Downstream {
         }
     }
 
-    /// Stops a connection that broke and says so.
+    /// Stops a connection that broke and says so: for a remote server in
+    /// [`lost_remote`]'s words, scrubbed of its secrets.
     async fn broken(&self, connection: &Arc<Connection>, error: &ServiceError) -> CallFailure {
         self.stop(connection).await;
+        if matches!(self.config.transport, Transport::Http { .. }) {
+            return lost_remote(&self.config, error);
+        }
         CallFailure(format!(
             "the `{}` server stopped answering ({}); its process may have crashed. \
              It will be started again on the next call: retry once, and if it fails again check the server.",
@@ -323,10 +327,15 @@ impl Downstream {
         let launch = match self.config.launch(&self.file, lookup) {
             Ok(Some(launch)) => launch,
             Ok(None) => {
-                return Err(CallFailure(format!(
-                    "the `{name}` server is a remote (HTTP) server, which this gateway does not serve yet; \
-                     run it as a stdio server (\"command\") or call it from the client directly."
-                )));
+                let remote = match Remote::expand(&self.config, &self.file, lookup) {
+                    Ok(remote) => remote,
+                    Err(error) => return Err(CallFailure(error.to_string())),
+                };
+                let Some(remote) = remote else {
+                    return Err(CallFailure(format!("the `{name}` server has neither a command nor a url")));
+                };
+                self.starts.fetch_add(1, Ordering::Relaxed);
+                return connect_remote(&self.config, &remote, self.relay.clone()).await;
             }
             Err(error) => return Err(CallFailure(error.to_string())),
         };

@@ -105,7 +105,7 @@ fn help_explains_and_bad_command_lines_say_what_to_do() {
     assert!(text.contains("TINYTOOLS_GATEWAY_LOG"), "{text}");
     let output = std::process::Command::new(GATEWAY).arg("--http").output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("not implemented yet"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--http needs an address"));
     for (args, says) in [
         (&["import"][..], "import needs a file"),
         (&["report"][..], "report needs --config <FILE>"),
