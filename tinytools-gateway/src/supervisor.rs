@@ -200,7 +200,7 @@ impl Downstream {
         let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
         let mut retried = false;
-        let (connection, handle, _route) = loop {
+        let (connection, handle, route) = loop {
             let connection = self.connection().await?;
             // The route is in place before any notification of this call can be handled.
             let mut routes = self.relay.lock().await;
@@ -223,6 +223,7 @@ impl Downstream {
         self.used.store(true, Ordering::Relaxed);
         let peer = connection.peer();
         let id = handle.id.clone();
+        let token = handle.progress_token.clone();
         let after = self.config.policy.call_timeout;
         let answer = tokio::select! {
             answer = tokio::time::timeout(after, handle.await_response()) => answer,
@@ -234,6 +235,11 @@ impl Downstream {
                 return Err(CallFailure(format!("the call to the `{name}` server was cancelled")));
             }
         };
+        // The server answered: its progress for the call reaches the client before the answer.
+        if route.is_some() && answer.is_ok() {
+            self.relay.settle(&token).await;
+        }
+        drop(route);
         match answer {
             Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
             Ok(Ok(_)) => Err(CallFailure(format!(
@@ -349,7 +355,7 @@ impl Downstream {
             ))
         })?;
         let after = self.config.policy.start_timeout;
-        match tokio::time::timeout(after, self.relay.clone().serve(transport)).await {
+        match tokio::time::timeout(after, self.relay.clone().serve(self.relay.counted(transport))).await {
             Ok(Ok(connection)) => Ok(connection),
             Ok(Err(error)) => Err(CallFailure(format!(
                 "the `{name}` server ({describe_command}) exited or failed the MCP handshake at start ({}); check its \

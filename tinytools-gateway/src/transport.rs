@@ -179,6 +179,7 @@ pub(crate) async fn connect_remote(
     let after = config.policy.start_timeout;
     let transport = remote.transport(name, after)?;
     let target = config.describe();
+    let transport = relay.counted(transport);
     match tokio::time::timeout(after, relay.serve(transport)).await {
         Ok(Ok(connection)) => Ok(connection),
         Ok(Err(error)) => Err(CallFailure(format!(
