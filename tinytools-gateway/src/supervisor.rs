@@ -284,12 +284,28 @@ impl Downstream {
         &self.relay
     }
 
-    /// The live connection, started when there is none (or the last one closed).
+    /// The live connection, started when there is none (or the last one closed). A call's
+    /// fresh connection whose server's tools are unknown or stale lists them again, aside.
     async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CallFailure> {
+        let (connection, fresh) = self.connect().await?;
+        if fresh && self.stale(&connection) {
+            let server = Arc::clone(self);
+            let listed = Arc::clone(&connection);
+            tokio::spawn(async move {
+                if let Err(failure) = server.list_on(&listed).await {
+                    tracing::warn!(server = %server.config.name, %failure, "could not refresh the server's tools");
+                }
+            });
+        }
+        Ok(connection)
+    }
+
+    /// The live connection, and whether this call started it.
+    async fn connect(&self) -> Result<(Arc<Connection>, bool), CallFailure> {
         let attempts = self.attempts.load(Ordering::Acquire);
         let mut slot = self.connection.lock().await;
         if let Some(connection) = slot.as_ref().filter(|c| alive(c)) {
-            return Ok(Arc::clone(connection));
+            return Ok((Arc::clone(connection), false));
         }
         *slot = None;
         // A start that failed while this call waited for it is this call's answer too: each
@@ -304,27 +320,21 @@ impl Downstream {
         self.attempts.fetch_add(1, Ordering::AcqRel);
         let connection = Arc::new(started?);
         *slot = Some(Arc::clone(&connection));
-        drop(slot);
-        // A manifest from another config or server version is stale: list again, aside.
+        Ok((connection, true))
+    }
+
+    /// Whether the manifest is missing, or from another config or server version than the
+    /// server `connection` reached.
+    fn stale(&self, connection: &Connection) -> bool {
         let info = connection.peer().peer_info().and_then(|info| info.server_info.clone());
-        let stale = match (self.manifest(), info) {
+        match (self.manifest(), info) {
             (None, _) => true,
             (Some(known), Some(info)) => {
                 known.server_name.as_deref() != Some(info.name.as_str())
                     || known.server_version.as_deref() != Some(info.version.as_str())
             }
             (Some(_), None) => false,
-        };
-        if stale {
-            let server = Arc::clone(self);
-            let listed = Arc::clone(&connection);
-            tokio::spawn(async move {
-                if let Err(failure) = server.list_on(&listed).await {
-                    tracing::warn!(server = %server.config.name, %failure, "could not refresh the server's tools");
-                }
-            });
         }
-        Ok(connection)
     }
 
     async fn start(&self) -> Result<Connection, CallFailure> {
@@ -385,7 +395,9 @@ impl Downstream {
     /// # Errors
     /// As [`call`](Self::call).
     pub async fn refresh_manifest(self: &Arc<Self>) -> Result<Arc<Manifest>, CallFailure> {
-        let connection = self.connection().await?;
+        // Not `connection`: a second listing aside would race this one (both store the
+        // manifest; the later may still be writing the cache after this one returned).
+        let (connection, _) = self.connect().await?;
         self.list_on(&connection).await
     }
 

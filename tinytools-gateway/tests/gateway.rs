@@ -33,8 +33,8 @@ async fn the_first_tools_list_is_tool_search_and_call_tool_within_3000_bytes() {
     assert!(!description.contains("calendar_cancel_event"), "the server's Hidden tool is never listed");
     // The listing was cached, under the server's name.
     let cached: Vec<_> = std::fs::read_dir(dir.join("cache")).unwrap().filter_map(Result::ok).collect();
-    assert_eq!(cached.len(), 1);
-    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1);
+    assert_eq!(cached.len(), 1, "one manifest and no cache write in flight: {cached:?}");
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1, "the server was started once");
     client.cancel().await.unwrap();
 }
 
