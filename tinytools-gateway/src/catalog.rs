@@ -68,7 +68,8 @@ impl Catalog {
                     tracing::warn!(server = %config.name, tool = %tool.name, %name, "two tools share a gateway name; the later one is left out");
                     continue;
                 }
-                let proxy = Proxy::new(name.clone(), &config.name, tool, exposure);
+                let compaction = config.policy.compaction_of(&tool.name);
+                let proxy = Proxy::new(name.clone(), &config.name, tool, exposure, compaction);
                 match registry.register(proxy) {
                     Ok(_) => {
                         exposed += 1;
@@ -158,7 +159,7 @@ struct Proxy {
 }
 
 impl Proxy {
-    fn new(name: String, server: &str, tool: &CachedTool, exposure: Exposure) -> Self {
+    fn new(name: String, server: &str, tool: &CachedTool, exposure: Exposure, compaction: SchemaCompaction) -> Self {
         let description = remote_description(server, &tool.name, tool.description.as_deref(), tool.title.as_deref());
         let hint = |key: &str| tool.annotations.as_ref().and_then(|a| a.get(key)).and_then(Value::as_bool);
         let annotations = ToolAnnotations::from_mcp_hints(
@@ -170,7 +171,7 @@ impl Proxy {
         let mut spec = ToolSpec::owned(name, description)
             .with_exposure(exposure.to_tool_exposure())
             .with_annotations(annotations)
-            .with_compaction(SchemaCompaction::THIRD_PARTY);
+            .with_compaction(compaction);
         spec.family = Some(family_for(server).into());
         Self { spec, schema: tool.input_schema.clone() }
     }

@@ -15,7 +15,9 @@
 //!         "exposure": "deferred",
 //!         "tools": {"search_issues": "direct", "create_repository": "hidden"},
 //!         "start_timeout_secs": 30,
-//!         "call_timeout_secs": 60
+//!         "call_timeout_secs": 60,
+//!         "compaction": {"max_schema_bytes": 2000, "max_description_bytes": 400},
+//!         "tool_compaction": {"search_issues": "unlimited"}
 //!       }
 //!     }
 //!   }
@@ -24,7 +26,10 @@
 //!
 //! Every key of `gateway` is optional. A tool is exposed when it matches `allow` (default:
 //! everything) and no `deny` glob; an exposed tool takes its `tools` override or else
-//! `exposure` (default `deferred`). `${VAR}` (and `${VAR:-default}`) in `command`, `args`,
+//! `exposure` (default `deferred`). `compaction` is the byte budget of the schemas and
+//! descriptions `tool_search` answers with for the server's tools (a preset, `"third_party"` —
+//! the default — or `"unlimited"`, or an object with `max_schema_bytes` and
+//! `max_description_bytes`); `tool_compaction` sets it per tool. `${VAR}` (and `${VAR:-default}`) in `command`, `args`,
 //! `env`, `cwd`, `url` and `headers` is expanded from the environment when the server starts.
 //! A server with `"disabled": true` is skipped. A remote server (`url`, `headers`) is reached
 //! over streamable HTTP ([`crate::transport`]).
@@ -34,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tinytools::ToolExposure;
+use tinytools::{SchemaCompaction, ToolExposure};
 
 use crate::glob::Glob;
 use crate::template::{Secret, Template};
@@ -173,6 +178,10 @@ pub struct ServerPolicy {
     pub start_timeout: Duration,
     /// How long one call may take.
     pub call_timeout: Duration,
+    /// The budget of the schemas and descriptions `tool_search` answers with.
+    pub compaction: SchemaCompaction,
+    /// Per-tool budgets, by the server's own tool name.
+    pub tool_compaction: BTreeMap<String, SchemaCompaction>,
 }
 
 impl Default for ServerPolicy {
@@ -184,6 +193,8 @@ impl Default for ServerPolicy {
             tools: BTreeMap::new(),
             start_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
+            compaction: SchemaCompaction::THIRD_PARTY,
+            tool_compaction: BTreeMap::new(),
         }
     }
 }
@@ -197,6 +208,11 @@ impl ServerPolicy {
             return Exposure::Hidden;
         }
         self.tools.get(remote_name).copied().unwrap_or(self.exposure)
+    }
+
+    /// The budget of the server's tool `remote_name`: its `tool_compaction`, or the server's.
+    pub fn compaction_of(&self, remote_name: &str) -> SchemaCompaction {
+        self.tool_compaction.get(remote_name).copied().unwrap_or(self.compaction)
     }
 }
 
@@ -358,7 +374,8 @@ struct Reader {
     file: PathBuf,
 }
 
-const GATEWAY_KEYS: &str = "allow, deny, exposure, tools, start_timeout_secs, call_timeout_secs";
+const GATEWAY_KEYS: &str =
+    "allow, deny, exposure, tools, start_timeout_secs, call_timeout_secs, compaction, tool_compaction";
 
 impl Reader {
     fn invalid(&self, path: &str, expected: &str, found: &str) -> ConfigError {
@@ -476,6 +493,14 @@ impl Reader {
                 }
                 "start_timeout_secs" => policy.start_timeout = self.seconds(value, &at)?,
                 "call_timeout_secs" => policy.call_timeout = self.seconds(value, &at)?,
+                "compaction" => policy.compaction = self.compaction(value, &at)?,
+                "tool_compaction" => {
+                    let tools = self.object(value, &at, "an object of tool name to a compaction budget")?;
+                    for (tool, budget) in tools {
+                        let budget = self.compaction(budget, &format!("{at}{}", key_path(tool)))?;
+                        policy.tool_compaction.insert(tool.clone(), budget);
+                    }
+                }
                 _ => {
                     return Err(self.invalid(
                         &at,
@@ -497,6 +522,33 @@ impl Reader {
             Some(other) => Err(self.invalid(path, expected, &Value::String(other.to_owned()).to_string())),
             None => Err(self.invalid(path, expected, &found(value))),
         }
+    }
+
+    fn compaction(&self, value: &Value, path: &str) -> Result<SchemaCompaction, ConfigError> {
+        const EXPECTED: &str = "\"third_party\", \"unlimited\" or an object with max_schema_bytes and/or \
+                                max_description_bytes (whole numbers above 0, or null for no limit)";
+        if let Some(name) = value.as_str() {
+            return SchemaCompaction::preset(name)
+                .ok_or_else(|| self.invalid(path, EXPECTED, &Value::String(name.to_owned()).to_string()));
+        }
+        let map = self.object(value, path, EXPECTED)?;
+        let mut budget = SchemaCompaction::UNLIMITED;
+        for (key, bytes) in map {
+            let at = format!("{path}.{key}");
+            let limit = match bytes {
+                Value::Null => None,
+                other => match other.as_u64().filter(|n| *n > 0).and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) => Some(n),
+                    None => return Err(self.invalid(&at, "a whole number of bytes above 0, or null", &found(other))),
+                },
+            };
+            match key.as_str() {
+                "max_schema_bytes" => budget.max_schema_bytes = limit,
+                "max_description_bytes" => budget.max_description_bytes = limit,
+                _ => return Err(self.invalid(&at, "max_schema_bytes or max_description_bytes", "an unknown key")),
+            }
+        }
+        Ok(budget)
     }
 
     fn seconds(&self, value: &Value, path: &str) -> Result<Duration, ConfigError> {

@@ -94,7 +94,7 @@ fn bad_configs_name_the_file_the_key_and_what_is_expected() {
         ),
         (
             r#"{"mcpServers": {"t": {"command": "x", "gateway": {"alow": []}}}}"#,
-            "mcpServers.t.gateway.alow: expected one of the gateway keys allow, deny, exposure, tools, start_timeout_secs, call_timeout_secs, found an unknown key",
+            "mcpServers.t.gateway.alow: expected one of the gateway keys allow, deny, exposure, tools, start_timeout_secs, call_timeout_secs, compaction, tool_compaction, found an unknown key",
         ),
         (
             r#"{"mcpServers": {"my server": {"command": "x", "gateway": {"deny": "a*"}}}}"#,
@@ -141,4 +141,40 @@ fn expansion_names_the_missing_variable_and_never_shows_values() {
     assert_eq!(std.get_args().collect::<Vec<_>>(), ["--token=canary-123"]);
     assert!(server.identity().contains("${SECRET}"));
     assert!(!server.identity().contains("canary"));
+}
+
+#[test]
+fn compaction_budgets_are_read_per_server_and_per_tool() {
+    let config = parse(
+        r#"{"mcpServers": {"t": {"command": "x", "gateway": {
+            "compaction": {"max_schema_bytes": 800, "max_description_bytes": null},
+            "tool_compaction": {"big": "unlimited", "small": {"max_description_bytes": 40}}
+        }}}}"#,
+    )
+    .unwrap();
+    let policy = &config.servers["t"].policy;
+    assert_eq!(policy.compaction_of("other"), SchemaCompaction::UNLIMITED.with_max_schema_bytes(800));
+    assert_eq!(policy.compaction_of("big"), SchemaCompaction::UNLIMITED);
+    assert_eq!(policy.compaction_of("small"), SchemaCompaction::UNLIMITED.with_max_description_bytes(40));
+    let default = parse(r#"{"mcpServers": {"t": {"command": "x"}}}"#).unwrap();
+    assert_eq!(default.servers["t"].policy.compaction_of("any"), SchemaCompaction::THIRD_PARTY);
+
+    for (gateway, expected) in [
+        (
+            r#"{"compaction": "tiny"}"#,
+            "mcpServers.t.gateway.compaction: expected \"third_party\", \"unlimited\" or an object",
+        ),
+        (
+            r#"{"compaction": {"max_schema_bytes": 0}}"#,
+            "mcpServers.t.gateway.compaction.max_schema_bytes: expected a whole number of bytes above 0, or null, found 0",
+        ),
+        (
+            r#"{"compaction": {"bytes": 10}}"#,
+            "mcpServers.t.gateway.compaction.bytes: expected max_schema_bytes or max_description_bytes, found an unknown key",
+        ),
+        (r#"{"tool_compaction": {"a": 3}}"#, "mcpServers.t.gateway.tool_compaction.a: expected \"third_party\""),
+    ] {
+        let message = error(&format!(r#"{{"mcpServers": {{"t": {{"command": "x", "gateway": {gateway}}}}}}}"#));
+        assert!(message.contains(expected), "{message}\n  expected to contain: {expected}");
+    }
 }

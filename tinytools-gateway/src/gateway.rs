@@ -5,6 +5,7 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use rmcp::model::RequestParamsMeta;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as RemoteTool, ToolAnnotations as RemoteAnnotations,
@@ -17,6 +18,8 @@ use tinytools::{ToolError, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, SharedCatalog, tool_search_schema};
+use crate::promotion::Promoted;
+use crate::relay::Upstream;
 use crate::supervisor::Supervisor;
 
 /// The name of the tool that forwards a call.
@@ -34,11 +37,21 @@ pub struct GatewayOptions {
     /// The manifest's token budget in `tool_search`'s description (estimated tokens).
     /// Default: 450, which keeps the first `tools/list` under 3,000 bytes.
     pub manifest_token_budget: usize,
+    /// The opt-in `list_changed` profile ([`crate::promotion`]): tools a search found join
+    /// `tools/list` and the client is notified. Default: off, so the surface never changes.
+    pub list_changed: bool,
+    /// At most this many tools promoted at once under that profile. Default: 32.
+    pub promotion_limit: usize,
 }
 
 impl Default for GatewayOptions {
     fn default() -> Self {
-        Self { discovery_wait: Duration::from_secs(3), manifest_token_budget: 450 }
+        Self {
+            discovery_wait: Duration::from_secs(3),
+            manifest_token_budget: 450,
+            list_changed: false,
+            promotion_limit: 32,
+        }
     }
 }
 
@@ -47,6 +60,20 @@ impl GatewayOptions {
     #[must_use]
     pub fn with_discovery_wait(mut self, wait: Duration) -> Self {
         self.discovery_wait = wait;
+        self
+    }
+
+    /// Sets [`list_changed`](Self::list_changed).
+    #[must_use]
+    pub fn with_list_changed(mut self, on: bool) -> Self {
+        self.list_changed = on;
+        self
+    }
+
+    /// Sets [`promotion_limit`](Self::promotion_limit).
+    #[must_use]
+    pub fn with_promotion_limit(mut self, limit: usize) -> Self {
+        self.promotion_limit = limit;
         self
     }
 
@@ -64,6 +91,7 @@ pub struct Gateway {
     supervisor: Arc<Supervisor>,
     options: GatewayOptions,
     catalog: Arc<RwLock<(u64, SharedCatalog)>>,
+    promoted: Arc<Promoted>,
 }
 
 impl Gateway {
@@ -73,7 +101,20 @@ impl Gateway {
         supervisor.discover();
         let generation = supervisor.generation();
         let catalog = Arc::new(Catalog::build(&supervisor, policy(&options)));
-        Self { supervisor, options, catalog: Arc::new(RwLock::new((generation, catalog))) }
+        let catalog = Arc::new(RwLock::new((generation, catalog)));
+        Self { supervisor, options, catalog, promoted: Arc::default() }
+    }
+
+    /// The same gateway with nothing promoted, for a new client session: clones share what
+    /// the `list_changed` profile promoted.
+    #[must_use]
+    pub fn session(&self) -> Self {
+        Self { promoted: Arc::default(), ..self.clone() }
+    }
+
+    /// The tools the `list_changed` profile promoted on this session.
+    pub fn promoted(&self) -> &Promoted {
+        &self.promoted
     }
 
     /// The supervisor.
@@ -95,9 +136,15 @@ impl Gateway {
         rebuilt
     }
 
-    /// The tools `tools/list` answers with: `tool_search`, `call_tool`, then the Direct tools.
+    /// The tools `tools/list` answers with: `tool_search`, `call_tool`, then the Direct tools
+    /// (and, under the `list_changed` profile, the promoted ones).
     pub fn listed_tools(&self) -> Vec<RemoteTool> {
-        listed_tools(&self.catalog())
+        let catalog = self.catalog();
+        let mut tools = listed_tools(&catalog);
+        if self.options.list_changed {
+            tools.extend(self.promoted.listed(&catalog).iter().map(|schema| listed(schema, None)));
+        }
+        tools
     }
 
     /// Serves on this process's stdin and stdout until the client disconnects.
@@ -110,11 +157,13 @@ impl Gateway {
         Ok(())
     }
 
-    /// Answers one `tools/call` of the gateway.
+    /// Answers one `tools/call` of the gateway. A forwarded call's progress goes to
+    /// `upstream`, when given; `cancel` cancels it downstream too.
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
+        upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
         let arguments = arguments.map_or(Value::Object(Map::new()), Value::Object);
@@ -131,9 +180,9 @@ impl Gateway {
                     );
                 };
                 let inner = arguments.get("arguments").cloned().unwrap_or(Value::Null);
-                self.forward(target, inner, cancel).await
+                self.forward(target, inner, upstream, cancel).await
             }
-            direct => self.forward(direct, arguments, cancel).await,
+            direct => self.forward(direct, arguments, upstream, cancel).await,
         }
     }
 
@@ -165,7 +214,13 @@ impl Gateway {
     }
 
     /// Admits `arguments` against the tool's own schema, then forwards the call.
-    async fn forward(&self, name: &str, arguments: Value, cancel: &CancellationToken) -> CallToolResult {
+    async fn forward(
+        &self,
+        name: &str,
+        arguments: Value,
+        upstream: Option<Upstream>,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
         let mut catalog = self.catalog();
         if catalog.route(name).is_none() && self.supervisor.discovering() {
             self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
@@ -192,7 +247,7 @@ impl Gateway {
         let Some(server) = self.supervisor.server(&route.server) else {
             return error_result("the tool's server is no longer configured; call tool_search again.");
         };
-        match server.call(&route.remote, arguments, cancel).await {
+        match server.call(&route.remote, arguments, upstream, cancel).await {
             Ok(result) => result,
             Err(failure) => error_result(&failure.to_string()),
         }
@@ -235,6 +290,10 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|block| block.as_text().map(|t| t.text.as_str())).collect()
 }
 
 fn error_result(text: &str) -> CallToolResult {
@@ -281,7 +340,13 @@ impl std::fmt::Debug for Gateway {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder().enable_tools();
+        let capabilities = if self.options.list_changed {
+            capabilities.enable_tool_list_changed().build()
+        } else {
+            capabilities.build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("tinytools-gateway", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.catalog().instructions().to_owned())
     }
@@ -300,7 +365,19 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.call(&request.name, request.arguments, &context.ct).await.into())
+        // rmcp moves the request's `_meta` into the context.
+        let token = context.meta.get_progress_token().or_else(|| request.progress_token());
+        let upstream = token.map(|token| Upstream { peer: context.peer.clone(), token });
+        let result = self.call(&request.name, request.arguments, upstream, &context.ct).await;
+        if self.options.list_changed
+            && request.name == TOOL_SEARCH
+            && result.is_error != Some(true)
+            && self.promoted.promote(&text_of(&result), self.options.promotion_limit)
+            && let Err(error) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "could not send notifications/tools/list_changed");
+        }
+        Ok(result.into())
     }
 }
 

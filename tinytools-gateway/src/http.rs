@@ -1,8 +1,9 @@
 //! The gateway over streamable HTTP (`--http`): rmcp's [`StreamableHttpService`] on a bare
 //! hyper HTTP/1 server, at `/mcp`.
 //!
-//! Every connection (every MCP session) gets the same [`Gateway`]: one supervisor, one
-//! catalogue, the same `tools/list`. The listener binds only the address it is given. A
+//! Every MCP session gets its own [`Gateway::session`] of the one gateway: one supervisor,
+//! one catalogue, the same stable `tools/list`; with the `list_changed` profile, the tools a
+//! session's searches promote are that session's alone. The listener binds only the address it is given. A
 //! non-loopback address is refused unless a bearer token is configured; with a token, a
 //! request without `Authorization: Bearer <token>` is answered `401 Unauthorized` before rmcp
 //! sees it. The token is never printed: [`HttpOptions`]'s `Debug` redacts it.
@@ -141,8 +142,9 @@ impl HttpServer {
         format!("http://{}{MCP_PATH}", self.addr)
     }
 
-    /// Serves `gateway` until `shutdown` is cancelled. A connection that fails is logged and
-    /// dropped; the listener goes on.
+    /// Serves `gateway` until `shutdown` is cancelled, each MCP session on its own
+    /// [`Gateway::session`] (clones of a gateway share its promoted tools). A connection that
+    /// fails is logged and dropped; the listener goes on.
     pub async fn serve(self, gateway: Gateway, shutdown: CancellationToken) {
         let mut config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
         if !self.addr.ip().is_loopback() {
@@ -151,7 +153,7 @@ impl HttpServer {
             config = config.disable_allowed_hosts();
         }
         let service =
-            StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(LocalSessionManager::default()), config);
+            StreamableHttpService::new(move || Ok(gateway.session()), Arc::new(LocalSessionManager::default()), config);
         let endpoint = Arc::new(Endpoint { service, token: self.options.token.clone() });
         loop {
             let accepted = tokio::select! {

@@ -11,6 +11,8 @@
 //! - [`glob`]: the `allow`/`deny` globs.
 //! - [`cache`]: the manifest cache.
 //! - [`supervisor`]: the downstream servers' lives.
+//! - [`promotion`]: the opt-in `list_changed` profile.
+//! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
 //! - [`gateway`]: the MCP server the client talks to.
 //! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token.
@@ -26,7 +28,9 @@ pub mod gateway;
 pub mod glob;
 pub mod http;
 pub mod import;
+pub mod promotion;
 pub mod redact;
+pub mod relay;
 pub mod report;
 pub mod supervisor;
 pub mod template;

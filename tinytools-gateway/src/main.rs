@@ -20,14 +20,15 @@ plus the tools a server's config marks \"direct\". Tool lists are cached on disk
 gateway answers before any server runs; a server starts on its first call.
 
 USAGE:
-    tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache]
+    tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
         Serve MCP on stdin/stdout (what a client's config launches).
 
     tinytools-gateway --config <FILE> --http <ADDR:PORT> [--token-env <VAR>] [...]
         Serve MCP over streamable HTTP at http://<ADDR:PORT>/mcp instead, until Ctrl-C.
-        Every connection gets the same tools. Only the address given is bound; the URL
-        is printed on stderr (port 0 picks a free port). A non-loopback address (such as
-        0.0.0.0) is refused unless a bearer token is set with --token-env.
+        Every session gets the same tools (with --list-changed, each promotes its own).
+        Only the address given is bound; the URL is printed on stderr (port 0 picks a free
+        port). A non-loopback address (such as 0.0.0.0) is refused unless a bearer token is
+        set with --token-env.
 
     tinytools-gateway import <FILE> [--from <FORMAT>]
         Convert another client's config into the gateway's mcpServers JSON, on stdout.
@@ -50,10 +51,15 @@ OPTIONS:
     --config <FILE>     The `mcpServers` JSON (Claude Desktop, Claude Code and Cursor's format),
                         with an optional \"gateway\" object per server: allow, deny (globs over
                         tool names), exposure (direct|deferred|hidden), tools (per-tool
-                        exposure), start_timeout_secs, call_timeout_secs.
+                        exposure), start_timeout_secs, call_timeout_secs, compaction and
+                        tool_compaction (the byte budget of what tool_search returns:
+                        \"third_party\", \"unlimited\" or {max_schema_bytes, max_description_bytes}).
     --cache-dir <DIR>   Where tool lists are cached (default: $XDG_CACHE_HOME/tinytools-gateway,
                         else ~/.cache/tinytools-gateway).
     --no-cache          Keep no cache: list every server's tools at startup.
+    --list-changed      Opt-in profile for clients that act on notifications/tools/list_changed:
+                        tools a search found join tools/list (at most 32) and the client is
+                        notified. Off by default: the tool list then never changes.
     --http <ADDR:PORT>  Serve streamable HTTP on this address (127.0.0.1:8931, [::1]:8931,
                         localhost:8931) instead of stdio.
     --token-env <VAR>   With --http: the environment variable holding a bearer token. Every
@@ -77,7 +83,7 @@ REMOTE SERVERS:
 type HttpArgs = (SocketAddr, Option<String>);
 
 enum Command {
-    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, http: Option<HttpArgs> },
+    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, list_changed: bool, http: Option<HttpArgs> },
     Import { file: PathBuf, from: Option<ClientFormat> },
     Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
 }
@@ -93,6 +99,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
         _ => None,
     };
     let (mut config, mut cache_dir, mut no_cache, mut start, mut json) = (None, None, false, false, false);
+    let mut list_changed = false;
     let (mut file, mut from): (Option<PathBuf>, Option<ClientFormat>) = (None, None);
     let (mut http, mut token_env): (Option<SocketAddr>, Option<String>) = (None, None);
     let sub = subcommand.as_deref();
@@ -113,6 +120,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
                 cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into());
             }
             (None | Some("report"), "--no-cache") => no_cache = true,
+            (None, "--list-changed") => list_changed = true,
             (Some("report"), "--start") => start = true,
             (Some("report"), "--json") => json = true,
             (Some("import"), "--from") => {
@@ -162,7 +170,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
             {
                 return Err(tinytools_gateway::http::HttpError::NotLoopback { addr }.to_string());
             }
-            Ok(Some(Command::Serve { config, cache_dir, no_cache, http: http.map(|addr| (addr, token_env)) }))
+            let http = http.map(|addr| (addr, token_env));
+            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed, http }))
         }
     }
 }
@@ -235,7 +244,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { config, cache_dir, no_cache, http } => {
+        Command::Serve { config, cache_dir, no_cache, list_changed, http } => {
             let Some(config) = load(&config) else { return ExitCode::from(2) };
             let cache = cache(cache_dir, no_cache);
             let mut options = None;
@@ -255,7 +264,7 @@ fn main() -> ExitCode {
             let Some(runtime) = runtime() else { return ExitCode::FAILURE };
             let served = runtime.block_on(async {
                 let supervisor = Arc::new(Supervisor::new(&config, cache));
-                let gateway = Gateway::new(supervisor, GatewayOptions::default());
+                let gateway = Gateway::new(supervisor, GatewayOptions::default().with_list_changed(list_changed));
                 match options {
                     Some(options) => serve_http(gateway, options).await,
                     None => gateway.serve_stdio().await,

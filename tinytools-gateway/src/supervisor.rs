@@ -12,8 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, JsonObject,
+    ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
@@ -22,10 +25,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cache::{CACHE_FORMAT, CachedTool, Manifest, ManifestCache, config_hash};
 use crate::config::{GatewayConfig, ServerConfig, Transport};
+use crate::relay::{ProgressRelay, Upstream};
 use crate::transport::{Remote, connect_remote, lost_remote};
 
-/// A live MCP client connection to one downstream server, over stdio or streamable HTTP.
-pub(crate) type Connection = RunningService<RoleClient, ()>;
+/// A live MCP client connection to one downstream server, over stdio or streamable HTTP; its
+/// handler relays the server's progress notifications ([`ProgressRelay`]).
+pub(crate) type Connection = RunningService<RoleClient, ProgressRelay>;
 
 /// Where a downstream server is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +70,10 @@ pub struct Downstream {
     used: AtomicBool,
     starts: AtomicU64,
     changes: Arc<watch::Sender<u64>>,
+    relay: ProgressRelay,
+    /// Start attempts finished, and the last one's failure.
+    attempts: AtomicU64,
+    last_failure: std::sync::Mutex<Option<CallFailure>>,
 }
 
 impl Supervisor {
@@ -86,6 +95,9 @@ impl Supervisor {
                     used: AtomicBool::new(false),
                     starts: AtomicU64::new(0),
                     changes: Arc::clone(&changes),
+                    relay: ProgressRelay::default(),
+                    attempts: AtomicU64::new(0),
+                    last_failure: std::sync::Mutex::new(None),
                 };
                 (name.clone(), Arc::new(downstream))
             })
@@ -160,7 +172,7 @@ impl Downstream {
 
     /// Where it is in its life.
     pub fn stage(&self) -> Stage {
-        let running = self.connection.try_lock().map_or(true, |slot| slot.as_ref().is_some_and(|c| !c.is_closed()));
+        let running = self.connection.try_lock().map_or(true, |slot| slot.as_deref().is_some_and(alive));
         match (running, self.used.load(Ordering::Relaxed), self.manifest().is_some()) {
             (true, true, _) => Stage::InUse,
             (true, false, _) => Stage::Started,
@@ -169,44 +181,79 @@ impl Downstream {
         }
     }
 
-    /// Sends one `tools/call`, starting the server first when it is not running.
+    /// Sends one `tools/call`, starting the server first when it is not running. The server's
+    /// progress notifications for it go to `upstream` (when the client asked for progress);
+    /// when `cancel` fires, the server is sent `notifications/cancelled` for the call.
     ///
     /// # Errors
     /// [`CallFailure`] when the server cannot be started, exits or breaks the connection, does
-    /// not answer within its call timeout, or answers with a protocol error.
+    /// not answer within its call timeout, or answers with a protocol error; also when the
+    /// call is cancelled.
     pub async fn call(
         self: &Arc<Self>,
         tool: &str,
         arguments: JsonObject,
+        upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallFailure> {
-        let connection = self.connection().await?;
-        self.used.store(true, Ordering::Relaxed);
-        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let after = self.config.policy.call_timeout;
         let name = &self.config.name;
-        let answer = tokio::select! {
-            answer = tokio::time::timeout(after, connection.peer().call_tool(request)) => answer,
-            () = cancel.cancelled() => return Err(CallFailure(format!("the call to the `{name}` server was cancelled"))),
+        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let mut retried = false;
+        let (connection, handle, route) = loop {
+            let connection = self.connection().await?;
+            // The route is in place before any notification of this call can be handled.
+            let mut routes = self.relay.lock().await;
+            match connection.peer().send_request_with_option(request.clone(), PeerRequestOptions::no_options()).await {
+                Ok(handle) => {
+                    let route = upstream
+                        .clone()
+                        .map(|upstream| self.relay.route(&mut routes, handle.progress_token.clone(), upstream));
+                    break (connection, handle, route);
+                }
+                // The request never left: the process had exited since the last call. Once.
+                Err(_) if !retried => {
+                    drop(routes);
+                    retried = true;
+                    self.stop(&connection).await;
+                }
+                Err(error) => return Err(self.broken(&connection, &error).await),
+            }
         };
+        self.used.store(true, Ordering::Relaxed);
+        let peer = connection.peer();
+        let id = handle.id.clone();
+        let token = handle.progress_token.clone();
+        let after = self.config.policy.call_timeout;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(after, handle.await_response()) => answer,
+            () = cancel.cancelled() => {
+                let reason = "the client cancelled the call".to_owned();
+                if let Err(error) = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason))).await {
+                    tracing::debug!(server = %name, %error, "could not pass the cancellation on");
+                }
+                return Err(CallFailure(format!("the call to the `{name}` server was cancelled")));
+            }
+        };
+        // The server answered: its progress for the call reaches the client before the answer.
+        if route.is_some() && answer.is_ok() {
+            self.relay.settle(&token).await;
+        }
+        drop(route);
         match answer {
-            Ok(Ok(result)) => Ok(result),
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(_)) => Err(CallFailure(format!(
+                "the `{name}` server answered `{tool}` with something other than a tool result (such as a task or an \
+                 input request), which this gateway does not relay; call the server from the client directly."
+            ))),
             Ok(Err(ServiceError::McpError(error))) => {
                 Err(CallFailure(format!("the `{name}` server refused the call: {}", error.message)))
             }
-            Ok(Err(error)) if matches!(self.config.transport, Transport::Http { .. }) => {
-                self.stop(&connection).await;
-                Err(lost_remote(&self.config, &error))
-            }
-            Ok(Err(error)) => {
-                self.stop(&connection).await;
-                Err(CallFailure(format!(
-                    "the `{name}` server stopped answering ({}); its process may have crashed. \
-                     It will be started again on the next call: retry once, and if it fails again check the server.",
-                    describe(&error)
-                )))
-            }
+            Ok(Err(error)) => Err(self.broken(&connection, &error).await),
             Err(_) => {
+                // Dropping the request sent nothing: tell the server, then stop it.
+                let reason = format!("no answer within {}", seconds(after));
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason))).await;
                 self.stop(&connection).await;
                 Err(CallFailure(format!(
                     "the `{name}` server did not answer `{tool}` within {}; it was stopped and will be started \
@@ -217,27 +264,31 @@ impl Downstream {
         }
     }
 
-    /// The live connection, started when there is none (or the last one closed).
-    async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CallFailure> {
-        let mut slot = self.connection.lock().await;
-        if let Some(connection) = slot.as_ref().filter(|c| !c.is_closed()) {
-            return Ok(Arc::clone(connection));
+    /// Stops a connection that broke and says so: for a remote server in
+    /// [`lost_remote`]'s words, scrubbed of its secrets.
+    async fn broken(&self, connection: &Arc<Connection>, error: &ServiceError) -> CallFailure {
+        self.stop(connection).await;
+        if matches!(self.config.transport, Transport::Http { .. }) {
+            return lost_remote(&self.config, error);
         }
-        *slot = None;
-        let connection = Arc::new(self.start().await?);
-        *slot = Some(Arc::clone(&connection));
-        drop(slot);
-        // A manifest from another config or server version is stale: list again, aside.
-        let info = connection.peer().peer_info().and_then(|info| info.server_info.clone());
-        let stale = match (self.manifest(), info) {
-            (None, _) => true,
-            (Some(known), Some(info)) => {
-                known.server_name.as_deref() != Some(info.name.as_str())
-                    || known.server_version.as_deref() != Some(info.version.as_str())
-            }
-            (Some(_), None) => false,
-        };
-        if stale {
+        CallFailure(format!(
+            "the `{}` server stopped answering ({}); its process may have crashed. \
+             It will be started again on the next call: retry once, and if it fails again check the server.",
+            self.config.name,
+            describe(error)
+        ))
+    }
+
+    /// The progress relay of this server's calls.
+    pub fn relay(&self) -> &ProgressRelay {
+        &self.relay
+    }
+
+    /// The live connection, started when there is none (or the last one closed). A call's
+    /// fresh connection whose server's tools are unknown or stale lists them again, aside.
+    async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, CallFailure> {
+        let (connection, fresh) = self.connect().await?;
+        if fresh && self.stale(&connection) {
             let server = Arc::clone(self);
             let listed = Arc::clone(&connection);
             tokio::spawn(async move {
@@ -247,6 +298,43 @@ impl Downstream {
             });
         }
         Ok(connection)
+    }
+
+    /// The live connection, and whether this call started it.
+    async fn connect(&self) -> Result<(Arc<Connection>, bool), CallFailure> {
+        let attempts = self.attempts.load(Ordering::Acquire);
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref().filter(|c| alive(c)) {
+            return Ok((Arc::clone(connection), false));
+        }
+        *slot = None;
+        // A start that failed while this call waited for it is this call's answer too: each
+        // waiting call starting the server again would queue one start timeout after another.
+        if self.attempts.load(Ordering::Acquire) != attempts
+            && let Some(failure) = self.last_failure.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        {
+            return Err(failure);
+        }
+        let started = self.start().await;
+        *self.last_failure.lock().unwrap_or_else(PoisonError::into_inner) = started.as_ref().err().cloned();
+        self.attempts.fetch_add(1, Ordering::AcqRel);
+        let connection = Arc::new(started?);
+        *slot = Some(Arc::clone(&connection));
+        Ok((connection, true))
+    }
+
+    /// Whether the manifest is missing, or from another config or server version than the
+    /// server `connection` reached.
+    fn stale(&self, connection: &Connection) -> bool {
+        let info = connection.peer().peer_info().and_then(|info| info.server_info.clone());
+        match (self.manifest(), info) {
+            (None, _) => true,
+            (Some(known), Some(info)) => {
+                known.server_name.as_deref() != Some(info.name.as_str())
+                    || known.server_version.as_deref() != Some(info.version.as_str())
+            }
+            (Some(_), None) => false,
+        }
     }
 
     async fn start(&self) -> Result<Connection, CallFailure> {
@@ -263,7 +351,7 @@ impl Downstream {
                     return Err(CallFailure(format!("the `{name}` server has neither a command nor a url")));
                 };
                 self.starts.fetch_add(1, Ordering::Relaxed);
-                return connect_remote(&self.config, &remote).await;
+                return connect_remote(&self.config, &remote, self.relay.clone()).await;
             }
             Err(error) => return Err(CallFailure(error.to_string())),
         };
@@ -277,7 +365,7 @@ impl Downstream {
             ))
         })?;
         let after = self.config.policy.start_timeout;
-        match tokio::time::timeout(after, ().serve(transport)).await {
+        match tokio::time::timeout(after, self.relay.clone().serve(self.relay.counted(transport))).await {
             Ok(Ok(connection)) => Ok(connection),
             Ok(Err(error)) => Err(CallFailure(format!(
                 "the `{name}` server ({describe_command}) exited or failed the MCP handshake at start ({}); check its \
@@ -307,7 +395,9 @@ impl Downstream {
     /// # Errors
     /// As [`call`](Self::call).
     pub async fn refresh_manifest(self: &Arc<Self>) -> Result<Arc<Manifest>, CallFailure> {
-        let connection = self.connection().await?;
+        // Not `connection`: a second listing aside would race this one (both store the
+        // manifest; the later may still be writing the cache after this one returned).
+        let (connection, _) = self.connect().await?;
         self.list_on(&connection).await
     }
 
@@ -370,6 +460,12 @@ impl std::fmt::Debug for Downstream {
             .field("tools", &self.manifest().map(|m| m.tools.len()))
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a connection can still carry a request. rmcp's `is_closed` only reports a
+/// connection the gateway closed; one whose process exited on its own has a closed transport.
+fn alive(connection: &Connection) -> bool {
+    !connection.is_closed() && !connection.peer().is_transport_closed()
 }
 
 fn seconds(duration: Duration) -> String {

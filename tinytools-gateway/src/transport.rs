@@ -17,6 +17,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::config::{ConfigError, ServerConfig, Transport};
+use crate::relay::ProgressRelay;
 use crate::supervisor::{CallFailure, Connection};
 use crate::template::{Secret, Template};
 
@@ -167,13 +168,19 @@ impl Remote {
     }
 }
 
-/// Connects to a remote server and completes the MCP handshake within its start timeout.
-pub(crate) async fn connect_remote(config: &ServerConfig, remote: &Remote) -> Result<Connection, CallFailure> {
+/// Connects to a remote server and completes the MCP handshake within its start timeout;
+/// `relay` handles the connection's notifications, as for a stdio server.
+pub(crate) async fn connect_remote(
+    config: &ServerConfig,
+    remote: &Remote,
+    relay: ProgressRelay,
+) -> Result<Connection, CallFailure> {
     let name = &config.name;
     let after = config.policy.start_timeout;
     let transport = remote.transport(name, after)?;
     let target = config.describe();
-    match tokio::time::timeout(after, ().serve(transport)).await {
+    let transport = relay.counted(transport);
+    match tokio::time::timeout(after, relay.serve(transport)).await {
         Ok(Ok(connection)) => Ok(connection),
         Ok(Err(error)) => Err(CallFailure(format!(
             "the `{name}` server ({target}) could not be reached or failed the MCP handshake ({}); check that it is \

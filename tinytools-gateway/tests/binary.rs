@@ -130,3 +130,23 @@ fn a_bad_config_is_reported_with_the_file_and_key() {
         "{message}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_is_the_binarys_opt_in_profile() {
+    let dir = temp_dir("binary-list-changed");
+    write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    let config = dir.join("config.json");
+    for on in [false, true] {
+        let mut command = gateway(&config, &dir.join("cache"));
+        if on {
+            command.arg("--list-changed");
+        }
+        let client = ().serve(TokioChildProcess::new(command).unwrap()).await.expect("handshake with the binary");
+        let tools = client.peer().peer_info().unwrap().capabilities.tools.clone().unwrap();
+        assert_eq!(tools.list_changed == Some(true), on, "--list-changed given: {on}");
+        search(&client, "stock price for a ticker symbol").await;
+        let listed = names(&list(&client).await);
+        assert_eq!(listed.contains(&"fixture__stock_quote".to_owned()), on, "{listed:?}");
+        client.cancel().await.unwrap();
+    }
+}

@@ -33,8 +33,8 @@ async fn the_first_tools_list_is_tool_search_and_call_tool_within_3000_bytes() {
     assert!(!description.contains("calendar_cancel_event"), "the server's Hidden tool is never listed");
     // The listing was cached, under the server's name.
     let cached: Vec<_> = std::fs::read_dir(dir.join("cache")).unwrap().filter_map(Result::ok).collect();
-    assert_eq!(cached.len(), 1);
-    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1);
+    assert_eq!(cached.len(), 1, "one manifest and no cache write in flight: {cached:?}");
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1, "the server was started once");
     client.cancel().await.unwrap();
 }
 
@@ -264,5 +264,34 @@ async fn the_first_tools_list_stays_within_3000_bytes_at_1000_tools() {
         "server3__operation_7_of_service_3"
     );
     assert!(gateway.supervisor().servers().all(|server| server.starts() == 0));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_budget_shrinks_what_tool_search_returns_for_that_tool_only() {
+    let query = "convert an amount of money between currencies";
+    let found = |answer: &Value, name: &str| {
+        answer["matches"].as_array().unwrap().iter().find(|m| m["name"] == name).cloned().unwrap_or(Value::Null)
+    };
+    let dir = temp_dir("compaction-wide");
+    let (client, _gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;
+    let wide = found(&search(&client, query).await, "fixture__currency_convert");
+    client.cancel().await.unwrap();
+
+    let dir = temp_dir("compaction-tight");
+    let keys = json!({"tool_compaction": {"currency_convert": {"max_description_bytes": 40}}});
+    let (client, gateway) = connect(&fixture_config(&dir, keys), &dir.join("cache")).await;
+    let tight = found(&search(&client, query).await, "fixture__currency_convert");
+    let wide_text = wide["description"].as_str().unwrap();
+    let tight_text = tight["description"].as_str().unwrap();
+    assert!(wide_text.len() > 40, "{wide}");
+    assert!(tight_text.len() <= 40 && tight_text.ends_with('…'), "{tight}");
+    // Only that tool's budget changed, and admission still uses the full schema.
+    let other = search(&client, "stock price for a ticker symbol").await;
+    assert!(found(&other, "fixture__stock_quote")["description"].as_str().unwrap().len() > 40, "{other}");
+    let refused = call_tool(&client, "fixture__currency_convert", json!({"amount": "ten"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("from"), "{}", text(&refused));
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1);
     client.cancel().await.unwrap();
 }

@@ -12,9 +12,13 @@ mod serve;
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam, ServerResult};
+use rmcp::service::{NotificationContext, PeerRequestOptions};
 use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::json;
 
 use common::*;
@@ -106,6 +110,8 @@ async fn a_remote_server_is_listed_searched_and_called_and_its_secrets_never_lea
     let gone_text = text(&gone);
     eprintln!("the failed call answered: {gone_text}");
     assert!(gone_text.contains("`remote` server"), "{gone_text}");
+    // In the remote wording, not a stdio server's.
+    assert!(gone_text.contains("could not be reached") && !gone_text.contains("process"), "{gone_text}");
     let again = format!("127.0.0.1:{port}");
     let upstream = spawn_http(&upstream_config, &upstream_cache, &again, &token_arg, &token_env).await;
     let back = call_tool(&client, "remote__fixture__stock_quote", json!({"symbol": "ACME"})).await;
@@ -126,5 +132,70 @@ async fn a_remote_server_is_listed_searched_and_called_and_its_secrets_never_lea
     let cached = read_all(&front_cache);
     assert!(cached.contains("stock_quote"), "the remote's manifest is cached");
     assert!(!cached.contains(CANARY), "the canary reached the cache");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Records every progress notification the gateway sends.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+
+impl ClientHandler for Recorder {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_servers_progress_reaches_the_client_under_its_own_token() {
+    let dir = temp_dir("remote-progress");
+    // The remote: a gateway over HTTP fronting the fixture, whose `fixture_progress` sends one
+    // progress notification a step; they travel fixture -> remote gateway -> HTTP -> here.
+    let upstream_dir = dir.join("upstream");
+    std::fs::create_dir_all(&upstream_dir).unwrap();
+    write_config(&upstream_dir, json!({"fixture": fixture(json!({}), json!({"exposure": "direct"}))}));
+    let upstream =
+        spawn_http(&upstream_dir.join("config.json"), &upstream_dir.join("cache"), "127.0.0.1:0", &[], &[]).await;
+    let config = write_config(&dir, json!({"remote": {"url": upstream.url, "gateway": {"start_timeout_secs": 20}}}));
+    let recorder = Recorder::default();
+    let (client, gateway) = connect_with(&config, &dir.join("cache"), recorder.clone()).await;
+
+    let steps = 4;
+    let arguments = json!({"name": "remote__fixture__fixture_progress", "arguments": {"steps": steps}});
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("call_tool").with_arguments(arguments.as_object().unwrap().clone()),
+    ));
+    let handle = client.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await.unwrap();
+    let token = handle.progress_token.clone();
+    let ServerResult::CallToolResult(result) = handle.await_response().await.unwrap() else { panic!("a tool result") };
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(text(&result), format!("{steps} steps"));
+    let last = f64::from(steps);
+    let mut got_last = false;
+    for _ in 0..500 {
+        got_last = recorder.0.lock().unwrap().iter().any(|p| (p.progress - last).abs() < f64::EPSILON);
+        if got_last {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seen = recorder.0.lock().unwrap().clone();
+    assert!(got_last, "the last step reaches the client: {seen:?}");
+    for progress in &seen {
+        assert_eq!(progress.progress_token, token, "the client's token, not the gateway's: {seen:?}");
+        assert_eq!(progress.total, Some(last));
+    }
+    // The remote connection relayed them: its route is gone now the call is over.
+    let relay = gateway.supervisor().server("remote").unwrap().relay().clone();
+    let mut routes = usize::MAX;
+    for _ in 0..100 {
+        routes = relay.routes().await;
+        if routes == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(routes, 0);
+    client.cancel().await.unwrap();
+    upstream.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

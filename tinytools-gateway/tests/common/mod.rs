@@ -16,6 +16,16 @@ use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, S
 /// The downstream fixture: the example catalogue plus fault tools.
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_gateway-fixture-server");
 
+/// The fixture's own tools, beside the catalogue: `fixture_crash`, `fixture_sleep`,
+/// `fixture_garbage` and `fixture_progress`.
+pub const FIXTURE_OWN_TOOLS: usize = 4;
+
+/// The tools the fixture lists: the catalogue's, less the Hidden `calendar_cancel_event`,
+/// plus its own.
+pub fn fixture_tool_count() -> usize {
+    tinytools_examples::catalogue::registry().len() - 1 + FIXTURE_OWN_TOOLS
+}
+
 pub type Client = RunningService<RoleClient, ()>;
 
 /// A fresh directory for one test.
@@ -41,8 +51,27 @@ pub fn fixture(env: Value, gateway: Value) -> Value {
 /// An in-process gateway over `config`, caching in `cache`, with an rmcp client on the other
 /// end of a duplex pipe.
 pub async fn connect(config: &GatewayConfig, cache: &Path) -> (Client, Gateway) {
+    connect_with(config, cache, ()).await
+}
+
+/// As [`connect`], with `handler` as the client's handler.
+pub async fn connect_with<H: rmcp::ClientHandler>(
+    config: &GatewayConfig,
+    cache: &Path,
+    handler: H,
+) -> (RunningService<RoleClient, H>, Gateway) {
+    connect_with_options(config, cache, handler, GatewayOptions::default()).await
+}
+
+/// As [`connect_with`], with these gateway options (the discovery wait raised to 60 s).
+pub async fn connect_with_options<H: rmcp::ClientHandler>(
+    config: &GatewayConfig,
+    cache: &Path,
+    handler: H,
+    options: GatewayOptions,
+) -> (RunningService<RoleClient, H>, Gateway) {
     let supervisor = Arc::new(Supervisor::new(config, Some(ManifestCache::new(cache))));
-    let gateway = Gateway::new(supervisor, GatewayOptions::default().with_discovery_wait(Duration::from_secs(60)));
+    let gateway = Gateway::new(supervisor, options.with_discovery_wait(Duration::from_secs(60)));
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let served = gateway.clone();
     tokio::spawn(async move {
@@ -50,15 +79,19 @@ pub async fn connect(config: &GatewayConfig, cache: &Path) -> (Client, Gateway) 
             let _ = running.waiting().await;
         }
     });
-    let client = ().serve(client_io).await.expect("the gateway completes the handshake");
+    let client = handler.serve(client_io).await.expect("the gateway completes the handshake");
     (client, gateway)
 }
 
-pub async fn list(client: &Client) -> Vec<Tool> {
+pub async fn list<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<Tool> {
     client.peer().list_all_tools().await.expect("tools/list")
 }
 
-pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
     let mut request = CallToolRequestParams::new(name.to_owned());
     if let Value::Object(map) = arguments {
         request = request.with_arguments(map);
@@ -66,11 +99,15 @@ pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResu
     client.peer().call_tool(request).await.expect("tools/call answers")
 }
 
-pub async fn call_tool(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+pub async fn call_tool<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
     call(client, "call_tool", json!({"name": name, "arguments": arguments})).await
 }
 
-pub async fn search(client: &Client, query: &str) -> Value {
+pub async fn search<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>, query: &str) -> Value {
     let result = call(client, "tool_search", json!({"query": query})).await;
     assert_ne!(result.is_error, Some(true), "{}", text(&result));
     serde_json::from_str(&text(&result)).expect("a JSON answer")
