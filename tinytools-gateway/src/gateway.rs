@@ -222,13 +222,18 @@ impl Gateway {
         cancel: &CancellationToken,
     ) -> CallToolResult {
         let mut catalog = self.catalog();
-        if catalog.route(name).is_none() && self.supervisor.discovering() {
+        if catalog.resolve(name).is_none() && self.supervisor.discovering() {
             self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
             catalog = self.catalog();
         }
-        let Some(route) = catalog.route(name).cloned() else {
+        // A name without its `server__` prefix is taken when exactly one server has that tool.
+        let Some(name) = catalog.resolve(name).map(str::to_owned) else {
             let answer = unknown_tool_answer(name, catalog.names(), true, &[]);
             return error_result(&answer.to_model_text());
+        };
+        let name = name.as_str();
+        let Some(route) = catalog.route(name).cloned() else {
+            return error_result("the tool's server is no longer configured; call tool_search again.");
         };
         let arguments = match repair(arguments) {
             Ok(arguments) => arguments,

@@ -295,3 +295,29 @@ async fn a_compaction_budget_shrinks_what_tool_search_returns_for_that_tool_only
     assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), 1);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_without_its_server_prefix_is_called_when_one_server_has_it() {
+    let dir = temp_dir("bare-names");
+    // Two servers of the same catalogue, split by allow-list: `stock_quote` only on `a`,
+    // `crypto_price` on both.
+    let config = write_config(
+        &dir,
+        json!({
+            "a": fixture(json!({}), json!({"allow": ["stock_quote", "crypto_price"]})),
+            "b": fixture(json!({}), json!({"allow": ["crypto_price"]})),
+        }),
+    );
+    let (client, _gateway) = connect(&config, &dir.join("cache")).await;
+    let unique = call(&client, "call_tool", json!({"name": "stock_quote", "arguments": {"symbol": "ACME"}})).await;
+    assert_eq!(unique.is_error, Some(false), "{}", text(&unique));
+    assert!(text(&unique).contains("ACME"), "{}", text(&unique));
+
+    let ambiguous = call(&client, "call_tool", json!({"name": "crypto_price", "arguments": {"coin": "BTC"}})).await;
+    assert_eq!(ambiguous.is_error, Some(true), "two servers have it: the name must say which");
+    assert!(text(&ambiguous).contains("tool_search"), "{}", text(&ambiguous));
+
+    let hidden = call(&client, "call_tool", json!({"name": "calendar_cancel_event", "arguments": {}})).await;
+    assert_eq!(hidden.is_error, Some(true), "a tool no server exposes is unknown, prefix or not");
+    client.cancel().await.unwrap();
+}
