@@ -119,16 +119,16 @@ impl Catalog {
         self.routes.get(name)
     }
 
-    /// The gateway name `name` stands for: itself when it is one, else the one tool whose
-    /// server calls it `name` (a model that dropped the `server__` prefix). `None` when no
-    /// tool or more than one tool answers to it.
-    pub fn resolve<'a>(&'a self, name: &'a str) -> Option<&'a str> {
-        if let Some((known, _)) = self.routes.get_key_value(name) {
-            return Some(known);
+    /// The tool `name` stands for, with its gateway name: `name` itself when it is one, else
+    /// the one tool whose server calls it `name` (a model that dropped the `server__` prefix).
+    /// `None` when no tool or more than one tool answers to it.
+    pub fn resolve(&self, name: &str) -> Option<(&str, &Route)> {
+        if let Some((known, route)) = self.routes.get_key_value(name) {
+            return Some((known, route));
         }
         let mut by_remote = self.routes.iter().filter(|(_, route)| route.remote == name);
         match (by_remote.next(), by_remote.next()) {
-            (Some((known, _)), None) => Some(known),
+            (Some((known, route)), None) => Some((known, route)),
             _ => None,
         }
     }

@@ -227,14 +227,11 @@ impl Gateway {
             catalog = self.catalog();
         }
         // A name without its `server__` prefix is taken when exactly one server has that tool.
-        let Some(name) = catalog.resolve(name).map(str::to_owned) else {
+        let Some((name, route)) = catalog.resolve(name).map(|(name, route)| (name.to_owned(), route.clone())) else {
             let answer = unknown_tool_answer(name, catalog.names(), true, &[]);
             return error_result(&answer.to_model_text());
         };
         let name = name.as_str();
-        let Some(route) = catalog.route(name).cloned() else {
-            return error_result("the tool's server is no longer configured; call tool_search again.");
-        };
         let arguments = match repair(arguments) {
             Ok(arguments) => arguments,
             Err(message) => return error_result(&message),

@@ -80,15 +80,7 @@ async fn downstream_progress_reaches_the_client_under_its_own_token() {
     assert_eq!(values.len(), seen.len(), "no step is relayed twice: {seen:?}");
     // The call is over: its route is gone.
     let relay = gateway.supervisor().server("fixture").unwrap().relay().clone();
-    let mut routes = usize::MAX;
-    for _ in 0..100 {
-        routes = relay.routes().await;
-        if routes == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(routes, 0);
+    assert_eq!(routes_after_drain(&relay).await, 0);
     client.cancel().await.unwrap();
 }
 

@@ -186,15 +186,7 @@ async fn a_remote_servers_progress_reaches_the_client_under_its_own_token() {
     }
     // The remote connection relayed them: its route is gone now the call is over.
     let relay = gateway.supervisor().server("remote").unwrap().relay().clone();
-    let mut routes = usize::MAX;
-    for _ in 0..100 {
-        routes = relay.routes().await;
-        if routes == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(routes, 0);
+    assert_eq!(routes_after_drain(&relay).await, 0);
     client.cancel().await.unwrap();
     upstream.stop().await;
     let _ = std::fs::remove_dir_all(&dir);

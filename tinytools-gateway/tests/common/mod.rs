@@ -125,3 +125,17 @@ pub fn names(tools: &[Tool]) -> Vec<String> {
 pub fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path).map(|text| text.lines().count()).unwrap_or(0)
 }
+
+/// How many progress routes `relay` still holds once they have had up to 2 s to drain (a
+/// call's route goes when its answer has been relayed): 0 when none is left.
+pub async fn routes_after_drain(relay: &tinytools_gateway::relay::ProgressRelay) -> usize {
+    let mut routes = usize::MAX;
+    for _ in 0..100 {
+        routes = relay.routes().await;
+        if routes == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    routes
+}
