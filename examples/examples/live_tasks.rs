@@ -24,6 +24,9 @@
 //! `notes__read_note`), Direct, and the run's own bridge stays off. Its system prompt is the
 //! suite's without the `tool_search` sentence, followed by the gateway's handshake
 //! instructions, as an MCP client shows them (`--no-gateway-instructions` leaves them out).
+//! `--gateway-pre-search` makes the host a pre-searching one (`bench::PreSearch`): before each
+//! run it sends the task's words to the gateway's `tool_search` and offers the tools found
+//! (`--pre-limit`, `--pre-tokens`) as Direct tools called through `call_tool`.
 //! The judge counts `call_tool {name, arguments}` as a call of `name`. The binaries are looked
 //! for beside this one (`<profile>/tinytools-gateway`, `<profile>/examples/mcp_serve`), or
 //! given with `--gateway-bin PATH` and `--catalogue-server PATH`.
@@ -40,7 +43,8 @@
 //! of the all-Direct first call, `docs/live.md`); `--distractors N` (default 1000); `--pre-limit N`, `--pre-floor X`,
 //! `--pre-tokens N`, `--pre-after-result N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
 //! defaults: the library's); `--ranker bm25|minilm` (the deferred arms' ranker: BM25 by
-//! default, or the embedding ranker with the model `.ci/models` unpacks); `--max-turns N` (default 8); `--timeout-secs N` (provider
+//! default, or the embedding ranker with the model `.ci/models` unpacks; the gateway arm then
+//! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`); `--max-turns N` (default 8); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
 //! the other arms' task runs then share N lanes, default 3, the arms alternating task by task:
@@ -60,7 +64,7 @@ use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::ToolRanker;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
-use tinytools_examples::bench::{self, ArmKind, GatewayBinaries, KeywordModel};
+use tinytools_examples::bench::{self, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
 use tinytools_examples::models;
 use tinytools_examples::tasks::{self, Task};
 
@@ -91,6 +95,7 @@ struct Options {
     gateway_bin: Option<PathBuf>,
     catalogue_server: Option<PathBuf>,
     gateway_instructions: bool,
+    gateway_pre_search: bool,
 }
 
 fn main() {
@@ -140,13 +145,31 @@ async fn run(options: Options) -> Result<(), String> {
     for kind in &options.arms {
         if *kind == ArmKind::Gateway {
             let binaries = gateway_binaries(&options)?;
-            let spec = bench::gateway_arm(&binaries, options.max_turns, options.gateway_instructions).await?;
+            // With `--ranker minilm` the gateway ranks its `tool_search` with the same model.
+            let serve_args = if options.minilm {
+                vec!["--embedding-model".to_owned(), models::minilm_dir().to_string_lossy().into_owned()]
+            } else {
+                Vec::new()
+            };
+            let mut spec =
+                bench::gateway_arm(&binaries, options.max_turns, options.gateway_instructions, &serve_args).await?;
+            if options.gateway_pre_search {
+                let pre = options.pre_promotion;
+                spec.pre_search = Some(PreSearch::new(&spec.registry, pre.limit, pre.token_budget)?);
+            }
             let offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
             eprintln!(
-                "live_tasks: arm gateway ({} tools behind {}; the model is offered {})",
+                "live_tasks: arm gateway ({} tools behind {}; the model is offered {}{})",
                 spec.tools(),
                 binaries.gateway.display(),
-                offered.join(", ")
+                offered.join(", "),
+                match &spec.pre_search {
+                    Some(_) => format!(
+                        ", and the host pre-searches each task's words through tool_search: at most {} tools within {} tokens",
+                        options.pre_promotion.limit, options.pre_promotion.token_budget
+                    ),
+                    None => String::new(),
+                }
             );
             specs.push(spec);
             continue;
@@ -233,6 +256,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         gateway_bin: None,
         catalogue_server: None,
         gateway_instructions: true,
+        gateway_pre_search: false,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -300,6 +324,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--gateway-bin" => options.gateway_bin = Some(value()?.into()),
             "--catalogue-server" => options.catalogue_server = Some(value()?.into()),
             "--no-gateway-instructions" => options.gateway_instructions = false,
+            "--gateway-pre-search" => options.gateway_pre_search = true,
             "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
             other => return Err(format!("unknown option `{other}` (the options are in the example's header)")),
         }

@@ -14,7 +14,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use tinytools::discovery::{ToolDiscoveryPolicy, unknown_tool_answer};
-use tinytools::{ToolError, ToolSchema};
+use tinytools::tool::{argument_notes, type_signature};
+use tinytools::{ToolError, ToolRanker, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, SharedCatalog, tool_search_schema};
@@ -28,7 +29,7 @@ pub const CALL_TOOL: &str = "call_tool";
 pub const TOOL_SEARCH: &str = "tool_search";
 
 /// How the gateway serves.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct GatewayOptions {
     /// How long `tools/list` (and a call of a name not known yet) waits for servers started
@@ -42,6 +43,26 @@ pub struct GatewayOptions {
     pub list_changed: bool,
     /// At most this many tools promoted at once under that profile. Default: 32.
     pub promotion_limit: usize,
+    /// What ranks the catalogue for `tool_search`. Default: `None`, BM25. An embedding
+    /// ranker (the binary's `--embedding-model`) ranks by meaning; a failing or slow one falls
+    /// back to BM25 for that search.
+    pub ranker: Option<Arc<dyn ToolRanker>>,
+    /// How long a search waits for [`ranker`](Self::ranker) before answering with BM25.
+    /// Default: 2 s, the runtime's. An embedding ranker embeds every tool on its first search.
+    pub ranker_timeout: Duration,
+}
+
+impl std::fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayOptions")
+            .field("discovery_wait", &self.discovery_wait)
+            .field("manifest_token_budget", &self.manifest_token_budget)
+            .field("list_changed", &self.list_changed)
+            .field("promotion_limit", &self.promotion_limit)
+            .field("ranker", &self.ranker.as_ref().map(|_| "custom"))
+            .field("ranker_timeout", &self.ranker_timeout)
+            .finish()
+    }
 }
 
 impl Default for GatewayOptions {
@@ -51,6 +72,8 @@ impl Default for GatewayOptions {
             manifest_token_budget: 450,
             list_changed: false,
             promotion_limit: 32,
+            ranker: None,
+            ranker_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -74,6 +97,25 @@ impl GatewayOptions {
     #[must_use]
     pub fn with_promotion_limit(mut self, limit: usize) -> Self {
         self.promotion_limit = limit;
+        self
+    }
+
+    /// Sets [`ranker`](Self::ranker) and [`ranker_timeout`](Self::ranker_timeout).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use tinytools::rank::{Bm25Ranker, ToolRanker};
+    /// use tinytools_gateway::GatewayOptions;
+    ///
+    /// let ranker: Arc<dyn ToolRanker> = Arc::new(Bm25Ranker::default());
+    /// let options = GatewayOptions::default().with_ranker(ranker, Duration::from_secs(30));
+    /// assert!(options.ranker.is_some());
+    /// ```
+    #[must_use]
+    pub fn with_ranker(mut self, ranker: Arc<dyn ToolRanker>, timeout: Duration) -> Self {
+        self.ranker = Some(ranker);
+        self.ranker_timeout = timeout;
         self
     }
 
@@ -240,7 +282,7 @@ impl Gateway {
         if let Err(error) = catalog.registry().admit(name, &raw) {
             let text = match &error {
                 ToolError::InvalidArguments { .. } | ToolError::MalformedArguments { .. } => {
-                    error.to_model_result().to_model_text()
+                    rejection(&catalog, name, &error)
                 }
                 _ => format!("the call to `{name}` was not admitted: {error}"),
             };
@@ -262,6 +304,27 @@ pub fn listed_tools(catalog: &Catalog) -> Vec<RemoteTool> {
     let mut tools = vec![listed(&tool_search_schema(catalog), None), listed(&call_tool_schema(), None)];
     tools.extend(catalog.direct().iter().map(|schema| listed(schema, catalog.direct_annotations(&schema.name))));
     tools
+}
+
+/// What the model reads when admission refuses a call's arguments: every violation, then the
+/// tool's compact signature and argument notes, then the call to send again. A client never
+/// shows the model a searched tool's schema except inside the search answer, so a model that
+/// wrote `arguments` from memory (missing `to`, a wrong type) gets what it needs to fix them
+/// here, as the in-process bridge answers a deferred tool called without its schema.
+fn rejection(catalog: &Catalog, name: &str, error: &ToolError) -> String {
+    let mut text = error.to_model_result().to_model_text();
+    let Some(tool) = catalog.registry().get(name) else { return text };
+    let parameters = &tool.schema().parameters;
+    text.push_str(&format!("\n`{name}` takes: {}", type_signature(parameters)));
+    let notes = argument_notes(parameters);
+    if !notes.is_empty() {
+        text.push('\n');
+        text.push_str(&notes);
+    }
+    text.push_str(&format!(
+        "\nCall it again through call_tool with {{\"name\": \"{name}\", \"arguments\": {{...}}}} holding every required argument."
+    ));
+    text
 }
 
 /// The arguments as an object: absent is `{}`, and an object sent as a JSON string is parsed.
@@ -303,7 +366,13 @@ fn error_result(text: &str) -> CallToolResult {
 }
 
 pub(crate) fn policy(options: &GatewayOptions) -> ToolDiscoveryPolicy {
-    ToolDiscoveryPolicy::default().with_manifest_token_budget(options.manifest_token_budget)
+    let policy = ToolDiscoveryPolicy::default()
+        .with_manifest_token_budget(options.manifest_token_budget)
+        .with_ranker_timeout(options.ranker_timeout);
+    match &options.ranker {
+        Some(ranker) => policy.with_ranker(ranker.clone()),
+        None => policy,
+    }
 }
 
 /// `call_tool`'s declaration.

@@ -2,9 +2,12 @@
 //! other clients' configs, and reports what the gateway saves.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
+
+use tinytools::ToolRanker;
 
 use tinytools_gateway::import::{ClientFormat, import_file};
 use tinytools_gateway::report::{ReportOptions, report};
@@ -21,6 +24,7 @@ gateway answers before any server runs; a server starts on its first call.
 
 USAGE:
     tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
+                      [--embedding-model <DIR>]
         Serve MCP on stdin/stdout (what a client's config launches).
 
     tinytools-gateway --config <FILE> --http <ADDR:PORT> [--token-env <VAR>] [...]
@@ -57,6 +61,11 @@ OPTIONS:
     --cache-dir <DIR>   Where tool lists are cached (default: $XDG_CACHE_HOME/tinytools-gateway,
                         else ~/.cache/tinytools-gateway).
     --no-cache          Keep no cache: list every server's tools at startup.
+    --embedding-model <DIR>
+                        Rank tool_search by meaning with this sentence-embedding model (a
+                        directory holding all-MiniLM-L6-v2's model.safetensors, config.json
+                        and vocab.txt) instead of BM25; a search falls back to BM25 while the
+                        model is busy past 30 s. Needs the `embedding` build feature.
     --list-changed      Opt-in profile for clients that act on notifications/tools/list_changed:
                         tools a search found join tools/list (at most 32) and the client is
                         notified. Off by default: the tool list then never changes.
@@ -83,9 +92,25 @@ REMOTE SERVERS:
 type HttpArgs = (SocketAddr, Option<String>);
 
 enum Command {
-    Serve { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, list_changed: bool, http: Option<HttpArgs> },
-    Import { file: PathBuf, from: Option<ClientFormat> },
-    Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
+    Serve {
+        config: PathBuf,
+        cache_dir: Option<PathBuf>,
+        no_cache: bool,
+        list_changed: bool,
+        http: Option<HttpArgs>,
+        embedding_model: Option<PathBuf>,
+    },
+    Import {
+        file: PathBuf,
+        from: Option<ClientFormat>,
+    },
+    Report {
+        config: PathBuf,
+        cache_dir: Option<PathBuf>,
+        no_cache: bool,
+        start: bool,
+        json: bool,
+    },
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> {
@@ -100,6 +125,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
     };
     let (mut config, mut cache_dir, mut no_cache, mut start, mut json) = (None, None, false, false, false);
     let mut list_changed = false;
+    let mut embedding_model: Option<PathBuf> = None;
     let (mut file, mut from): (Option<PathBuf>, Option<ClientFormat>) = (None, None);
     let (mut http, mut token_env): (Option<SocketAddr>, Option<String>) = (None, None);
     let sub = subcommand.as_deref();
@@ -121,6 +147,10 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
             }
             (None | Some("report"), "--no-cache") => no_cache = true,
             (None, "--list-changed") => list_changed = true,
+            (None, "--embedding-model") => {
+                embedding_model =
+                    Some(args.next().ok_or("--embedding-model needs a directory: --embedding-model <DIR>")?.into());
+            }
             (Some("report"), "--start") => start = true,
             (Some("report"), "--json") => json = true,
             (Some("import"), "--from") => {
@@ -171,7 +201,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
                 return Err(tinytools_gateway::http::HttpError::NotLoopback { addr }.to_string());
             }
             let http = http.map(|addr| (addr, token_env));
-            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed, http }))
+            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed, http, embedding_model }))
         }
     }
 }
@@ -244,8 +274,18 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { config, cache_dir, no_cache, list_changed, http } => {
+        Command::Serve { config, cache_dir, no_cache, list_changed, http, embedding_model } => {
             let Some(config) = load(&config) else { return ExitCode::from(2) };
+            let mut gateway_options = GatewayOptions::default().with_list_changed(list_changed);
+            if let Some(dir) = &embedding_model {
+                match embedding_ranker(dir) {
+                    Ok(ranker) => gateway_options = gateway_options.with_ranker(ranker, EMBEDDING_RANKER_TIMEOUT),
+                    Err(message) => {
+                        eprintln!("tinytools-gateway: {message}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             let cache = cache(cache_dir, no_cache);
             let mut options = None;
             if let Some((addr, token_env)) = http {
@@ -264,7 +304,7 @@ fn main() -> ExitCode {
             let Some(runtime) = runtime() else { return ExitCode::FAILURE };
             let served = runtime.block_on(async {
                 let supervisor = Arc::new(Supervisor::new(&config, cache));
-                let gateway = Gateway::new(supervisor, GatewayOptions::default().with_list_changed(list_changed));
+                let gateway = Gateway::new(supervisor, gateway_options);
                 match options {
                     Some(options) => serve_http(gateway, options).await,
                     None => gateway.serve_stdio().await,
@@ -279,6 +319,29 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// How long a search waits for the embedding ranker: its first search embeds every tool
+/// (about 1 s for 41 tools on two busy cores here), so the runtime's 2 s default would fall
+/// back to BM25 on a loaded machine.
+const EMBEDDING_RANKER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The sentence-embedding ranker over the model in `dir`.
+#[cfg(feature = "embedding")]
+fn embedding_ranker(dir: &Path) -> Result<Arc<dyn ToolRanker>, String> {
+    use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+    let embedder = BertEmbedder::load(dir).map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?;
+    Ok(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
+}
+
+/// Without the `embedding` feature there is no encoder to load.
+#[cfg(not(feature = "embedding"))]
+fn embedding_ranker(dir: &Path) -> Result<Arc<dyn ToolRanker>, String> {
+    Err(format!(
+        "--embedding-model {}: this gateway was built without the `embedding` feature; build it with \
+         `cargo install tinytools-gateway --features embedding` (or `cargo build -p tinytools-gateway --features embedding`)",
+        dir.display()
+    ))
 }
 
 /// Binds, says where on stderr, and serves until Ctrl-C.

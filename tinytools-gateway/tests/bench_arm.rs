@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
-use tinytools_examples::bench::{self, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, KeywordModel};
+use tinytools_examples::bench::{self, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, KeywordModel, PreSearch};
 use tinytools_examples::tasks::{self, Task};
 
 fn binaries() -> GatewayBinaries {
@@ -26,7 +26,7 @@ fn binaries() -> GatewayBinaries {
 }
 
 async fn arm() -> ArmSpec {
-    bench::gateway_arm(&binaries(), 8, true).await.expect("the gateway arm starts")
+    bench::gateway_arm(&binaries(), 8, true, &[]).await.expect("the gateway arm starts")
 }
 
 /// Solves a task the way a good model would through the gateway: each step's tool found with
@@ -111,6 +111,39 @@ async fn the_scripted_keyword_model_runs_the_gateway_arm_end_to_end() {
     assert!(premarket.reason.contains("argument symbol"), "{}", premarket.reason);
     assert!(report.results[1].success, "{}", report.results[1].reason);
     assert_eq!(report.searched_runs(), 3);
+    if let Some(gateway) = &spec.gateway {
+        gateway.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_calls_it_through_the_gateway() {
+    let mut spec = arm().await;
+    let missing = PreSearch::new(&tinytools::ToolRegistry::new(), 3, 320).unwrap_err();
+    assert!(missing.contains("tool_search"), "{missing}");
+    spec.pre_search = Some(PreSearch::new(&spec.registry, 3, 320).unwrap());
+
+    for id in ["finance-premarket-trades", "finance-retirement-today"] {
+        let task = tasks::get(id).expect("a task of the suite");
+        let result = bench::run_task(Arc::new(Oracle(task)), &spec, task).await;
+        let gold = format!("finance__{}", task.steps()[0].tool);
+        assert!(result.pre_promoted.contains(&gold), "{id}: {:?}", result.pre_promoted);
+        assert!(result.pre_promoted.len() <= 3, "{id}: {:?}", result.pre_promoted);
+        // Offered before the first call, so the model called it by name without searching,
+        // and the call went through the gateway to the catalogue server.
+        assert!(result.success, "{id}: {} (calls {:?})", result.reason, result.calls);
+        assert_eq!(result.calls, [task.steps()[0].tool], "{id}");
+        assert_eq!(result.search_calls, 0, "{id}");
+    }
+    assert_eq!(spec.registry.len(), 3, "each run's additions stay with that run");
+
+    // The token budget is honoured: no declaration fits in 10 tokens, so nothing is offered and
+    // the model searches as it would without the host's pre-search.
+    spec.pre_search = Some(PreSearch::new(&spec.registry, 3, 10).unwrap());
+    let task = tasks::get("finance-premarket-trades").expect("a task of the suite");
+    let result = bench::run_task(Arc::new(Oracle(task)), &spec, task).await;
+    assert!(result.pre_promoted.is_empty(), "{:?}", result.pre_promoted);
+    assert_eq!(result.calls, ["tool_search", "stock_quote"], "{}", result.reason);
     if let Some(gateway) = &spec.gateway {
         gateway.close().await;
     }

@@ -115,6 +115,11 @@ async fn bad_arguments_name_every_violation_and_stringified_ones_are_repaired() 
     for field in ["amount", "from", "to"] {
         assert!(message.contains(field), "`{field}` is named: {message}");
     }
+    // The refusal carries what the model needs to write the call again.
+    let signature = "`fixture__currency_convert` takes: {amount: number, from: string, to: string";
+    assert!(message.contains(signature), "{message}");
+    assert!(message.contains("- to: "), "the argument notes: {message}");
+    assert!(message.contains(r#"{"name": "fixture__currency_convert", "arguments": {...}}"#), "{message}");
     let starts = gateway.supervisor().server("fixture").unwrap().starts();
 
     let repaired =

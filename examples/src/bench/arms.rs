@@ -8,6 +8,7 @@ use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::run::RunPolicy;
 
 use super::gateway::GatewayProcess;
+use super::presearch::PreSearch;
 use crate::live::SYSTEM_PROMPT;
 use crate::{catalogue, tasks};
 
@@ -68,6 +69,9 @@ pub struct ArmSpec {
     /// The gateway the arm's tools call (the gateway arm only); it stops when the last
     /// handle goes, or at [`GatewayProcess::close`].
     pub gateway: Option<Arc<GatewayProcess>>,
+    /// The gateway arm's host pre-search, when on: each run's registry is this arm's plus the
+    /// tools the gateway's `tool_search` finds for the task's words.
+    pub pre_search: Option<PreSearch>,
 }
 
 impl ArmSpec {
@@ -111,5 +115,6 @@ pub fn arm(
         policy,
         system_prompt: Cow::Borrowed(SYSTEM_PROMPT),
         gateway: None,
+        pre_search: None,
     })
 }

@@ -179,12 +179,18 @@ pub fn gateway_config(catalogue_server: &Path) -> Value {
 /// Starts the gateway over the catalogue's servers and builds the arm: its registry is the
 /// gateway's tools, Direct, under the gateway's own names; its system prompt is
 /// [`GATEWAY_SYSTEM_PROMPT`] then, when `instructions`, the gateway's handshake instructions
-/// (as MCP clients show a server's instructions to their model).
+/// (as MCP clients show a server's instructions to their model). `serve_args` go to the
+/// gateway after its `--config` and `--cache-dir` (such as `--embedding-model DIR`).
 ///
 /// # Errors
 /// When a binary is missing, the directory cannot be written, the cache cannot be filled (a
 /// server failed to list its tools), or the gateway does not complete the handshake.
-pub async fn gateway_arm(binaries: &GatewayBinaries, max_turns: usize, instructions: bool) -> Result<ArmSpec, String> {
+pub async fn gateway_arm(
+    binaries: &GatewayBinaries,
+    max_turns: usize,
+    instructions: bool,
+    serve_args: &[String],
+) -> Result<ArmSpec, String> {
     binaries.check()?;
     let dir = fresh_dir()?;
     // From here the directory is removed on every way out: `GatewayProcess` owns it, or this guard.
@@ -197,7 +203,7 @@ pub async fn gateway_arm(binaries: &GatewayBinaries, max_turns: usize, instructi
     let tools_behind = fill_cache(&binaries.gateway, &config, &cache).await?;
 
     let mut command = tokio::process::Command::new(&binaries.gateway);
-    command.arg("--config").arg(&config).arg("--cache-dir").arg(&cache);
+    command.arg("--config").arg(&config).arg("--cache-dir").arg(&cache).args(serve_args);
     let import = McpImport::new("gateway").exposure(ToolExposure::Direct).compaction(SchemaCompaction::UNLIMITED);
     let server = McpServer::connect_stdio(import, command)
         .await
@@ -235,6 +241,7 @@ pub async fn gateway_arm(binaries: &GatewayBinaries, max_turns: usize, instructi
         policy,
         system_prompt: system_prompt.into(),
         gateway: Some(Arc::new(process)),
+        pre_search: None,
     })
 }
 

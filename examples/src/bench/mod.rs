@@ -9,6 +9,7 @@
 
 mod arms;
 mod gateway;
+mod presearch;
 mod report;
 mod schedule;
 mod scripted;
@@ -20,6 +21,7 @@ pub use arms::{ArmKind, ArmSpec, arm};
 pub use gateway::{
     CALL_TOOL, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, families, gateway_arm, gateway_config,
 };
+pub use presearch::PreSearch;
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;
@@ -58,13 +60,20 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
     let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
     let sink = events.clone();
-    let agent = Agent::new(spec.registry.clone(), recording.clone()).with_policy(spec.policy.clone()).with_events(
-        Arc::new(move |event: &RunEvent| {
+    let (registry, pre_searched) = match &spec.pre_search {
+        Some(pre) => {
+            let (registry, names) = pre.registry_for(&spec.registry, task.prompt).await;
+            (Arc::new(registry), names)
+        }
+        None => (spec.registry.clone(), Vec::new()),
+    };
+    let agent = Agent::new(registry, recording.clone()).with_policy(spec.policy.clone()).with_events(Arc::new(
+        move |event: &RunEvent| {
             if let Ok(mut log) = sink.lock() {
                 log.push(event.clone());
             }
-        }),
-    );
+        },
+    ));
     let started = Instant::now();
     let outcome = agent.run(vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)]).await;
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
@@ -75,14 +84,20 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
     };
     let judgement = tasks::judge(task, &messages);
-    let pre_promoted = events
-        .iter()
-        .filter_map(|event| match event {
-            RunEvent::ToolsPromoted { names, cause: tinytools::run::Promotion::UserMessage { .. } } => Some(names),
-            _ => None,
-        })
-        .flatten()
-        .cloned()
+    let pre_promoted = pre_searched
+        .into_iter()
+        .chain(
+            events
+                .iter()
+                .filter_map(|event| match event {
+                    RunEvent::ToolsPromoted { names, cause: tinytools::run::Promotion::UserMessage { .. } } => {
+                        Some(names)
+                    }
+                    _ => None,
+                })
+                .flatten()
+                .cloned(),
+        )
         .collect();
     TaskResult {
         id: task.id.to_owned(),
