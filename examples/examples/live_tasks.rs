@@ -26,7 +26,8 @@
 //! instructions, as an MCP client shows them (`--no-gateway-instructions` leaves them out).
 //! `--gateway-pre-search` makes the host a pre-searching one (`bench::PreSearch`): before each
 //! run it sends the task's words to the gateway's `tool_search` and offers the tools found
-//! (`--pre-limit`, `--pre-tokens`) as Direct tools called through `call_tool`.
+//! (`--pre-limit`, `--pre-tokens`) as Direct tools called through `call_tool`, each under its
+//! bare name when no other has it; a name the run does not offer goes to `call_tool` too.
 //! The judge counts `call_tool {name, arguments}` as a call of `name`. The binaries are looked
 //! for beside this one (`<profile>/tinytools-gateway`, `<profile>/examples/mcp_serve`), or
 //! given with `--gateway-bin PATH` and `--catalogue-server PATH`.

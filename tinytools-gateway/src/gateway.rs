@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
-use tinytools::discovery::{ToolDiscoveryPolicy, unknown_tool_answer};
+use tinytools::discovery::{MAX_SUGGESTIONS, ToolDiscoveryPolicy, unknown_call_query, unknown_tool_answer};
 use tinytools::tool::{argument_notes, type_signature};
 use tinytools::{ToolError, ToolRanker, ToolSchema};
 use tokio_util::sync::CancellationToken;
@@ -270,8 +270,7 @@ impl Gateway {
         }
         // A name without its `server__` prefix is taken when exactly one server has that tool.
         let Some((name, route)) = catalog.resolve(name).map(|(name, route)| (name.to_owned(), route.clone())) else {
-            let answer = unknown_tool_answer(name, catalog.names(), true, &[]);
-            return error_result(&answer.to_model_text());
+            return error_result(&unknown(&catalog, name, &arguments).await);
         };
         let name = name.as_str();
         let arguments = match repair(arguments) {
@@ -324,6 +323,43 @@ fn rejection(catalog: &Catalog, name: &str, error: &ToolError) -> String {
     text.push_str(&format!(
         "\nCall it again through call_tool with {{\"name\": \"{name}\", \"arguments\": {{...}}}} holding every required argument."
     ));
+    text
+}
+
+/// The lowest confidence a ranked tool needs to be named in the answer to an unknown name
+/// (BM25's: the name or arguments share a word with the tool), as the runtime's query-aware
+/// discovery floor.
+const UNKNOWN_FIT_FLOOR: f32 = 0.05;
+
+/// What the model reads when `call_tool` names no tool of the catalogue: the tools that the
+/// name's words and the arguments rank best for, each with its compact signature, and how to
+/// call one, as the runtime answers an unknown name while its bridge is active. When nothing
+/// ranks, close spellings and the hint to search. The answer never repeats the name it was
+/// given, and names only tools that `tool_search` could find.
+async fn unknown(catalog: &Catalog, name: &str, arguments: &Value) -> String {
+    let raw = match arguments {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let bridge = catalog.bridge();
+    let outcome = bridge.catalog().rank(bridge.policy(), &unknown_call_query(name, &raw), MAX_SUGGESTIONS).await;
+    let fits: Vec<ToolSchema> = outcome
+        .matched
+        .iter()
+        .filter(|hit| hit.confidence.is_some_and(|confidence| confidence >= UNKNOWN_FIT_FLOOR))
+        .filter_map(|hit| catalog.registry().get(&hit.name).map(|tool| tool.schema().clone()))
+        .collect();
+    if fits.is_empty() {
+        return unknown_tool_answer(name, catalog.names(), true, &[]).to_model_text();
+    }
+    let mut text = String::from("No tool by that name is available. These tools may fit:");
+    for tool in &fits {
+        text.push_str(&format!("\n- `{}` takes {}", tool.name, type_signature(&tool.parameters)));
+    }
+    text.push_str(
+        "\nCall the one that fits through call_tool with {\"name\": \"<its name>\", \"arguments\": {...}}; if none \
+         fits, call tool_search with a short description of the task.",
+    );
     text
 }
 

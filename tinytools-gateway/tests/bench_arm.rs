@@ -48,7 +48,8 @@ impl ChatModel for Oracle {
         };
         let arguments: Value = serde_json::from_str(step.example).expect("examples are JSON");
         let suffix = format!("__{}", step.tool);
-        if let Some(offered) = request.tools.iter().find(|tool| tool.name.ends_with(&suffix)) {
+        if let Some(offered) = request.tools.iter().find(|tool| tool.name == step.tool || tool.name.ends_with(&suffix))
+        {
             return Ok(ModelResponse::calls([(id.as_str(), offered.name.as_str(), arguments)]));
         }
         if let Some(Message::Tool { name, content, .. }) = request.messages.last()
@@ -126,8 +127,10 @@ async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_cal
     for id in ["finance-premarket-trades", "finance-retirement-today"] {
         let task = tasks::get(id).expect("a task of the suite");
         let result = bench::run_task(Arc::new(Oracle(task)), &spec, task).await;
-        let gold = format!("finance__{}", task.steps()[0].tool);
+        // Offered under its bare name: no other found tool has it.
+        let gold = task.steps()[0].tool.to_owned();
         assert!(result.pre_promoted.contains(&gold), "{id}: {:?}", result.pre_promoted);
+        assert!(result.pre_promoted.iter().all(|name| !name.contains("__")), "{id}: {:?}", result.pre_promoted);
         assert!(result.pre_promoted.len() <= 3, "{id}: {:?}", result.pre_promoted);
         // Offered before the first call, so the model called it by name without searching,
         // and the call went through the gateway to the catalogue server.
@@ -144,6 +147,60 @@ async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_cal
     let result = bench::run_task(Arc::new(Oracle(task)), &spec, task).await;
     assert!(result.pre_promoted.is_empty(), "{:?}", result.pre_promoted);
     assert_eq!(result.calls, ["tool_search", "stock_quote"], "{}", result.reason);
+    if let Some(gateway) = &spec.gateway {
+        gateway.close().await;
+    }
+}
+
+/// Calls an invented name first, then the step's tool by its bare name, neither offered.
+struct Guesser(&'static Task);
+
+#[async_trait::async_trait]
+impl ChatModel for Guesser {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let id = format!("g_{}", request.messages.len());
+        let answered = request.messages.iter().filter(|m| matches!(m, Message::Tool { .. })).count();
+        let step = &self.0.steps()[0];
+        let arguments: Value = serde_json::from_str(step.example).expect("examples are JSON");
+        Ok(match answered {
+            0 => ModelResponse::calls([(id.as_str(), "get_stock_price", json!({"ticker": "ACME"}))]),
+            1 => ModelResponse::calls([(id.as_str(), step.tool, arguments)]),
+            _ => ModelResponse::text("Done."),
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_searching_host_sends_names_it_does_not_offer_to_the_gateway() {
+    let mut spec = arm().await;
+    // Nothing offered, so every name the model writes but `tool_search` is the gateway's to answer.
+    spec.pre_search = Some(PreSearch::new(&spec.registry, 0, 320).unwrap());
+    let task = tasks::get("finance-premarket-trades").expect("a task of the suite");
+    let result = bench::run_task(Arc::new(Guesser(task)), &spec, task).await;
+    assert!(result.pre_promoted.is_empty(), "{:?}", result.pre_promoted);
+    assert_eq!(result.calls, ["get_stock_price", "stock_quote"], "{}", result.reason);
+    // The invented name reached the gateway, which named the tool that fits, with its signature.
+    let answers: Vec<(&str, &str, bool)> = result
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { name, content, is_error, .. } => Some((name.as_str(), content.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    let (name, first, is_error) = answers[0];
+    assert_eq!(name, CALL_TOOL);
+    assert!(is_error);
+    assert!(first.contains("`finance__stock_quote` takes {symbol: string"), "{first}");
+    // The bare name of a tool one server has was resolved by the gateway and ran.
+    assert!(!answers[1].2, "{}", answers[1].1);
+    assert!(result.success, "{} (calls {:?})", result.reason, result.calls);
+
+    // Without the host's pre-search, the run answers an unknown name itself.
+    spec.pre_search = None;
+    let result = bench::run_task(Arc::new(Guesser(task)), &spec, task).await;
+    assert!(!result.success, "{}", result.reason);
     if let Some(gateway) = &spec.gateway {
         gateway.close().await;
     }

@@ -163,6 +163,37 @@ async fn hidden_and_unknown_names_get_the_same_answer_and_direct_tools_are_liste
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invented_name_is_answered_with_the_tools_its_words_and_arguments_fit() {
+    let dir = temp_dir("invented");
+    let gateway_keys = json!({"tools": {"crypto_price": "hidden"}});
+    let (client, gateway) = connect(&fixture_config(&dir, gateway_keys), &dir.join("cache")).await;
+    let starts = gateway.supervisor().server("fixture").unwrap().starts();
+
+    let invented = call_tool(&client, "get_stock_price", json!({"ticker": "ACME"})).await;
+    assert_eq!(invented.is_error, Some(true));
+    let message = text(&invented);
+    assert!(message.starts_with("No tool by that name is available. These tools may fit:"), "{message}");
+    assert!(message.contains("- `fixture__stock_quote` takes {symbol: string"), "{message}");
+    assert!(message.contains(r#"call_tool with {"name": "<its name>", "arguments": {...}}"#), "{message}");
+    assert!(!message.contains("get_stock_price"), "the name is not repeated: {message}");
+    assert!(!message.contains("crypto_price"), "a Hidden tool is never named: {message}");
+    assert!(message.lines().filter(|line| line.starts_with("- `")).count() <= 3, "{message}");
+
+    // Arguments sent as JSON text are ranked as the object they encode.
+    let encoded = call_tool(&client, "convert", json!("{\"from_currency\": \"EUR\"}")).await;
+    assert!(text(&encoded).contains("`fixture__currency_convert` takes"), "{}", text(&encoded));
+
+    // Nothing shares a word with the call: the plain answer, which points to tool_search.
+    let nothing = call_tool(&client, "zzqx", json!({})).await;
+    let message = text(&nothing);
+    assert!(message.starts_with("No tool by that name is available."), "{message}");
+    assert!(!message.contains("may fit"), "{message}");
+    assert!(message.contains("tool_search"), "{message}");
+    assert_eq!(gateway.supervisor().server("fixture").unwrap().starts(), starts, "no call reached a server");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_is_an_error_result_and_the_next_call_restarts_the_server() {
     let dir = temp_dir("crash");
     let (client, gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;

@@ -60,20 +60,24 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
     let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
     let sink = events.clone();
-    let (registry, pre_searched) = match &spec.pre_search {
+    let (registry, pre_searched, forwarding) = match &spec.pre_search {
         Some(pre) => {
             let (registry, names) = pre.registry_for(&spec.registry, task.prompt).await;
-            (Arc::new(registry), names)
+            let forwarding = pre.forwarding(&registry);
+            (Arc::new(registry), names, Some(forwarding))
         }
-        None => (spec.registry.clone(), Vec::new()),
+        None => (spec.registry.clone(), Vec::new(), None),
     };
-    let agent = Agent::new(registry, recording.clone()).with_policy(spec.policy.clone()).with_events(Arc::new(
+    let mut agent = Agent::new(registry, recording.clone()).with_policy(spec.policy.clone()).with_events(Arc::new(
         move |event: &RunEvent| {
             if let Ok(mut log) = sink.lock() {
                 log.push(event.clone());
             }
         },
     ));
+    if let Some(forwarding) = forwarding {
+        agent = agent.with_middleware(forwarding);
+    }
     let started = Instant::now();
     let outcome = agent.run(vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)]).await;
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;

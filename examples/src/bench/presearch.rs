@@ -8,10 +8,21 @@
 //! message, so only the host can rank the catalogue against it before the model chooses. The
 //! gateway arm measures it beside the plain client (`live_tasks --gateway-pre-search`), since
 //! a client such as Claude Desktop does not do it.
+//!
+//! Two more things such a host does, as the runtime does for its own deferred tools:
+//! - a found tool is offered under its bare name (`stock_quote`) when no other offered tool
+//!   has that name, as the runtime offers a promoted tool; its calls still go to the gateway
+//!   under the full name;
+//! - a call of a name the run does not offer (a tool the model read in `tool_search`'s
+//!   manifest, called without searching) is sent to the gateway's `call_tool` instead of
+//!   being refused by the host ([`PreSearch::forwarding`]): the gateway resolves a bare name
+//!   that one server has, and otherwise answers with the catalogue's nearest names.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tinytools::middleware::Middleware;
+use tinytools::model::ModelResponse;
 use tinytools::schema::{EstimatedTokens, count_tool_schema_tokens};
 use tinytools::tool::TOOL_SEARCH;
 use tinytools::{Tool, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
@@ -63,17 +74,35 @@ impl PreSearch {
             Ok(answer) if !answer.is_error => answer,
             _ => return (registry, names),
         };
-        for schema in self.fitting(&answer) {
-            let name = schema.name.clone();
-            if registry.contains(&name) {
+        let found = self.fitting(&answer);
+        for schema in &found {
+            let bare = bare_name(&schema.name);
+            // The bare name when it is free: no other found tool, nor a tool of the run, has it.
+            let shared = found.iter().filter(|other| bare_name(&other.name) == bare).count() > 1;
+            let offered = if shared || base.contains(bare) { schema.name.clone() } else { bare.to_owned() };
+            if registry.contains(&offered) {
                 continue;
             }
-            let found = Found { schema, call: self.call.clone() };
+            let target = schema.name.clone();
+            let found = Found {
+                schema: ToolSchema { name: offered.clone(), ..schema.clone() },
+                target,
+                call: self.call.clone(),
+            };
             if registry.register(found).is_ok() {
-                names.push(name);
+                names.push(offered);
             }
         }
         (registry, names)
+    }
+
+    /// The middleware that sends a call of a name `registry` does not hold to the gateway's
+    /// `call_tool`, as `{"name": <the name>, "arguments": <its arguments>}`, rather than letting
+    /// the run refuse it. Arguments that are not JSON are passed on as the text they are, for the
+    /// gateway to repair or refuse with its own message.
+    pub fn forwarding(&self, registry: &ToolRegistry) -> Arc<dyn Middleware> {
+        let offered = registry.schemas().into_iter().map(|schema| schema.name).collect();
+        Arc::new(ForwardUnknown { offered })
     }
 
     /// The search answer's declarations, in order, at most `limit`, within the token budget.
@@ -94,10 +123,17 @@ impl PreSearch {
     }
 }
 
-/// A tool a pre-search found: its declaration as the gateway's answer gave it, called through
-/// the gateway's `call_tool`.
+/// `finance__stock_quote` without its server's prefix: `stock_quote`. A name without a prefix
+/// is its own bare name.
+fn bare_name(name: &str) -> &str {
+    name.split_once("__").map_or(name, |(_, tool)| if tool.is_empty() { name } else { tool })
+}
+
+/// A tool a pre-search found: its declaration as the gateway's answer gave it, under the name
+/// the run offers it by, called through the gateway's `call_tool` under its gateway name.
 struct Found {
     schema: ToolSchema,
+    target: String,
     call: Arc<dyn Tool>,
 }
 
@@ -120,6 +156,26 @@ impl Tool for Found {
     }
 
     async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
-        self.call.execute(json!({"name": self.schema.name, "arguments": args})).await
+        self.call.execute(json!({"name": self.target, "arguments": args})).await
+    }
+}
+
+/// See [`PreSearch::forwarding`].
+struct ForwardUnknown {
+    offered: std::collections::HashSet<String>,
+}
+
+#[async_trait::async_trait]
+impl Middleware for ForwardUnknown {
+    async fn after_model(&self, response: &mut ModelResponse) {
+        for call in &mut response.tool_calls {
+            if self.offered.contains(&call.name) {
+                continue;
+            }
+            let arguments = serde_json::from_str::<Value>(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            call.arguments = json!({"name": call.name, "arguments": arguments}).to_string();
+            call.name = CALL_TOOL.to_owned();
+        }
     }
 }

@@ -19,4 +19,6 @@ pub use bridge::{DiscoveryBridge, SearchAnswer};
 pub use catalog::RankOutcome;
 pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
 pub use policy::{PrePromotion, RankMode, ToolDiscoveryPolicy};
-pub use unknown::{MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, unknown_tool_answer};
+pub use unknown::{
+    MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, MAX_UNKNOWN_QUERY_BYTES, unknown_call_query, unknown_tool_answer,
+};

@@ -1,5 +1,7 @@
 //! The answer to a call of a tool the model may not call: unknown, Hidden, or not admitted.
 
+use serde_json::Value;
+
 use crate::rank::tokenize;
 use crate::tool::type_signature;
 use crate::{ToolResult, ToolSchema};
@@ -69,6 +71,46 @@ pub fn unknown_tool_answer<'a>(
         );
     }
     ToolResult::error(text)
+}
+
+/// The longest query [`unknown_call_query`] builds, in bytes.
+pub const MAX_UNKNOWN_QUERY_BYTES: usize = 1_000;
+
+/// What a call of an unknown name is ranked by: the name's words, then each argument's name
+/// and string value (in key order), at most [`MAX_UNKNOWN_QUERY_BYTES`]. `arguments` is the call's JSON text
+/// as the model wrote it; text that is not a JSON object adds nothing.
+///
+/// The agent loop ranks it against the deferred catalogue to promote what the model meant
+/// (query-aware discovery); a gateway ranks it to name the tools that may fit.
+///
+/// ```
+/// use tinytools::discovery::unknown_call_query;
+///
+/// let query = unknown_call_query("get_stock_price", r#"{"ticker": "ACME", "days": 3}"#);
+/// assert_eq!(query, "get stock price days ticker ACME");
+/// assert_eq!(unknown_call_query("weather.now", "not json"), "weather now");
+/// ```
+pub fn unknown_call_query(name: &str, arguments: &str) -> String {
+    let mut query = name.replace(['_', '-', '.'], " ");
+    if let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) {
+        for (key, value) in args {
+            if query.len() >= MAX_UNKNOWN_QUERY_BYTES {
+                break;
+            }
+            query.push(' ');
+            query.push_str(&key.replace('_', " "));
+            if let Value::String(text) = value {
+                query.push(' ');
+                query.push_str(&text);
+            }
+        }
+    }
+    let mut end = query.len().min(MAX_UNKNOWN_QUERY_BYTES);
+    while !query.is_char_boundary(end) {
+        end -= 1;
+    }
+    query.truncate(end);
+    query
 }
 
 /// The unknown-tool answer that names the tools just loaded for this call, then close

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::agent::Run;
 use super::events::RunEvent;
+use crate::discovery::unknown_call_query;
 use crate::middleware::ToolGate;
 use crate::model::ToolCall;
 use crate::schema::drop_absent_nulls;
@@ -113,7 +114,7 @@ impl Run<'_> {
         if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
             return CallAnswer::just(self.bridge.unknown_tool(&call.name, &[]));
         }
-        let query = unknown_call_query(call);
+        let query = unknown_call_query(&call.name, &call.arguments);
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, pre.limit).await;
         let loaded: Vec<ToolSchema> = self
             .pre_promotable(&outcome, self.agent.policy.discovery.pre_promotion.limit, false)
@@ -196,30 +197,4 @@ impl CallAnswer {
     pub(super) fn just(result: ToolResult) -> Self {
         Self { result, searched: Vec::new(), rejected: Vec::new(), loaded: Vec::new(), ran_ok: false, fruitless: false }
     }
-}
-
-/// What an unknown call is ranked by: its name's words, its argument names and its string
-/// values, at most 1,000 bytes.
-fn unknown_call_query(call: &ToolCall) -> String {
-    const MAX: usize = 1_000;
-    let mut query = call.name.replace(['_', '-', '.'], " ");
-    if let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&call.arguments) {
-        for (key, value) in args {
-            if query.len() >= MAX {
-                break;
-            }
-            query.push(' ');
-            query.push_str(&key.replace('_', " "));
-            if let Value::String(text) = value {
-                query.push(' ');
-                query.push_str(&text);
-            }
-        }
-    }
-    let mut end = query.len().min(MAX);
-    while !query.is_char_boundary(end) {
-        end -= 1;
-    }
-    query.truncate(end);
-    query
 }
