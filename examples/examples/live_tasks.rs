@@ -24,7 +24,7 @@
 //! `notes__read_note`), Direct, and the run's own bridge stays off. Its system prompt is the
 //! suite's without the `tool_search` sentence, followed by the gateway's handshake
 //! instructions, as an MCP client shows them (`--no-gateway-instructions` leaves them out).
-//! `--gateway-pre-search` makes the host a pre-searching one (`bench::PreSearch`): before each
+//! `--gateway-pre-search` makes the host a pre-searching one (`tinytools::mcp::GatewayPreSearch`): before each
 //! run it sends the task's words to the gateway's `tool_search` and offers the tools found
 //! (`--pre-limit`, `--pre-tokens`) as Direct tools called through `call_tool`, each under its
 //! bare name when no other has it; a name the run does not offer goes to `call_tool` too.
@@ -156,7 +156,8 @@ async fn run(options: Options) -> Result<(), String> {
                 bench::gateway_arm(&binaries, options.max_turns, options.gateway_instructions, &serve_args).await?;
             if options.gateway_pre_search {
                 let pre = options.pre_promotion;
-                spec.pre_search = Some(PreSearch::new(&spec.registry, pre.limit, pre.token_budget)?);
+                spec.pre_search =
+                    Some(PreSearch::new(&spec.registry, pre.limit, pre.token_budget).map_err(|err| err.to_string())?);
             }
             let offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
             eprintln!(

@@ -120,8 +120,8 @@ async fn the_scripted_keyword_model_runs_the_gateway_arm_end_to_end() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_calls_it_through_the_gateway() {
     let mut spec = arm().await;
-    let missing = PreSearch::new(&tinytools::ToolRegistry::new(), 3, 320).unwrap_err();
-    assert!(missing.contains("tool_search"), "{missing}");
+    let missing = PreSearch::new(&tinytools::ToolRegistry::new(), 3, 320).unwrap_err().to_string();
+    assert!(missing.contains("`tool_search`"), "{missing}");
     spec.pre_search = Some(PreSearch::new(&spec.registry, 3, 320).unwrap());
 
     for id in ["finance-premarket-trades", "finance-retirement-today"] {

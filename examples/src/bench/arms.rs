@@ -7,8 +7,8 @@ use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::run::RunPolicy;
 
+use super::PreSearch;
 use super::gateway::GatewayProcess;
-use super::presearch::PreSearch;
 use crate::live::SYSTEM_PROMPT;
 use crate::{catalogue, tasks};
 

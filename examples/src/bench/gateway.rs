@@ -24,7 +24,7 @@ use super::{ArmKind, ArmSpec};
 use crate::catalogue;
 
 /// The name `tinytools-gateway` gives its forwarding tool.
-pub const CALL_TOOL: &str = "call_tool";
+pub use tinytools::mcp::CALL_TOOL;
 
 /// The gateway arm's system prompt, before the gateway's own instructions: the suite's prompt
 /// without its sentence about `tool_search` (an MCP client's host knows nothing of the gateway;

@@ -9,7 +9,6 @@
 
 mod arms;
 mod gateway;
-mod presearch;
 mod report;
 mod schedule;
 mod scripted;
@@ -21,10 +20,11 @@ pub use arms::{ArmKind, ArmSpec, arm};
 pub use gateway::{
     CALL_TOOL, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, families, gateway_arm, gateway_config,
 };
-pub use presearch::PreSearch;
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;
+/// The host's pre-search through the gateway, as `tinytools` ships it.
+pub use tinytools::mcp::GatewayPreSearch as PreSearch;
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;

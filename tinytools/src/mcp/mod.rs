@@ -11,6 +11,9 @@
 //!   then [`McpServer::refresh`].
 //! - **Export**: [`McpToolServer`] serves a [`ToolRegistry`](crate::ToolRegistry) as an MCP
 //!   server; Hidden tools are never listed nor callable.
+//! - **In front of a gateway**: [`GatewayPreSearch`] ranks a tool gateway's catalogue
+//!   (`tinytools-gateway`: `tool_search` + `call_tool`) against the user's message before the
+//!   model is called, and offers what it finds as typed tools.
 //!
 //! One line of host code imports a whole server:
 //!
@@ -28,6 +31,7 @@
 mod export;
 mod import;
 mod naming;
+mod presearch;
 mod tool;
 
 use std::time::Duration;
@@ -35,6 +39,7 @@ use std::time::Duration;
 pub use export::McpToolServer;
 pub use import::{ImportReport, McpImport, McpServer, SkippedTool};
 pub use naming::{default_prefix, family_for, namespaced_name, remote_description};
+pub use presearch::{CALL_TOOL, GatewayPreSearch};
 pub use tool::McpTool;
 
 /// The `rmcp` SDK this module is built on, for transports beyond stdio (pass one to
@@ -109,5 +114,14 @@ pub enum McpError {
     Serve {
         /// What failed.
         reason: String,
+    },
+    /// A [`GatewayPreSearch`] was asked for over a registry that lacks one of a gateway's tools.
+    #[error(
+        "the registry holds no `{tool}`, so a host cannot pre-search through it; register the gateway's \
+         tools (`tool_search` and `call_tool`) under their own names first"
+    )]
+    NotAGateway {
+        /// The missing tool's name.
+        tool: &'static str,
     },
 }
