@@ -326,15 +326,11 @@ fn rejection(catalog: &Catalog, name: &str, error: &ToolError) -> String {
     text
 }
 
-/// The lowest confidence a ranked tool needs to be named in the answer to an unknown name
-/// (BM25's: the name or arguments share a word with the tool), as the runtime's query-aware
-/// discovery floor.
-const UNKNOWN_FIT_FLOOR: f32 = 0.05;
-
 /// What the model reads when `call_tool` names no tool of the catalogue: the tools that the
 /// name's words and the arguments rank best for, each with its compact signature, and how to
-/// call one, as the runtime answers an unknown name while its bridge is active. When nothing
-/// ranks, close spellings and the hint to search. The answer never repeats the name it was
+/// call one, as the runtime answers an unknown name while its bridge is active. A tool is
+/// named when its confidence reaches the discovery policy's pre-promotion floor, the floor the
+/// runtime ranks unknown names under. When nothing ranks, close spellings and the hint to search. The answer never repeats the name it was
 /// given, and names only tools that `tool_search` could find.
 async fn unknown(catalog: &Catalog, name: &str, arguments: &Value) -> String {
     let raw = match arguments {
@@ -342,11 +338,12 @@ async fn unknown(catalog: &Catalog, name: &str, arguments: &Value) -> String {
         other => other.to_string(),
     };
     let bridge = catalog.bridge();
+    let floor = bridge.policy().pre_promotion.min_confidence;
     let outcome = bridge.catalog().rank(bridge.policy(), &unknown_call_query(name, &raw), MAX_SUGGESTIONS).await;
     let fits: Vec<ToolSchema> = outcome
         .matched
         .iter()
-        .filter(|hit| hit.confidence.is_some_and(|confidence| confidence >= UNKNOWN_FIT_FLOOR))
+        .filter(|hit| hit.confidence.is_some_and(|confidence| confidence >= floor))
         .filter_map(|hit| catalog.registry().get(&hit.name).map(|tool| tool.schema().clone()))
         .collect();
     if fits.is_empty() {

@@ -173,8 +173,11 @@ impl GatewayPreSearch {
     /// JSON are passed on as the text they are, for the gateway to repair or refuse with its
     /// own message.
     pub fn forwarding(&self, registry: &ToolRegistry) -> Arc<dyn Middleware> {
-        let offered =
-            registry.schemas().into_iter().chain(registry.deferred_schemas()).map(|schema| schema.name).collect();
+        let offered = registry
+            .iter()
+            .filter(|tool| tool.exposure() != ToolExposure::Hidden)
+            .map(|tool| tool.name().to_owned())
+            .collect();
         Arc::new(ForwardUnknown { offered })
     }
 
