@@ -45,7 +45,10 @@
 //! `--pre-tokens N`, `--pre-after-result N`, `--no-pre` (query-aware discovery of the discovery and scale arms;
 //! defaults: the library's); `--ranker bm25|minilm` (the deferred arms' ranker: BM25 by
 //! default, or the embedding ranker with the model `.ci/models` unpacks; the gateway arm then
-//! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`); `--max-turns N` (default 8); `--timeout-secs N` (provider
+//! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
+//! `--expand` (the deferred arms rank each query with the model's own search keywords added,
+//! `tinytools::rank::ExpandingRanker` around the ranker: one short extra call per ranked query,
+//! reported apart); `--max-turns N` (default 8); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
 //! the other arms' task runs then share N lanes, default 3, the arms alternating task by task:
@@ -63,8 +66,8 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::PrePromotion;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::rank::ToolRanker;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_examples::bench::{self, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
 use tinytools_examples::models;
 use tinytools_examples::tasks::{self, Task};
@@ -93,6 +96,7 @@ struct Options {
     max_tokens: u32,
     temperature: Option<f32>,
     minilm: bool,
+    expand: bool,
     gateway_bin: Option<PathBuf>,
     catalogue_server: Option<PathBuf>,
     gateway_instructions: bool,
@@ -136,9 +140,29 @@ async fn run(options: Options) -> Result<(), String> {
     };
     eprintln!("live_tasks: {} tasks x {} run(s), model {name}", options.tasks.len(), options.runs);
     // One embedding ranker for every arm: each tool is embedded once, whichever arm asks first.
-    let ranker: Option<Arc<dyn ToolRanker>> = if options.minilm {
+    let mut ranker: Option<Arc<dyn ToolRanker>> = if options.minilm {
         let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
         Some(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
+    } else {
+        None
+    };
+    // `--expand`: the same model writes a line of search keywords for each ranked query, through
+    // its own client (a 32-token answer at temperature 0, whatever the run's settings).
+    let expander = if options.expand {
+        let keyword_model: Arc<dyn ChatModel> = if options.scripted {
+            Arc::new(KeywordModel)
+        } else {
+            let http = HttpOptions::local().with_timeout(options.timeout);
+            let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
+                .map_err(|e| e.to_string())?
+                .with_max_tokens(32)
+                .with_temperature(0.0);
+            Arc::new(client)
+        };
+        let inner = ranker.take().unwrap_or_else(|| Arc::new(Bm25Ranker));
+        let expander = Arc::new(ExpandingRanker::new(inner, keyword_model));
+        ranker = Some(expander.clone());
+        Some(expander)
     } else {
         None
     };
@@ -180,7 +204,8 @@ async fn run(options: Options) -> Result<(), String> {
             bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
         if let Some(ranker) = &ranker {
             spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
-            // The first search over the scale arm embeds its 1,041 tools (about 10 s here).
+            // The first search over the scale arm embeds its 1,041 tools (about 10 s here), and a
+            // keyword request may wait behind the lanes' calls.
             spec.policy.discovery.ranker_timeout = Duration::from_secs(120);
         }
         eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
@@ -216,6 +241,12 @@ async fn run(options: Options) -> Result<(), String> {
         "manifest_token_budget": options.manifest_tokens,
         "pre_promotion": format!("{:?}", options.pre_promotion),
         "lanes": lanes,
+        "ranker": ranker.as_ref().map(|ranker| ranker.name().to_owned()),
+        "keyword_expansion": expander.as_ref().map(|expander| {
+            let usage = expander.usage();
+            json!({"calls": usage.calls, "failed": usage.failed, "prompt_tokens": usage.prompt_tokens,
+                   "completion_tokens": usage.completion_tokens})
+        }),
         "wall_s": (wall_s * 10.0).round() / 10.0,
         "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
     });
@@ -228,6 +259,13 @@ async fn run(options: Options) -> Result<(), String> {
         println!("{summary}");
     } else {
         println!("model {name}, {lanes} lane(s), {wall_s:.0} s in all\n\n{}", bench::table(&reports));
+        if let Some(expander) = &expander {
+            let usage = expander.usage();
+            println!(
+                "keyword expansion: {} model calls ({} failed), {} prompt and {} answer tokens, not counted above",
+                usage.calls, usage.failed, usage.prompt_tokens, usage.completion_tokens
+            );
+        }
     }
     Ok(())
 }
@@ -255,6 +293,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         max_tokens: 256,
         temperature: None,
         minilm: false,
+        expand: false,
         gateway_bin: None,
         catalogue_server: None,
         gateway_instructions: true,
@@ -314,6 +353,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 "minilm" => options.minilm = true,
                 other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
             },
+            "--expand" => options.expand = true,
             "--max-turns" => options.max_turns = number(value()?)?,
             "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
             "--json" => options.json = true,

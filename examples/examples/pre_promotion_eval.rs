@@ -16,13 +16,21 @@
 //!   any promotion is a wrong one.
 //!
 //! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`);
+//! `--expand` wraps the ranker in `ExpandingRanker`, the keywords written by the model at
+//! `TINYTOOLS_BASE_URL` (default: `local-model.sh`'s server, `http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`,
+//! model `TINYTOOLS_MODEL` or `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per message:
+//! MetaTool and the unrelated set then keep every tenth and every sixth message, and
+//! `--subsets` gives the same subsets without expansion, to compare;
 //! `--dump FILE` writes every message's top twenty hits as JSON lines.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
+use tinytools::model::ChatModel;
+use tinytools::providers::OpenAiCompatible;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
 use tinytools_examples::tasks::{self, Expect};
 use tinytools_examples::{catalogue, models};
@@ -52,6 +60,9 @@ fn run() -> Result<(), String> {
     let json_output = std::env::args().any(|a| a == "--json");
     let minilm = std::env::args().collect::<Vec<_>>().windows(2).any(|w| w[0] == "--ranker" && w[1] == "minilm");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
+    let args: Vec<String> = std::env::args().collect();
+    let expand = args.iter().any(|a| a == "--expand");
+    let subsets = expand || args.iter().any(|a| a == "--subsets");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
     if minilm {
@@ -59,6 +70,17 @@ fn run() -> Result<(), String> {
         policy = policy.with_ranker(Arc::new(EmbeddingRanker::new(Arc::new(embedder))));
         policy.ranker_timeout = std::time::Duration::from_secs(600);
     }
+    let expander = if expand {
+        let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
+        let expander = Arc::new(ExpandingRanker::new(inner, keyword_model()?));
+        policy = policy.with_ranker(expander.clone());
+        policy.ranker_timeout = std::time::Duration::from_secs(600);
+        Some(expander)
+    } else {
+        None
+    };
+    // Every `step`-th message of a set, when the run is limited to subsets.
+    let every = |step: usize| move |(i, _): &(usize, &EvalQuery)| !subsets || i % step == 0;
 
     let meta_tools: Vec<EvalTool> = eval::read_jsonl(&root.join("metatool/tools.jsonl"))?;
     let meta_queries: Vec<EvalQuery> = eval::read_jsonl(&root.join("metatool/queries.jsonl"))?;
@@ -67,7 +89,9 @@ fn run() -> Result<(), String> {
     let meta: Vec<Probe> = meta_queries
         .iter()
         .take(METATOOL_QUERIES)
-        .map(|q| Probe {
+        .enumerate()
+        .filter(every(10))
+        .map(|(_, q)| Probe {
             text: q.query.clone(),
             gold: q
                 .gold
@@ -90,7 +114,12 @@ fn run() -> Result<(), String> {
         })
         .collect();
     let bfcl: Vec<EvalQuery> = eval::read_jsonl(&root.join("bfcl/queries.jsonl"))?;
-    let unrelated: Vec<Probe> = bfcl.iter().map(|q| Probe { text: q.query.clone(), gold: Vec::new() }).collect();
+    let unrelated: Vec<Probe> = bfcl
+        .iter()
+        .enumerate()
+        .filter(every(6))
+        .map(|(_, q)| Probe { text: q.query.clone(), gold: Vec::new() })
+        .collect();
 
     let dump = std::env::args().collect::<Vec<_>>().windows(2).find(|w| w[0] == "--dump").map(|w| w[1].clone());
     let mut dumped = String::new();
@@ -146,7 +175,8 @@ fn run() -> Result<(), String> {
         std::fs::write(&path, dumped).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if json_output {
-        println!("{}", json!({"ranker": if minilm { "minilm" } else { "bm25" }, "limit": LIMIT, "rows": rows}));
+        let ranker = policy.ranker.as_ref().map_or("bm25", |ranker| ranker.name());
+        println!("{}", json!({"ranker": ranker, "subsets": subsets, "limit": LIMIT, "rows": rows}));
         return Ok(());
     }
     println!(
@@ -165,7 +195,25 @@ fn run() -> Result<(), String> {
             f("mean_promoted")
         );
     }
+    if let Some(expander) = expander {
+        let usage = expander.usage();
+        eprintln!(
+            "keyword expansion: {} model calls ({} failed), {} prompt and {} answer tokens",
+            usage.calls, usage.failed, usage.prompt_tokens, usage.completion_tokens
+        );
+    }
     Ok(())
+}
+
+/// The model that writes the keywords: a 32-token answer at temperature 0.
+fn keyword_model() -> Result<Arc<dyn ChatModel>, String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let port = var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
+    let size = var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| "1.5b".into());
+    let base_url = var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1"));
+    let model = var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}"));
+    let client = OpenAiCompatible::local(base_url, model).map_err(|e| e.to_string())?;
+    Ok(Arc::new(client.with_max_tokens(32).with_temperature(0.0)))
 }
 
 fn round(x: f64) -> Value {

@@ -1,0 +1,128 @@
+//! `ExpandingRanker`: a chat model's search keywords bridge a message that shares no word with
+//! its tool; the keyword model sees the message and nothing of the catalogue; a failing one
+//! leaves the ranking as it was; a Hidden tool stays out of reach whatever the keywords say.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tinytools::discovery::ToolDiscoveryPolicy;
+use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
+use tinytools::rank::{Bm25Ranker, ExpandingRanker};
+use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy};
+use tinytools::testkit::ScriptedModel;
+use tinytools::{ToolExposure, ToolRegistry};
+use tinytools_examples::catalogue;
+use tinytools_integration_tests::Recorder;
+
+const SLEEP: &str = "Find us somewhere to sleep in Porto, arriving 3 June 2026 and leaving the 6th.";
+
+/// Runs `user` over `registry` with `keywords` writing the search keywords; returns the run
+/// model's first request and the pre-promotion events (ranker, promoted names, fallback).
+async fn first_request(
+    registry: ToolRegistry,
+    keywords: Arc<dyn ChatModel>,
+    user: &str,
+) -> (ModelRequest, Vec<(String, Vec<String>, Option<String>)>, Arc<ExpandingRanker>) {
+    let ranker = Arc::new(ExpandingRanker::new(Arc::new(Bm25Ranker), keywords));
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]));
+    let recorder = Arc::new(Recorder::default());
+    let discovery = ToolDiscoveryPolicy::default().with_ranker(ranker.clone());
+    Agent::new(Arc::new(registry), model.clone())
+        .with_policy(RunPolicy::default().with_discovery(discovery))
+        .with_events(recorder.clone())
+        .run(vec![Message::user(user)])
+        .await
+        .expect("runs");
+    let promotions = recorder
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolsPromoted { names, cause: Promotion::UserMessage { ranker, fallback, .. } } => {
+                Some((ranker, names, fallback))
+            }
+            _ => None,
+        })
+        .collect();
+    (model.requests().remove(0), promotions, ranker)
+}
+
+fn offered(request: &ModelRequest) -> Vec<&str> {
+    request.tools.iter().map(|tool| tool.name.as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_message_that_shares_no_word_with_its_tool_reaches_it_through_the_models_keywords() {
+    // BM25 alone does not promote `hotel_search` for this message: no word in common.
+    let plain = Arc::new(ScriptedModel::new([ModelResponse::text("done")]));
+    Agent::new(Arc::new(catalogue::registry()), plain.clone()).run(vec![Message::user(SLEEP)]).await.expect("runs");
+    assert!(!offered(&plain.requests()[0]).contains(&"hotel_search"), "{:?}", offered(&plain.requests()[0]));
+
+    let keywords =
+        Arc::new(ScriptedModel::new([ModelResponse::text("Hotel booking, search\nBecause they need a bed.")]));
+    let (request, promotions, ranker) = first_request(catalogue::registry(), keywords.clone(), SLEEP).await;
+    assert!(offered(&request).contains(&"hotel_search"), "{:?}", offered(&request));
+    let [(name, promoted, fallback)] = promotions.as_slice() else { panic!("one pre-promotion: {promotions:?}") };
+    assert_eq!((name.as_str(), fallback), ("bm25+keywords", &None));
+    assert_eq!(promoted[0], "hotel_search");
+
+    // The keyword model was asked once, with the message and no tools, and saw no tool's name.
+    let asked = keywords.requests();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].tools.is_empty() && asked[0].callable_by_name.is_empty());
+    let text = serde_json::to_string(&asked[0].messages).expect("serializes");
+    assert!(text.contains("somewhere to sleep in Porto"), "{text}");
+    for tool in catalogue::registry().schemas() {
+        assert!(!text.contains(&tool.name), "the keyword model saw {}", tool.name);
+    }
+    assert_eq!((ranker.usage().calls, ranker.usage().failed), (1, 0));
+    // Only the first line's words are kept: the run model never sees the keyword model's text.
+    let run_text = serde_json::to_string(&request.messages).expect("serializes");
+    assert!(!run_text.contains("booking") && !run_text.contains("bed"), "{run_text}");
+}
+
+#[tokio::test]
+async fn a_failing_keyword_model_leaves_the_query_as_it_was() {
+    // A script with no turns: every keyword request fails.
+    let (request, promotions, ranker) =
+        first_request(catalogue::registry(), Arc::new(ScriptedModel::new([])), "What is ACME stock trading at?").await;
+    assert!(offered(&request).contains(&"stock_quote"), "the message's own words still rank");
+    let [(name, _, fallback)] = promotions.as_slice() else { panic!("one pre-promotion: {promotions:?}") };
+    assert_eq!((name.as_str(), fallback), ("bm25+keywords", &None), "the inner ranker answered");
+    assert_eq!((ranker.usage().calls, ranker.usage().failed), (1, 1));
+
+    // An answer with no words in it expands nothing either, and is not a failure.
+    let blank = Arc::new(ScriptedModel::new([ModelResponse::text("  \n ** \n")]));
+    let (_, promotions, ranker) = first_request(catalogue::registry(), blank, SLEEP).await;
+    assert!(promotions.iter().all(|(_, names, _)| !names.contains(&"hotel_search".to_owned())));
+    assert_eq!((ranker.usage().calls, ranker.usage().failed), (1, 0));
+}
+
+#[tokio::test]
+async fn keywords_naming_a_hidden_tool_do_not_reach_it() {
+    let mut registry = catalogue::registry();
+    registry.register_as(Arc::new(NightShelter), ToolExposure::Hidden).expect("registers");
+    let keywords = Arc::new(ScriptedModel::new([ModelResponse::text("night_shelter_booking night shelter booking")]));
+    let (request, promotions, _) = first_request(registry, keywords, SLEEP).await;
+    let everything = serde_json::to_string(&request).expect("serializes");
+    assert!(!everything.contains("night_shelter_booking"), "{everything}");
+    assert!(promotions.iter().all(|(_, names, _)| !names.contains(&"night_shelter_booking".to_owned())));
+}
+
+/// A Hidden tool whose words match the keywords exactly.
+struct NightShelter;
+
+#[async_trait::async_trait]
+impl tinytools::Tool for NightShelter {
+    fn name(&self) -> &str {
+        "night_shelter_booking"
+    }
+    fn description(&self) -> &str {
+        "Book a night shelter bed: sleep, somewhere, Porto."
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {"city": {"type": "string"}}})
+    }
+    async fn execute(&self, _args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
+        Ok(tinytools::ToolResult::text("booked"))
+    }
+}
