@@ -69,8 +69,8 @@ use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_examples::bench::{self, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
-use tinytools_examples::models;
 use tinytools_examples::tasks::{self, Task};
+use tinytools_examples::{live, models};
 
 /// The suite's manifest budget: no names fit, so `tool_search` states the count and the
 /// families (names at 400 tokens cost 15.5 % of the all-Direct first call once three tools are
@@ -152,12 +152,7 @@ async fn run(options: Options) -> Result<(), String> {
         let keyword_model: Arc<dyn ChatModel> = if options.scripted {
             Arc::new(KeywordModel)
         } else {
-            let http = HttpOptions::local().with_timeout(options.timeout);
-            let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
-                .map_err(|e| e.to_string())?
-                .with_max_tokens(32)
-                .with_temperature(0.0);
-            Arc::new(client)
+            live::keyword_client(&options.base_url, &options.model, HttpOptions::local().with_timeout(options.timeout))?
         };
         let inner = ranker.take().unwrap_or_else(|| Arc::new(Bm25Ranker));
         let expander = Arc::new(ExpandingRanker::new(inner, keyword_model));
@@ -242,11 +237,7 @@ async fn run(options: Options) -> Result<(), String> {
         "pre_promotion": format!("{:?}", options.pre_promotion),
         "lanes": lanes,
         "ranker": ranker.as_ref().map(|ranker| ranker.name().to_owned()),
-        "keyword_expansion": expander.as_ref().map(|expander| {
-            let usage = expander.usage();
-            json!({"calls": usage.calls, "failed": usage.failed, "prompt_tokens": usage.prompt_tokens,
-                   "completion_tokens": usage.completion_tokens})
-        }),
+        "keyword_expansion": expander.as_ref().map(|expander| expander.usage()),
         "wall_s": (wall_s * 10.0).round() / 10.0,
         "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
     });
@@ -260,27 +251,21 @@ async fn run(options: Options) -> Result<(), String> {
     } else {
         println!("model {name}, {lanes} lane(s), {wall_s:.0} s in all\n\n{}", bench::table(&reports));
         if let Some(expander) = &expander {
-            let usage = expander.usage();
-            println!(
-                "keyword expansion: {} model calls ({} failed), {} prompt and {} answer tokens, not counted above",
-                usage.calls, usage.failed, usage.prompt_tokens, usage.completion_tokens
-            );
+            println!("keyword expansion: {}, not counted above", expander.usage());
         }
     }
     Ok(())
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let port = var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
-    let size = var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| "0.5b".into());
+    let (base_url, model) = live::local_server("0.5b");
     let mut options = Options {
         arms: ArmKind::ALL.to_vec(),
         tasks: tasks::all().iter().collect(),
         runs: 1,
         scripted: false,
-        base_url: var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1")),
-        model: var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}")),
+        base_url,
+        model,
         dialect: Dialect::Auto,
         manifest_tokens: SUITE_MANIFEST_TOKENS,
         distractors: 1_000,

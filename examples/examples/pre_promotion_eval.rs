@@ -27,13 +27,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
-use tinytools::model::ChatModel;
-use tinytools::providers::OpenAiCompatible;
+use tinytools::providers::HttpOptions;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
 use tinytools_examples::tasks::{self, Expect};
-use tinytools_examples::{catalogue, models};
+use tinytools_examples::{catalogue, live, models};
 
 const FLOORS: [f32; 9] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 const LIMIT: usize = 3;
@@ -57,10 +56,10 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
-    let json_output = std::env::args().any(|a| a == "--json");
-    let minilm = std::env::args().collect::<Vec<_>>().windows(2).any(|w| w[0] == "--ranker" && w[1] == "minilm");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
     let args: Vec<String> = std::env::args().collect();
+    let json_output = args.iter().any(|a| a == "--json");
+    let minilm = args.windows(2).any(|w| w[0] == "--ranker" && w[1] == "minilm");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
     let expand = args.iter().any(|a| a == "--expand");
     let subsets = expand || args.iter().any(|a| a == "--subsets");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
@@ -72,7 +71,9 @@ fn run() -> Result<(), String> {
     }
     let expander = if expand {
         let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
-        let expander = Arc::new(ExpandingRanker::new(inner, keyword_model()?));
+        let (base_url, model) = live::local_server("1.5b");
+        let expander =
+            Arc::new(ExpandingRanker::new(inner, live::keyword_client(&base_url, &model, HttpOptions::local())?));
         policy = policy.with_ranker(expander.clone());
         policy.ranker_timeout = std::time::Duration::from_secs(600);
         Some(expander)
@@ -121,7 +122,7 @@ fn run() -> Result<(), String> {
         .map(|(_, q)| Probe { text: q.query.clone(), gold: Vec::new() })
         .collect();
 
-    let dump = std::env::args().collect::<Vec<_>>().windows(2).find(|w| w[0] == "--dump").map(|w| w[1].clone());
+    let dump = args.windows(2).find(|w| w[0] == "--dump").map(|w| w[1].clone());
     let mut dumped = String::new();
     let mut rows = Vec::new();
     for (label, catalog, probes) in [
@@ -196,24 +197,9 @@ fn run() -> Result<(), String> {
         );
     }
     if let Some(expander) = expander {
-        let usage = expander.usage();
-        eprintln!(
-            "keyword expansion: {} model calls ({} failed), {} prompt and {} answer tokens",
-            usage.calls, usage.failed, usage.prompt_tokens, usage.completion_tokens
-        );
+        eprintln!("keyword expansion: {}", expander.usage());
     }
     Ok(())
-}
-
-/// The model that writes the keywords: a 32-token answer at temperature 0.
-fn keyword_model() -> Result<Arc<dyn ChatModel>, String> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let port = var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
-    let size = var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| "1.5b".into());
-    let base_url = var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1"));
-    let model = var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}"));
-    let client = OpenAiCompatible::local(base_url, model).map_err(|e| e.to_string())?;
-    Ok(Arc::new(client.with_max_tokens(32).with_temperature(0.0)))
 }
 
 fn round(x: f64) -> Value {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use tinytools::dialect::Dialect;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
-use tinytools::providers::OpenAiCompatible;
+use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::run::{Agent, RunError, RunEvent, RunPolicy};
 use tinytools::{ToolRegistry, ToolSchema};
 
@@ -109,6 +109,29 @@ pub fn model_from_env() -> Result<(Arc<dyn ChatModel>, String), String> {
     // A small local model that starts repeating itself stops at 512 tokens, not at the context limit.
     let client = OpenAiCompatible::local(base_url, name.clone()).map_err(|e| e.to_string())?.with_max_tokens(512);
     Ok((Arc::new(client), name))
+}
+
+/// The OpenAI-compatible server the examples talk to and its model name: `TINYTOOLS_BASE_URL`
+/// and `TINYTOOLS_MODEL`, else the server `local-model.sh` starts
+/// (`http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`, port 8091, model
+/// `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`, `default_size` when unset).
+pub fn local_server(default_size: &str) -> (String, String) {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let port = var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
+    let size = var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| default_size.into());
+    let base_url = var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1"));
+    let model = var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}"));
+    (base_url, model)
+}
+
+/// The client an `ExpandingRanker` asks for search keywords: a 32-token answer at temperature
+/// 0, whatever the run's own settings.
+///
+/// # Errors
+/// When the client cannot be built from `base_url`.
+pub fn keyword_client(base_url: &str, model: &str, http: HttpOptions) -> Result<Arc<dyn ChatModel>, String> {
+    let client = OpenAiCompatible::new(base_url, model, http).map_err(|e| e.to_string())?;
+    Ok(Arc::new(client.with_max_tokens(32).with_temperature(0.0)))
 }
 
 /// The prompt dialect `TOOL_DEFERRAL_DIALECT` names (`json`, `pformat`, `native`; anything

@@ -28,8 +28,17 @@ const MAX_KEYWORDS: usize = 12;
 const CACHE_ENTRIES: usize = 256;
 
 /// What the keyword model has cost so far. Its calls are not the run's: they are counted
-/// here, not in the run's usage.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// here, not in the run's usage. Serializes as an object of its four counts, and displays as
+/// one line.
+///
+/// ```
+/// use tinytools::rank::ExpansionUsage;
+///
+/// let none = ExpansionUsage::default();
+/// assert_eq!(none.to_string(), "0 model calls (0 failed), 0 prompt and 0 answer tokens");
+/// assert_eq!(serde_json::to_value(none).unwrap()["calls"], 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct ExpansionUsage {
     /// Keyword requests sent to the model (cached queries send none).
@@ -40,6 +49,16 @@ pub struct ExpansionUsage {
     pub prompt_tokens: u64,
     /// Answer tokens the model reported.
     pub completion_tokens: u64,
+}
+
+impl std::fmt::Display for ExpansionUsage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} model calls ({} failed), {} prompt and {} answer tokens",
+            self.calls, self.failed, self.prompt_tokens, self.completion_tokens
+        )
+    }
 }
 
 /// Ranks with another ranker after asking a chat model for search keywords for the query.
