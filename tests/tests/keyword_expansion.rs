@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tinytools::discovery::ToolDiscoveryPolicy;
 use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
-use tinytools::rank::{Bm25Ranker, ExpandingRanker};
+use tinytools::rank::{Bm25Ranker, DeferredCatalog, ExpandingRanker, RankContext, RankRequest, ToolRanker};
 use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolExposure, ToolRegistry};
@@ -95,6 +95,26 @@ async fn a_failing_keyword_model_leaves_the_query_as_it_was() {
     let (_, promotions, ranker) = first_request(catalogue::registry(), blank, SLEEP).await;
     assert!(promotions.iter().all(|(_, names, _)| !names.contains(&"hotel_search".to_owned())));
     assert_eq!((ranker.usage().calls, ranker.usage().failed), (1, 0));
+}
+
+#[tokio::test]
+async fn words_the_keyword_model_echoes_from_its_instructions_promote_nothing() {
+    // Qwen2.5-Coder-1.5B's real answer for this message. Its "api" echoes the keyword prompt
+    // ("which kind of app or API ...") and, kept, matches a Datadog tool's parameter example.
+    const CAPITAL: &str = "My kid asks what the capital of Australia is. Is it Sydney?";
+    let keywords = Arc::new(ScriptedModel::new([ModelResponse::text("geolocation, api, getlocation")]));
+    let (request, promotions, ranker) = first_request(catalogue::registry(), keywords, CAPITAL).await;
+    assert!(promotions.is_empty(), "{promotions:?}");
+    assert_eq!(offered(&request), ["read_note", "tool_search"]);
+    assert_eq!(ranker.expand(CAPITAL).await, format!("{CAPITAL}\ngeolocation getlocation"), "cached, echo dropped");
+
+    // The echo alone is what matched: kept, it ranks the Datadog tool first.
+    let registry = catalogue::registry();
+    let catalog = DeferredCatalog::new(&registry, |_| true);
+    let query = format!("{CAPITAL}\ngeolocation api getlocation");
+    let request = RankRequest { query: &query, limit: 3, catalog: &catalog, context: &RankContext::default() };
+    let hits = Bm25Ranker.rank(request).await.expect("BM25 ranks");
+    assert_eq!(hits.first().map(|hit| hit.name.as_str()), Some("datadog_query_metrics"), "{hits:?}");
 }
 
 #[tokio::test]

@@ -23,6 +23,27 @@ const SYSTEM: &str = "You turn a user's request into search keywords for finding
 const MAX_QUERY_BYTES: usize = 2_000;
 /// How many keywords of the model's line are kept.
 const MAX_KEYWORDS: usize = 12;
+/// Words the keyword model echoes from its own instructions ("which kind of app or API ...").
+/// They say what was asked, not what the message needs, and match whatever tool happens to
+/// mention them: with Qwen2.5-Coder-1.5B, "api" came back for half of the live suite's
+/// messages, and brought a Datadog tool (whose parameter example reads `service:api`) to
+/// "what is the capital of Australia". The query's own words are never dropped.
+const ECHOED: &[&str] = &[
+    "action",
+    "actions",
+    "api",
+    "apis",
+    "app",
+    "apps",
+    "application",
+    "applications",
+    "keyword",
+    "keywords",
+    "program",
+    "software",
+    "tool",
+    "tools",
+];
 /// How many expansions are remembered (a run ranks the same message for pre-promotion and
 /// again for the follow-up after a tool result).
 const CACHE_ENTRIES: usize = 256;
@@ -66,7 +87,8 @@ impl std::fmt::Display for ExpansionUsage {
 /// The query the inner ranker sees is the original followed by the model's keywords, so a
 /// word the user wrote still counts. The model sees only the query (never a tool name), and
 /// its answer only ever becomes search words: at most twelve words of its first line, letters
-/// and digits only. A model that fails or answers nothing leaves the query as it was, counted
+/// and digits only, less the words it echoes from the question it was asked ("api", "app",
+/// "tool" and the like, which match whatever tool mentions them). A model that fails or answers nothing leaves the query as it was, counted
 /// in [`usage`](Self::usage) and logged; the inner ranker still answers.
 ///
 /// Give it a client with a small answer cap (`with_max_tokens(32)`) and temperature 0, and a
@@ -79,7 +101,7 @@ impl std::fmt::Display for ExpansionUsage {
 /// use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 /// use tinytools::testkit::ScriptedModel;
 ///
-/// let model = Arc::new(ScriptedModel::new([ModelResponse::text("hotel booking, search")]));
+/// let model = Arc::new(ScriptedModel::new([ModelResponse::text("hotel booking API, search")]));
 /// let ranker = ExpandingRanker::new(Arc::new(Bm25Ranker), model);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let query = ranker.expand("Find us somewhere to sleep in Porto").await;
@@ -201,13 +223,13 @@ fn prompt(query: &str) -> String {
 }
 
 /// The search words of the model's answer: its first line with text in it, split into words
-/// of letters and digits, at most [`MAX_KEYWORDS`], repeats dropped.
+/// of letters and digits, at most [`MAX_KEYWORDS`], repeats and [`ECHOED`] words dropped.
 fn keyword_line(answer: &str) -> String {
     let line = answer.lines().map(str::trim).find(|line| line.chars().any(char::is_alphanumeric)).unwrap_or("");
     let mut words: Vec<String> = Vec::new();
     for word in line.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
         let word = word.to_lowercase();
-        if !words.contains(&word) {
+        if !words.contains(&word) && !ECHOED.contains(&word.as_str()) {
             words.push(word);
         }
         if words.len() == MAX_KEYWORDS {
@@ -225,8 +247,10 @@ mod tests {
     fn only_the_first_line_s_words_are_kept() {
         assert_eq!(
             keyword_line("Currency Converter, exchange-rate API\nHere is why: ..."),
-            "currency converter exchange rate api"
+            "currency converter exchange rate"
         );
+        assert_eq!(keyword_line("stock price api"), "stock price");
+        assert_eq!(keyword_line("API, Apps, software tool: keywords"), "", "only echoes of the prompt: nothing to add");
         assert_eq!(keyword_line("\n  **  \n`weather`, `forecast`"), "weather forecast");
         assert_eq!(keyword_line("a a b B"), "a b");
         let many: String = (0..40).map(|i| format!("k{i}, ")).collect();
