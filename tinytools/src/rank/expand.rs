@@ -23,11 +23,13 @@ const SYSTEM: &str = "You turn a user's request into search keywords for finding
 const MAX_QUERY_BYTES: usize = 2_000;
 /// How many keywords of the model's line are kept.
 const MAX_KEYWORDS: usize = 12;
-/// Words the keyword model echoes from its own instructions ("which kind of app or API ...").
+/// Words the keyword model echoes from its own instructions ("Request: ... which kind of app or
+/// API ...").
 /// They say what was asked, not what the message needs, and match whatever tool happens to
 /// mention them: with Qwen2.5-Coder-1.5B, "api" came back for half of the live suite's
 /// messages, and brought a Datadog tool (whose parameter example reads `service:api`) to
-/// "what is the capital of Australia". The query's own words are never dropped.
+/// "what is the capital of Australia"; "booking request" brought `github_create_pr` (a pull
+/// request) to "book a table". The query's own words are never dropped.
 const ECHOED: &[&str] = &[
     "action",
     "actions",
@@ -40,6 +42,8 @@ const ECHOED: &[&str] = &[
     "keyword",
     "keywords",
     "program",
+    "request",
+    "requests",
     "software",
     "tool",
     "tools",
@@ -250,6 +254,7 @@ mod tests {
             "currency converter exchange rate"
         );
         assert_eq!(keyword_line("stock price api"), "stock price");
+        assert_eq!(keyword_line("booking request"), "booking");
         assert_eq!(keyword_line("API, Apps, software tool: keywords"), "", "only echoes of the prompt: nothing to add");
         assert_eq!(keyword_line("\n  **  \n`weather`, `forecast`"), "weather forecast");
         assert_eq!(keyword_line("a a b B"), "a b");
