@@ -96,19 +96,23 @@ pub struct Arm {
 /// # Errors
 /// When neither is set, or the client cannot be built.
 pub fn model_from_env() -> Result<(Arc<dyn ChatModel>, String), String> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    if let Some(key) = var("OPENROUTER_API_KEY") {
-        let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "openai/gpt-4.1-mini".into());
+    if let Some(key) = env_var("OPENROUTER_API_KEY") {
+        let name = env_var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "openai/gpt-4.1-mini".into());
         let client = OpenAiCompatible::openrouter(key, name.clone()).map_err(|e| e.to_string())?;
         return Ok((Arc::new(client), name));
     }
-    let Some(base_url) = var("TOOL_DEFERRAL_BASE_URL") else {
+    let Some(base_url) = env_var("TOOL_DEFERRAL_BASE_URL") else {
         return Err("a live run needs OPENROUTER_API_KEY or TOOL_DEFERRAL_BASE_URL (with TOOL_DEFERRAL_MODEL)".into());
     };
-    let name = var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "local".into());
+    let name = env_var("TOOL_DEFERRAL_MODEL").unwrap_or_else(|| "local".into());
     // A small local model that starts repeating itself stops at 512 tokens, not at the context limit.
     let client = OpenAiCompatible::local(base_url, name.clone()).map_err(|e| e.to_string())?.with_max_tokens(512);
     Ok((Arc::new(client), name))
+}
+
+/// An environment variable's value, unless it is unset or blank.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// The OpenAI-compatible server the examples talk to and its model name: `TINYTOOLS_BASE_URL`
@@ -116,11 +120,10 @@ pub fn model_from_env() -> Result<(Arc<dyn ChatModel>, String), String> {
 /// (`http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`, port 8091, model
 /// `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`, `default_size` when unset).
 pub fn local_server(default_size: &str) -> (String, String) {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let port = var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
-    let size = var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| default_size.into());
-    let base_url = var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1"));
-    let model = var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}"));
+    let port = env_var("TINYTOOLS_LLM_PORT").unwrap_or_else(|| "8091".into());
+    let size = env_var("TINYTOOLS_LLM_SIZE").unwrap_or_else(|| default_size.into());
+    let base_url = env_var("TINYTOOLS_BASE_URL").unwrap_or_else(|| format!("http://127.0.0.1:{port}/v1"));
+    let model = env_var("TINYTOOLS_MODEL").unwrap_or_else(|| format!("qwen2.5-coder-{size}"));
     (base_url, model)
 }
 
