@@ -141,11 +141,13 @@ fn narrowing() -> impl Strategy<Value = Narrowing> {
 /// What a failing tool's error carries: the host's to read, never the model's.
 const FAILURE_SECRET: &str = "sk_live_51HxQzzy";
 
-/// A declared tool that may be destructive, and may fail with a secret in its error's chain.
+/// A declared tool that may be destructive, may fail with a secret in its error's chain, and
+/// may declare its `query` grounded in other tools' results (Hidden and refused ones among them).
 struct Classified {
     inner: Declared,
     destructive: bool,
     fails: bool,
+    grounding: &'static [tinytools::Grounding],
 }
 
 #[async_trait::async_trait]
@@ -165,6 +167,9 @@ impl Tool for Classified {
     fn annotations(&self) -> tinytools::ToolAnnotations {
         if self.destructive { tinytools::ToolAnnotations::UNCLASSIFIED } else { tinytools::ToolAnnotations::READ_ONLY }
     }
+    fn grounding(&self) -> &'static [tinytools::Grounding] {
+        self.grounding
+    }
     async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
         if self.fails {
             let cause = std::io::Error::other(format!("token {FAILURE_SECRET} rejected by the upstream"));
@@ -178,8 +183,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(tinytools_integration_tests::proptest_cases(48)))]
 
     /// Through the agent loop — pre-promotion of the user's message, searches, calls of secret
-    /// names and their near misses, rejected arguments, resume — nothing the run shows the
-    /// model names a Hidden tool or one a rule refused, and no failing tool's error reaches it.
+    /// names and their near misses, rejected arguments, ungrounded values, resume — nothing the
+    /// run shows the model names a Hidden tool or one a rule refused, and no failing tool's
+    /// error reaches it.
     #[test]
     fn no_run_ever_shows_the_model_a_hidden_or_refused_tool(
         specs in prop::collection::vec((spec(), prop::bool::ANY), 1..12),
@@ -197,13 +203,24 @@ proptest! {
         let mut secret: Vec<String> = Vec::new();
         let mut visible: Vec<String> = Vec::new();
         let mut a_visible_tool_fails = false;
+        let mut a_visible_tool_is_grounded = false;
+        // Every fourth tool's `query` must come from some tool's result, any of the run's: its
+        // refusal names the sources, which must never include a secret one. (Leaked: a
+        // grounding is `'static`, and a test case's few names are small.)
+        let names = specs.iter().enumerate().map(|(i, (s, _))| format!("{}_{}_{i:02}", VISIBLE[s.words.0], VISIBLE[s.words.1]));
+        let hidden_names = hidden_words.iter().enumerate().map(|(i, (a, b))| format!("{}_{}_{i:02}", HIDDEN[*a], HIDDEN[*b]));
+        let sources: Vec<&'static str> = names.chain(hidden_names).map(|name| &*Box::leak(name.into_boxed_str())).collect();
+        let sources: &'static [&'static str] = Box::leak(sources.into_boxed_slice());
+        let grounded: &'static [tinytools::Grounding] = Box::leak(Box::new([tinytools::Grounding::new("query").with_sources(sources)]));
         for (i, (spec, destructive)) in specs.iter().enumerate() {
             let name = format!("{}_{}_{i:02}", VISIBLE[spec.words.0], VISIBLE[spec.words.1]);
             let description = format!("{} the {} of the user.", VISIBLE[spec.words.1], VISIBLE[spec.words.0]);
             let exposure = [ToolExposure::Direct, ToolExposure::Deferred, ToolExposure::Hidden][spec.exposure as usize];
             let inner = Declared { name: name.clone(), description, family: Some(VISIBLE[spec.words.0].to_owned()) };
             let fails = i % 2 == 1;
-            registry.register_as(Arc::new(Classified { inner, destructive: *destructive, fails }), exposure).expect("unique names");
+            let grounding = if i % 4 == 2 { grounded } else { &[] };
+            let is_grounded = !grounding.is_empty();
+            registry.register_as(Arc::new(Classified { inner, destructive: *destructive, fails, grounding }), exposure).expect("unique names");
             let refused = (narrowing.allow_list && !spec.admitted)
                 || (narrowing.predicate && i % 3 == 0)
                 || (narrowing.refuse_destructive && *destructive);
@@ -211,6 +228,7 @@ proptest! {
                 secret.push(name);
             } else {
                 a_visible_tool_fails |= fails;
+                a_visible_tool_is_grounded |= is_grounded;
                 visible.push(name);
             }
         }
@@ -218,7 +236,7 @@ proptest! {
             let name = format!("{}_{}_{i:02}", HIDDEN[*a], HIDDEN[*b]);
             let description = format!("{} every {} in the {} store.", HIDDEN[*a], HIDDEN[*b], VISIBLE[i % VISIBLE.len()]);
             let inner = Declared { name: name.clone(), description, family: Some(HIDDEN[*b].to_owned()) };
-            registry.register_as(Arc::new(Classified { inner, destructive: false, fails: true }), ToolExposure::Hidden).expect("unique");
+            registry.register_as(Arc::new(Classified { inner, destructive: false, fails: true, grounding: &[] }), ToolExposure::Hidden).expect("unique");
             secret.push(name);
         }
         let registry = Arc::new(registry);
@@ -295,6 +313,12 @@ proptest! {
         if a_visible_tool_fails {
             let host = recorder.events().into_iter().any(|e| matches!(e, RunEvent::ToolFailed { error, .. } if error.contains(FAILURE_SECRET)));
             prop_assert!(host, "a visible failing tool was called, and the host saw its error");
+        }
+        // A grounded tool's call with a value from nowhere ("x") was refused (so the check above
+        // saw its answer).
+        if a_visible_tool_is_grounded {
+            let refused = recorder.events().into_iter().any(|e| matches!(e, RunEvent::ToolRejected { reason, .. } if reason.starts_with("ungrounded")));
+            prop_assert!(refused, "a visible grounded tool was called with an ungrounded value and refused");
         }
     }
 }

@@ -88,8 +88,8 @@ pub use registry::{
 pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, StopReason};
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use tool::{
-    CancellationToken, IntoToolResult, Json, Refusal, State, Tool, ToolAnnotations, ToolContent, ToolContext,
-    ToolExposure, ToolGroup, ToolResult, ToolSpec, TypedTool,
+    CancellationToken, Grounding, IntoToolResult, Json, Refusal, State, Tool, ToolAnnotations, ToolContent,
+    ToolContext, ToolExposure, ToolGroup, ToolResult, ToolSpec, TypedTool,
 };
 
 /// Turns a documented fn into a [`Tool`].
@@ -144,6 +144,12 @@ pub use tool::{
 /// Two kinds of parameter are not part of the schema: a [`State<T>`](State) receives the host
 /// state the registry carries (registering the tool without it is an error), and a
 /// `&ToolContext` (or `ToolContext`) receives the call's [`ToolContext`].
+///
+/// `#[grounded]` on an argument makes it one the model must copy, never invent (an id, a key,
+/// an address): a call whose value appears in no user message and no tool result of the run is
+/// refused before the fn runs, and the model told where the value comes from.
+/// `#[grounded(from = "crm_find_contact")]` (repeat `from` for more) accepts, besides the
+/// user's words, only a result of those tools, and names them in the refusal; see [`Grounding`].
 ///
 /// # Return types
 ///

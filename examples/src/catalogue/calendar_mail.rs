@@ -63,6 +63,7 @@ pub async fn calendar_free_slots(
 #[tool(exposure = "deferred", family = "calendar", destructive, idempotent)]
 pub async fn calendar_cancel_event(
     /// The event's id, as returned by calendar_invite or calendar_list_events.
+    #[grounded(from = "calendar_invite", from = "calendar_list_events")]
     event_id: String,
     /// A note sent to attendees.
     message: Option<String>,
@@ -85,6 +86,7 @@ pub async fn gmail_search(
 #[tool(exposure = "deferred", family = "gmail", destructive = false, open_world = true)]
 pub async fn gmail_send(
     /// Recipient email addresses.
+    #[grounded]
     to: Vec<String>,
     /// Subject line.
     subject: String,
@@ -101,6 +103,7 @@ pub async fn gmail_send(
 #[tool(exposure = "deferred", family = "gmail", read_only)]
 pub async fn gmail_read_thread(
     /// The thread's id, from gmail_search.
+    #[grounded(from = "gmail_search")]
     thread_id: String,
 ) -> Value {
     json!({"thread_id": thread_id, "messages": [{"from": "alice@example.com", "body": "Numbers attached."}]})
@@ -110,6 +113,7 @@ pub async fn gmail_read_thread(
 #[tool(exposure = "deferred", family = "gmail", destructive = false, idempotent)]
 pub async fn gmail_label(
     /// Ids of the messages to change.
+    #[grounded(from = "gmail_search")]
     message_ids: Vec<String>,
     /// The label, such as STARRED or a user label.
     label: String,

@@ -66,7 +66,8 @@ pub async fn drive_search_files(
 /// Share a Google Drive file with someone.
 #[tool(exposure = "deferred", family = "drive", destructive = false, open_world = true)]
 pub async fn drive_share_file(
-    /// The file's id, from drive_search_files.
+    /// The file's id, from drive_search_files or docs_create_document.
+    #[grounded(from = "drive_search_files", from = "docs_create_document")]
     file_id: String,
     /// Email address to share with.
     email: String,
@@ -100,6 +101,7 @@ pub async fn crm_find_contact(
 #[tool(exposure = "deferred", family = "crm", destructive = false, idempotent)]
 pub async fn crm_update_deal(
     /// The deal's id.
+    #[grounded]
     deal_id: String,
     /// New stage, such as "negotiation" or "closed won".
     stage: Option<String>,
@@ -113,6 +115,7 @@ pub async fn crm_update_deal(
 #[tool(exposure = "deferred", family = "crm", destructive = false)]
 pub async fn crm_log_call(
     /// The contact's id, from crm_find_contact.
+    #[grounded(from = "crm_find_contact")]
     contact_id: String,
     /// What was discussed.
     notes: String,

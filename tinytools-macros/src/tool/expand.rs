@@ -134,6 +134,13 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         };
         quote!(.with_compaction(#value))
     });
+    let grounding = (!tool.grounding.is_empty()).then(|| {
+        let rules = tool.grounding.iter().map(|(argument, sources)| {
+            let sources = (!sources.is_empty()).then(|| quote!(.with_sources(&[#(#sources),*])));
+            quote!(#krate::Grounding::new(#argument) #sources)
+        });
+        quote!(.with_grounding(&[#(#rules),*]))
+    });
     let states: Vec<&syn::Type> = tool_fn.states().map(|(_, inner)| inner).collect();
     let required_state = (!states.is_empty()).then(|| {
         quote! {
@@ -148,7 +155,8 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
                 #exposure
                 #family
                 #annotations
-                #compaction;
+                #compaction
+                #grounding;
             &SPEC
         }
 

@@ -32,6 +32,17 @@ pub(crate) struct Param {
     pub(crate) field_attrs: Vec<Attribute>,
     /// The name the model sends it under (after `#[serde(rename = "...")]`).
     pub(crate) wire_name: String,
+    /// `#[grounded]` on it, read.
+    pub(crate) grounded: Option<Grounded>,
+}
+
+/// `#[grounded]` or `#[grounded(from = "tool", ...)]` on a parameter: its value must come from
+/// the conversation (`tinytools::Grounding`).
+pub(crate) struct Grounded {
+    /// The attribute, where errors about it point.
+    pub(crate) attr: Attribute,
+    /// The tools whose results the value comes from, as written.
+    pub(crate) sources: Vec<syn::LitStr>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -105,7 +116,9 @@ impl ToolFn {
         let mut item = self.item.clone();
         for input in &mut item.sig.inputs {
             if let FnArg::Typed(typed) = input {
-                typed.attrs.retain(|attr| !is_field_attr(attr) && !attr.path().is_ident("doc"));
+                typed.attrs.retain(|attr| {
+                    !is_field_attr(attr) && !attr.path().is_ident("doc") && !attr.path().is_ident("grounded")
+                });
             }
         }
         item
@@ -143,7 +156,56 @@ impl Param {
         let docs = (!lines.is_empty()).then(|| docs::render_lines(&lines)).filter(|text| !text.is_empty());
         let field_attrs: Vec<Attribute> = typed.attrs.iter().filter(|attr| is_field_attr(attr)).cloned().collect();
         let wire_name = serde_rename(&field_attrs).unwrap_or_else(|| unraw(&ident));
-        Some(Self { ident, ty, kind, docs, field_attrs, wire_name })
+        let grounded = Grounded::parse(&typed.attrs, errors);
+        Some(Self { ident, ty, kind, docs, field_attrs, wire_name, grounded })
+    }
+}
+
+impl Grounded {
+    /// The parameter's `#[grounded]`, if it has one; malformed ones are reported.
+    fn parse(attrs: &[Attribute], errors: &mut Errors) -> Option<Self> {
+        let mut found: Option<Self> = None;
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident("grounded")) {
+            if found.is_some() {
+                errors.spanned(
+                    attr,
+                    "this parameter is already `#[grounded]`; keep one attribute and list every source in it: `#[grounded(from = \"a\", from = \"b\")]`",
+                );
+                continue;
+            }
+            let mut sources = Vec::new();
+            match &attr.meta {
+                syn::Meta::Path(_) => {}
+                syn::Meta::List(_) => {
+                    let parsed = attr.parse_nested_meta(|meta| {
+                        if !meta.path.is_ident("from") {
+                            return Err(meta.error(
+                                "unknown `#[grounded]` option; the only one is `from = \"tool_name\"`, a tool whose result the value is copied from",
+                            ));
+                        }
+                        match meta.value()?.parse::<syn::Expr>()? {
+                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(source), .. }) => {
+                                sources.push(source);
+                                Ok(())
+                            }
+                            other => Err(syn::Error::new_spanned(
+                                other,
+                                "`from` takes the source tool's name as a string: `from = \"crm_find_contact\"`",
+                            )),
+                        }
+                    });
+                    if let Err(error) = parsed {
+                        errors.push(error);
+                    }
+                }
+                syn::Meta::NameValue(name_value) => errors.spanned(
+                    name_value,
+                    "write `#[grounded]`, or `#[grounded(from = \"tool_name\")]` to name the tool whose result the value is copied from",
+                ),
+            }
+            found = Some(Self { attr: attr.clone(), sources });
+        }
+        found
     }
 }
 

@@ -33,6 +33,8 @@ pub(crate) struct Tool {
     /// Arguments the schema does not name are admitted (by default they are refused, and the
     /// model is told which exist).
     pub(crate) allow_unknown_arguments: bool,
+    /// Each `#[grounded]` argument's wire name and its source tools, in parameter order.
+    pub(crate) grounding: Vec<(String, Vec<String>)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -72,6 +74,7 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
     let compaction = compaction(attr, errors);
     let description = attr.description.as_ref().map_or_else(|| tool_fn.docs.description.clone(), syn::LitStr::value);
     let argument_docs = argument_docs(tool_fn, errors);
+    let grounding = grounding(tool_fn, errors);
 
     if exposure == Exposure::Deferred {
         check_findable(attr, tool_fn, &description, &argument_docs, errors);
@@ -114,6 +117,7 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
         compaction,
         argument_docs,
         allow_unknown_arguments: attr.allow_unknown_arguments.is_some_and(|flag| flag.value),
+        grounding,
     })
 }
 
@@ -399,6 +403,46 @@ fn check_findable(attr: &ToolAttr, tool_fn: &ToolFn, description: &str, docs: &[
             );
         }
     }
+}
+
+/// The `#[grounded]` arguments: only arguments the model sends can be grounded, and each
+/// source must be a name a tool can have (not `tool_search`, which returns names, not values).
+fn grounding(tool_fn: &ToolFn, errors: &mut Errors) -> Vec<(String, Vec<String>)> {
+    let mut grounding = Vec::new();
+    for param in &tool_fn.params {
+        let Some(grounded) = &param.grounded else {
+            continue;
+        };
+        if param.kind != ParamKind::Argument {
+            let what = if param.kind == ParamKind::State { "host state" } else { "the call's context" };
+            errors.spanned(
+                &grounded.attr,
+                format!(
+                    "`#[grounded]` marks an argument the model sends; `{}` is {what}, which the model never writes, so remove the attribute",
+                    param.ident
+                ),
+            );
+            continue;
+        }
+        let mut sources: Vec<String> = Vec::new();
+        for source in &grounded.sources {
+            let name = source.value();
+            if name == TOOL_SEARCH {
+                errors.spanned(
+                    source,
+                    "`tool_search` answers with tool names, never with a value to copy; name the tool whose result holds the value",
+                );
+            } else if let Err(reason) = check_tool_name(&name) {
+                errors.spanned(source, format!("`{name}` cannot be a source tool's name: {reason}"));
+            } else if sources.contains(&name) {
+                errors.spanned(source, format!("`{name}` is already a source of this argument; name each tool once"));
+            } else {
+                sources.push(name);
+            }
+        }
+        grounding.push((param.wire_name.clone(), sources));
+    }
+    grounding
 }
 
 /// `^[A-Za-z0-9_-]{1,64}$`, as `tinytools::tool::check_tool_name`.

@@ -49,6 +49,16 @@ pub enum RegistryError {
         /// What is wrong with the schema.
         reason: String,
     },
+    /// A [`Grounding`](crate::Grounding) names an argument the parameters schema does not have.
+    #[error(
+        "tool `{tool}` declares the argument `{argument}` grounded, but its parameters schema has no property `{argument}`: name the argument as the schema spells it"
+    )]
+    UnknownGroundedArgument {
+        /// The tool.
+        tool: String,
+        /// The argument named.
+        argument: &'static str,
+    },
 }
 
 /// Why a call did not produce a [`ToolResult`].

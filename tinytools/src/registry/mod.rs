@@ -248,6 +248,10 @@ impl ToolRegistry {
         }
         let parameters = tool.parameters_schema();
         let admission = Admission::compile(&name, &parameters)?;
+        let property = |argument: &str| parameters.get("properties").and_then(|properties| properties.get(argument));
+        if let Some(grounding) = spec.grounding.iter().find(|grounding| property(grounding.argument).is_none()) {
+            return Err(RegistryError::UnknownGroundedArgument { tool: name, argument: grounding.argument });
+        }
         let entry = RegisteredTool {
             schema: Arc::new(ToolSchema { name: name.clone(), description: spec.description.to_string(), parameters }),
             spec: Arc::new(spec),

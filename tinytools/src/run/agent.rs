@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::error::RunError;
 use super::events::{EventSink, Promotion, RunEvent};
+use super::grounding::Grounds;
 use super::policy::RunPolicy;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::{DiscoveryBridge, RankOutcome};
@@ -110,6 +111,8 @@ pub(super) struct Run<'a> {
     pub(super) cancel: CancellationToken,
     /// The user message pre-promotion ranked, until its follow-up promotion has run.
     pub(super) follow_up: Option<String>,
+    /// What a grounded argument's value may be copied from.
+    pub(super) grounds: Grounds,
 }
 
 impl Agent {
@@ -225,12 +228,14 @@ impl Agent {
     ) -> Result<RunOutcome, RunError> {
         let bridge = DiscoveryBridge::for_run(self.surface(), &self.policy);
         let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
-        let mut run = Run { agent: self, bridge, transcript, promoted, cancel, follow_up: None };
+        let mut run =
+            Run { agent: self, bridge, transcript, promoted, cancel, follow_up: None, grounds: Grounds::default() };
         if fresh {
             for middleware in &self.middleware {
                 middleware.before_agent(&mut run.transcript.messages).await;
             }
         }
+        run.grounds = Grounds::of(&run.transcript.messages);
         let surface = run.bridge.advertised(self.counter.as_ref());
         let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
         let active = run.bridge.is_active();

@@ -52,6 +52,12 @@ impl Run<'_> {
                 return answer;
             }
         };
+        if agent.policy.loop_guard.require_grounding
+            && let Some(refusal) = self.ungrounded(&call.name, arguments.as_deref().unwrap_or(&call.arguments))
+        {
+            agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: refusal.reason });
+            return CallAnswer { sources: refusal.promote, ..CallAnswer::just(refusal.answer) };
+        }
         agent.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone() });
         let mut ctx = ToolContext::new(call.id.as_str()).with_cancellation(self.cancel.child_token());
         if let Some(state) = &agent.state {
@@ -187,6 +193,8 @@ pub(super) struct CallAnswer {
     pub(super) rejected: Vec<String>,
     /// Deferred tools an unknown name's ranking loaded.
     pub(super) loaded: Vec<String>,
+    /// Deferred tools a refused ungrounded value must come from.
+    pub(super) sources: Vec<String>,
     /// A tool ran and answered without an error (the intrinsic search does not count).
     pub(super) ran_ok: bool,
     /// A `tool_search` that matched nothing: the same call again cannot find anything.
@@ -195,6 +203,14 @@ pub(super) struct CallAnswer {
 
 impl CallAnswer {
     pub(super) fn just(result: ToolResult) -> Self {
-        Self { result, searched: Vec::new(), rejected: Vec::new(), loaded: Vec::new(), ran_ok: false, fruitless: false }
+        Self {
+            result,
+            searched: Vec::new(),
+            rejected: Vec::new(),
+            loaded: Vec::new(),
+            sources: Vec::new(),
+            ran_ok: false,
+            fruitless: false,
+        }
     }
 }

@@ -169,6 +169,9 @@ pub enum Promotion {
     /// The model called a name it may not call; ranking that name and its arguments against
     /// the catalogue found these, and the unknown-tool answer named them.
     UnknownName,
+    /// The model called a tool with an invented value for a [grounded](crate::Grounding)
+    /// argument; these are the tools that value must come from, and the refusal named them.
+    GroundingSource,
 }
 
 /// Receives a run's events.

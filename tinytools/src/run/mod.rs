@@ -1,7 +1,8 @@
 //! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript.
 //!
 //! `agent.rs` builds a run and promotes tools; `turns.rs` is the loop of model calls;
-//! `call.rs` answers one tool call; `guard.rs` is the loop guard; `context.rs` shrinks a
+//! `call.rs` answers one tool call; `guard.rs` is the loop guard; `grounding.rs` refuses
+//! invented values of grounded arguments; `context.rs` shrinks a
 //! conversation that overflows the window; `limits.rs` holds usage limits and size caps.
 
 mod agent;
@@ -9,6 +10,7 @@ mod call;
 mod context;
 mod error;
 mod events;
+mod grounding;
 mod guard;
 mod limits;
 mod policy;

@@ -91,6 +91,12 @@ pub struct RunPolicy {
 ///   make the call it described, or to answer. A `Nudged` event records it.
 /// - A reply with neither text nor a call gets one request for the answer
 ///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event.
+/// - A call whose [grounded](crate::Grounding) argument holds a value that no user message and
+///   no tool result of the run holds (when the grounding names source tools, no result of
+///   theirs) is refused before the tool runs (`require_grounding`): the answer names the
+///   argument and where its value comes from, a Deferred source is promoted
+///   ([`Promotion::GroundingSource`](super::Promotion::GroundingSource)), and a `ToolRejected`
+///   event records it. Only results of calls that ran without error count as a source.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
@@ -98,7 +104,7 @@ pub struct RunPolicy {
 /// let guard = RunPolicy::default().loop_guard;
 /// assert_eq!(guard, LoopGuard::default());
 /// assert_eq!((guard.max_repeats, guard.answer_after_repeat, guard.adopt_described_calls), (3, true, true));
-/// assert!(guard.nudge_described_calls && guard.ask_after_empty_reply);
+/// assert!(guard.nudge_described_calls && guard.ask_after_empty_reply && guard.require_grounding);
 /// let off = LoopGuard::off();
 /// assert_eq!((off.max_repeats, off.adopt_described_calls, off.nudge_described_calls), (0, false, false));
 ///
@@ -122,6 +128,10 @@ pub struct LoopGuard {
     pub nudge_described_calls: bool,
     /// Ask once for the answer when a reply has neither text nor a call.
     pub ask_after_empty_reply: bool,
+    /// Refuse a call whose [grounded](crate::Grounding) argument holds a value the
+    /// conversation never gave, and tell the model where the value comes from (promoting a
+    /// deferred source tool), instead of running the tool on an invented id.
+    pub require_grounding: bool,
 }
 
 impl Default for LoopGuard {
@@ -132,6 +142,7 @@ impl Default for LoopGuard {
             adopt_described_calls: true,
             nudge_described_calls: true,
             ask_after_empty_reply: true,
+            require_grounding: true,
         }
     }
 }
@@ -146,6 +157,7 @@ impl LoopGuard {
             adopt_described_calls: false,
             nudge_described_calls: false,
             ask_after_empty_reply: false,
+            require_grounding: false,
         }
     }
 
@@ -181,6 +193,14 @@ impl LoopGuard {
     #[must_use]
     pub const fn with_ask_after_empty_reply(mut self, ask_after_empty_reply: bool) -> Self {
         self.ask_after_empty_reply = ask_after_empty_reply;
+        self
+    }
+
+    /// Sets whether a call with an ungrounded value for a [grounded](crate::Grounding)
+    /// argument is refused.
+    #[must_use]
+    pub const fn with_require_grounding(mut self, require_grounding: bool) -> Self {
+        self.require_grounding = require_grounding;
         self
     }
 }

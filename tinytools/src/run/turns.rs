@@ -146,7 +146,7 @@ impl Run<'_> {
                 ran_now |= answer.ran_ok;
                 answers[i] = Some(answer);
             }
-            let (mut found, mut rejected, mut loaded) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut found, mut rejected, mut loaded, mut sources) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for (i, call) in calls.iter().enumerate() {
                 let answer = match answers[i].take() {
                     Some(answer) => answer,
@@ -172,10 +172,15 @@ impl Run<'_> {
                 found.extend(answer.searched);
                 rejected.extend(answer.rejected);
                 loaded.extend(answer.loaded);
+                sources.extend(answer.sources);
+                let content = self.agent.policy.caps.bound_result(answer.result.to_model_text());
+                if answer.ran_ok {
+                    self.grounds.record(&call.name, &content);
+                }
                 self.transcript.messages.push(Message::Tool {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
-                    content: self.agent.policy.caps.bound_result(answer.result.to_model_text()),
+                    content,
                     is_error: answer.result.is_error,
                 });
             }
@@ -188,6 +193,8 @@ impl Run<'_> {
             self.promote(rejected.collect(), Promotion::RejectedCall);
             let loaded = loaded.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
             self.promote(loaded.collect(), Promotion::UnknownName);
+            let sources = sources.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
+            self.promote(sources.collect(), Promotion::GroundingSource);
             answered_a_call |= ran_now;
             if ran_now {
                 self.promote_after_tool_result().await;

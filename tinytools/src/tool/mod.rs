@@ -9,6 +9,7 @@
 mod annotations;
 mod context;
 mod exposure;
+mod grounding;
 mod group;
 mod naming;
 mod refusal;
@@ -23,6 +24,8 @@ use serde_json::Value;
 pub use annotations::ToolAnnotations;
 pub use context::{CancellationToken, ToolContext};
 pub use exposure::{ParseExposureError, ToolExposure};
+pub use grounding::Grounding;
+pub(crate) use grounding::{appears_in, grounded_values};
 pub use group::ToolGroup;
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
 pub use refusal::Refusal;
@@ -106,6 +109,13 @@ pub trait Tool: Send + Sync {
     /// This tool's own schema budget; overrides the run's default. Default: none.
     fn schema_compaction(&self) -> Option<SchemaCompaction> {
         None
+    }
+
+    /// The arguments whose values must come from the conversation, never from the model's
+    /// imagination ([`Grounding`]); a `const` slice (`const G: &[Grounding] = &[...]`).
+    /// Default: none.
+    fn grounding(&self) -> &'static [Grounding] {
+        &[]
     }
 
     /// The host state the tool reads ([`State`] parameters of a `#[tool]` fn): registering it

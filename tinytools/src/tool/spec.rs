@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use crate::SchemaCompaction;
 
-use super::{Tool, ToolAnnotations, ToolExposure};
+use super::{Grounding, Tool, ToolAnnotations, ToolExposure};
 
 /// The facts about a tool other than its schema: its name, description, [exposure](ToolExposure),
 /// family, [side effects](ToolAnnotations) and [schema budget](SchemaCompaction).
@@ -46,6 +46,8 @@ pub struct ToolSpec {
     pub annotations: ToolAnnotations,
     /// The tool's own schema budget, over the run's default.
     pub compaction: Option<SchemaCompaction>,
+    /// The arguments whose values must come from the conversation ([`Grounding`]).
+    pub grounding: &'static [Grounding],
 }
 
 impl ToolSpec {
@@ -58,6 +60,7 @@ impl ToolSpec {
             family: None,
             annotations: ToolAnnotations::UNCLASSIFIED,
             compaction: None,
+            grounding: &[],
         }
     }
 
@@ -75,6 +78,7 @@ impl ToolSpec {
             family: tool.family().map(|family| Cow::Owned(family.to_owned())),
             annotations: tool.annotations(),
             compaction: tool.schema_compaction(),
+            grounding: tool.grounding(),
         }
     }
 
@@ -105,6 +109,21 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_compaction(mut self, compaction: SchemaCompaction) -> Self {
         self.compaction = Some(compaction);
+        self
+    }
+
+    /// Sets the arguments whose values must come from the conversation.
+    ///
+    /// ```
+    /// use tinytools::{Grounding, ToolSpec};
+    ///
+    /// static LOG_CALL: ToolSpec = ToolSpec::new("crm_log_call", "Log a phone call with a contact.")
+    ///     .with_grounding(&[Grounding::new("contact_id").with_sources(&["crm_find_contact"])]);
+    /// assert_eq!(LOG_CALL.grounding[0].sources, ["crm_find_contact"]);
+    /// ```
+    #[must_use]
+    pub const fn with_grounding(mut self, grounding: &'static [Grounding]) -> Self {
+        self.grounding = grounding;
         self
     }
 }

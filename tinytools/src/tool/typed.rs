@@ -11,7 +11,8 @@ use serde_json::Value;
 use crate::SchemaCompaction;
 
 use super::{
-    InvokeError, RequiredState, Tool, ToolAnnotations, ToolContext, ToolExposure, ToolResult, ToolSpec, refusal_answer,
+    Grounding, InvokeError, RequiredState, Tool, ToolAnnotations, ToolContext, ToolExposure, ToolResult, ToolSpec,
+    refusal_answer,
 };
 
 /// A tool whose arguments, output and error are Rust types. `#[tool]` writes this impl for
@@ -125,6 +126,10 @@ impl<T: TypedTool> Tool for T {
 
     fn schema_compaction(&self) -> Option<SchemaCompaction> {
         self.spec().compaction
+    }
+
+    fn grounding(&self) -> &'static [Grounding] {
+        self.spec().grounding
     }
 
     fn required_state(&self) -> Vec<RequiredState> {

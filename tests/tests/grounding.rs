@@ -1,0 +1,272 @@
+//! Grounded arguments (`LoopGuard::require_grounding`): a call whose grounded argument holds a
+//! value that no user message and no accepted tool result gave (with sources, no result of
+//! theirs) is refused before the tool runs; the answer says where the value comes from and a
+//! Deferred source is promoted; a Hidden source is never named; refusals never ground a value;
+//! a resumed conversation's results do.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
+use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
+use tinytools::testkit::ScriptedModel;
+use tinytools::{Grounding, RegistryError, Tool, ToolExposure, ToolRegistry, ToolResult, tool};
+use tinytools_integration_tests::Recorder;
+
+/// A model that makes `calls` one per request, in order, then answers "done".
+fn calling(calls: Vec<(&'static str, Value)>) -> Arc<ScriptedModel> {
+    let answers = calls.into_iter().enumerate().map(|(i, (name, args))| {
+        Box::new(move |_: &ModelRequest| {
+            let mut response = ModelResponse::calls([("c", name, args.clone())]);
+            response.tool_calls[0].id = format!("call_{i}");
+            response
+        }) as _
+    });
+    let done = Box::new(|_: &ModelRequest| ModelResponse::text("done")) as _;
+    Arc::new(ScriptedModel::dynamic(answers.chain([done]).collect()))
+}
+
+/// The deferred catalogue behind `tool_search`, pre-promotion off: what a call promotes is
+/// all that is promoted.
+fn no_pre_promotion() -> RunPolicy {
+    RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off()))
+}
+
+async fn run(
+    registry: ToolRegistry,
+    model: Arc<ScriptedModel>,
+    policy: RunPolicy,
+    messages: Vec<Message>,
+) -> (RunOutcome, Vec<RunEvent>) {
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(Arc::new(registry), model)
+        .with_policy(policy)
+        .with_events(recorder.clone())
+        .run(messages)
+        .await
+        .expect("runs");
+    (outcome, recorder.events())
+}
+
+/// The text of each tool message, in order.
+fn tool_answers(outcome: &RunOutcome) -> Vec<(String, String, bool)> {
+    outcome
+        .transcript
+        .messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool { name, content, is_error, .. } => Some((name.clone(), content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn completed(events: &[RunEvent], tool: &str) -> usize {
+    events.iter().filter(|e| matches!(e, RunEvent::ToolCompleted { tool_name, .. } if tool_name == tool)).count()
+}
+
+const LOG_CALL: &str =
+    "I just got off a 15-minute call with Dana Ortiz from Globex about their renewal. Log it on her record.";
+
+#[tokio::test]
+async fn an_invented_id_is_refused_its_source_promoted_and_the_looked_up_id_runs() {
+    let model = calling(vec![
+        ("crm_log_call", json!({"contact_id": "12345", "notes": "renewal", "minutes": 15})),
+        ("crm_find_contact", json!({"query": "Dana Ortiz"})),
+        ("crm_log_call", json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15})),
+    ]);
+    let (outcome, events) = run(
+        tinytools_examples::catalogue::registry(),
+        model.clone(),
+        no_pre_promotion(),
+        vec![Message::user(LOG_CALL)],
+    )
+    .await;
+
+    let answers = tool_answers(&outcome);
+    let (name, refusal, is_error) = &answers[0];
+    assert_eq!(name, "crm_log_call");
+    assert!(is_error, "the refusal is an error result");
+    assert!(
+        refusal
+            .contains("`contact_id` \"12345\" is not in the user's words and was not returned by `crm_find_contact`")
+            && refusal.contains("Call `crm_find_contact` first"),
+        "{refusal}"
+    );
+    assert!(!answers[1].2 && !answers[2].2, "the look-up and the grounded call run: {answers:?}");
+    assert_eq!(completed(&events, "crm_log_call"), 1, "the invented id never reached the tool");
+    assert_eq!(outcome.answer, "done");
+
+    let rejected = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolRejected { call_id, reason } if call_id == "call_0" => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("the refusal is an event");
+    assert!(rejected.contains("ungrounded `contact_id`") && !rejected.contains("12345"), "{rejected}");
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::ToolsPromoted { names, cause: Promotion::GroundingSource }
+            if names == &["crm_find_contact"])),
+        "the deferred source is promoted: {events:?}"
+    );
+    let requests = model.requests();
+    let offered = |i: usize| requests[i].tools.iter().any(|tool| tool.name == "crm_find_contact");
+    assert!(!offered(0) && offered(1), "the source's declaration comes with the request after the refusal");
+}
+
+/// Echoes its text (a tool result that holds any value the model chooses).
+#[tool(read_only)]
+async fn echo(
+    /// Anything.
+    text: String,
+) -> String {
+    text
+}
+
+#[tokio::test]
+async fn with_sources_another_tools_result_does_not_ground_a_value_and_a_refusal_never_does() {
+    let mut registry = tinytools_examples::catalogue::registry();
+    registry.register(Echo).expect("registers");
+    let model = calling(vec![
+        ("echo", json!({"text": "c_99"})),
+        ("crm_log_call", json!({"contact_id": "c_99", "notes": "renewal"})),
+        // Not a repeat (other arguments), and the value is now in the refusal's own text too.
+        ("crm_log_call", json!({"contact_id": "c_99", "notes": "renewal", "minutes": 15})),
+        // The user's words always count.
+        ("crm_log_call", json!({"contact_id": "Dana Ortiz", "notes": "renewal", "minutes": 15})),
+    ]);
+    let (outcome, events) = run(registry, model, no_pre_promotion(), vec![Message::user(LOG_CALL)]).await;
+    let answers = tool_answers(&outcome);
+    assert!(!answers[0].2, "{answers:?}");
+    for (_, text, is_error) in &answers[1..3] {
+        assert!(
+            *is_error && text.contains("is not in the user's words and was not returned by `crm_find_contact`"),
+            "{text}"
+        );
+    }
+    assert!(!answers[3].2, "{answers:?}");
+    assert_eq!(completed(&events, "crm_log_call"), 1);
+}
+
+#[tokio::test]
+async fn without_sources_the_users_words_or_any_result_ground_a_value() {
+    let model = calling(vec![
+        ("jira_add_comment", json!({"key": "OPS-127", "body": "The new certs are live."})),
+        ("jira_add_comment", json!({"key": "OPS-9", "body": "The new certs are live."})),
+        ("jira_search_issues", json!({"jql": "project = OPS AND text ~ TLS"})),
+        ("jira_add_comment", json!({"key": "OPS-127", "body": "The new certs are live!"})),
+    ]);
+    let user =
+        "The TLS ticket is OPS-9 or one in the OPS project about rotating certs. Comment that the new certs are live.";
+    let (outcome, events) =
+        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(user)]).await;
+    let answers = tool_answers(&outcome);
+    assert!(answers[0].2, "OPS-127 is nowhere yet: {answers:?}");
+    assert!(
+        answers[0].1.contains("appears neither in the user's words nor in any tool result")
+            && answers[0].1.contains("`tool_search` finds one"),
+        "{}",
+        answers[0].1
+    );
+    assert!(!answers[1].2, "OPS-9 is in the user's words: {answers:?}");
+    assert!(!answers[3].2, "OPS-127 is in the search's result now: {answers:?}");
+    assert_eq!(completed(&events, "jira_add_comment"), 2);
+}
+
+#[tokio::test]
+async fn a_resumed_conversations_results_ground_a_value_and_the_guard_can_be_turned_off() {
+    let earlier = vec![
+        Message::user("Who is Dana Ortiz in the CRM?"),
+        Message::Assistant {
+            content: String::new(),
+            tool_calls: ModelResponse::calls([("c0", "crm_find_contact", json!({"query": "Dana Ortiz"}))]).tool_calls,
+        },
+        Message::Tool {
+            call_id: "c0".into(),
+            name: "crm_find_contact".into(),
+            content: r#"{"contacts": [{"id": "c_12", "name": "Dana Ortiz"}]}"#.into(),
+            is_error: false,
+        },
+        Message::Assistant { content: "She is contact c_12 at Globex.".into(), tool_calls: Vec::new() },
+        Message::user("Log a 15-minute call with her about the renewal."),
+    ];
+    let model = calling(vec![("crm_log_call", json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15}))]);
+    let (_, events) = run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), earlier).await;
+    assert_eq!(completed(&events, "crm_log_call"), 1, "the earlier result grounds c_12");
+
+    let model = calling(vec![("crm_log_call", json!({"contact_id": "12345", "notes": "renewal"}))]);
+    let off = no_pre_promotion().with_loop_guard(LoopGuard::default().with_require_grounding(false));
+    let (_, events) = run(tinytools_examples::catalogue::registry(), model, off, vec![Message::user(LOG_CALL)]).await;
+    assert_eq!(completed(&events, "crm_log_call"), 1, "with the check off the tool runs on whatever it is given");
+}
+
+/// Reads a secret record's id. Hidden: the model must never learn it exists.
+#[tool(exposure = "hidden", read_only)]
+async fn lookup_record(
+    /// Anything.
+    query: String,
+) -> String {
+    format!("record r_7 for {query}")
+}
+
+/// Archive a record.
+#[tool(destructive = false)]
+async fn archive_record(
+    /// The record's id.
+    #[grounded(from = "lookup_record")]
+    record_id: String,
+) -> String {
+    format!("archived {record_id}")
+}
+
+#[tokio::test]
+async fn a_hidden_source_is_never_named_and_then_any_result_or_the_users_words_ground_the_value() {
+    let mut registry = ToolRegistry::new();
+    registry.register(LookupRecord).expect("registers").register(ArchiveRecord).expect("registers");
+    let model = calling(vec![
+        ("archive_record", json!({"record_id": "r_1"})),
+        ("archive_record", json!({"record_id": "r_42"})),
+    ]);
+    let (outcome, events) =
+        run(registry, model.clone(), RunPolicy::default(), vec![Message::user("Archive record r_42.")]).await;
+    let answers = tool_answers(&outcome);
+    assert!(answers[0].2 && answers[0].1.contains("appears neither in the user's words"), "{answers:?}");
+    assert!(!answers[1].2, "with no source it can offer, the user's words ground the value: {answers:?}");
+    assert_eq!(completed(&events, "archive_record"), 1);
+    let seen = serde_json::to_string(&model.requests().iter().map(|r| &r.messages).collect::<Vec<_>>()).expect("json");
+    assert!(!seen.contains("lookup_record"), "a Hidden source's name reached the model");
+}
+
+/// A hand-written tool whose grounding names an argument its schema does not have.
+struct Misnamed;
+
+#[async_trait::async_trait]
+impl Tool for Misnamed {
+    fn name(&self) -> &str {
+        "archive"
+    }
+    fn description(&self) -> &str {
+        "Archive a record."
+    }
+    fn parameters_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"record_id": {"type": "string"}}, "required": ["record_id"]})
+    }
+    fn grounding(&self) -> &'static [Grounding] {
+        const GROUNDING: &[Grounding] = &[Grounding::new("recordId")];
+        GROUNDING
+    }
+    async fn execute(&self, _: Value) -> anyhow::Result<ToolResult> {
+        Ok(ToolResult::text("archived"))
+    }
+}
+
+#[test]
+fn registering_a_grounding_that_names_no_argument_is_an_error() {
+    let error = ToolRegistry::new().register_as(Arc::new(Misnamed), ToolExposure::Direct).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&error, RegistryError::UnknownGroundedArgument { tool, argument } if tool == "archive" && *argument == "recordId")
+    );
+    assert!(error.to_string().contains("has no property `recordId`"), "{error}");
+}

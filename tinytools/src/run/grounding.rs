@@ -1,0 +1,123 @@
+//! The grounding check ([`LoopGuard::require_grounding`](super::LoopGuard::require_grounding)):
+//! a call whose [grounded](crate::Grounding) argument holds a value the conversation never
+//! gave is refused before the tool runs, and the model is told where the value comes from.
+
+use serde_json::Value;
+
+use super::agent::Run;
+use crate::model::Message;
+use crate::tool::{TOOL_SEARCH, appears_in, grounded_values};
+use crate::{ToolExposure, ToolResult};
+
+/// How much of an invented value the refusal quotes back.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// The texts a grounded value may be copied from: the user's messages and the results of
+/// calls that ran without error (never `tool_search`'s, never a refusal). Kept apart from the
+/// transcript, which context shrinking may cut.
+#[derive(Debug, Default)]
+pub(super) struct Grounds {
+    /// `(None, text)` for a user message, `(Some(tool), text)` for a tool result.
+    texts: Vec<(Option<String>, String)>,
+}
+
+impl Grounds {
+    /// The grounds a conversation already holds.
+    pub(super) fn of(messages: &[Message]) -> Self {
+        let mut grounds = Self::default();
+        for message in messages {
+            match message {
+                Message::User { content } => grounds.texts.push((None, content.clone())),
+                Message::Tool { name, content, is_error: false, .. } => grounds.record(name, content),
+                _ => {}
+            }
+        }
+        grounds
+    }
+
+    /// A result of `tool` that ran without error.
+    pub(super) fn record(&mut self, tool: &str, text: &str) {
+        if tool != TOOL_SEARCH {
+            self.texts.push((Some(tool.to_owned()), text.to_owned()));
+        }
+    }
+
+    /// Whether `value` appears in a user message or in a result of one of `sources` (any
+    /// tool's, with no sources).
+    fn hold(&self, value: &str, sources: &[&str]) -> bool {
+        self.texts.iter().any(|(tool, text)| {
+            let counts = tool.as_ref().is_none_or(|tool| sources.is_empty() || sources.contains(&tool.as_str()));
+            counts && appears_in(value, text)
+        })
+    }
+}
+
+/// A refused call: why (for the host's event), what the model reads, and the Deferred source
+/// tools to promote.
+pub(super) struct Ungrounded {
+    pub(super) reason: String,
+    pub(super) answer: ToolResult,
+    pub(super) promote: Vec<String>,
+}
+
+impl Run<'_> {
+    /// The refusal of a call to `name` whose grounded argument holds a value the run's grounds
+    /// do not; `None` when every grounded value is found (or the tool declares none).
+    pub(super) fn ungrounded(&self, name: &str, arguments: &str) -> Option<Ungrounded> {
+        let grounding = self.agent.registry.get(name)?.spec().grounding;
+        if grounding.is_empty() {
+            return None;
+        }
+        let args: Value = serde_json::from_str(arguments).ok()?;
+        let surface = self.bridge.surface();
+        for rule in grounding {
+            // A source the run cannot offer could never have answered: it is not asked for,
+            // and never named.
+            let sources: Vec<&str> = rule.sources.iter().copied().filter(|s| surface.exposure(s).is_some()).collect();
+            let Some(value) =
+                grounded_values(&args, rule.argument).into_iter().find(|v| !self.grounds.hold(v, &sources))
+            else {
+                continue;
+            };
+            let quoted: String = value.chars().take(MAX_QUOTED_CHARS).collect();
+            let argument = rule.argument;
+            let text = if sources.is_empty() {
+                let look_up = if self.bridge.is_active() {
+                    "Look it up with a tool first (`tool_search` finds one)"
+                } else {
+                    "Look it up with a tool first"
+                };
+                format!(
+                    "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of this \
+                     conversation, and `{name}` needs the real value, not a guess. {look_up}, or ask the user for it."
+                )
+            } else {
+                let named: Vec<String> = sources.iter().map(|s| format!("`{s}`")).collect();
+                let (which, first) = match named.as_slice() {
+                    [one] => (one.clone(), format!("Call {one} first")),
+                    many => (many.join(" or "), "Call one of them first".to_owned()),
+                };
+                format!(
+                    "`{argument}` \"{quoted}\" is not in the user's words and was not returned by {which} in this \
+                     conversation, and `{name}` needs the real value, not a guess. {first}, then call `{name}` again \
+                     with the value from its result."
+                )
+            };
+            let promote = sources
+                .iter()
+                .filter(|s| surface.exposure(s) == Some(ToolExposure::Deferred))
+                .map(|s| (*s).to_owned())
+                .collect();
+            let reason = if sources.is_empty() {
+                format!("ungrounded `{argument}`: no user message or accepted tool result holds its value")
+            } else {
+                format!(
+                    "ungrounded `{argument}`: no user message or accepted result of {} holds its value",
+                    sources.join(", ")
+                )
+            };
+            return Some(Ungrounded { reason, answer: ToolResult::error(text), promote });
+        }
+        None
+    }
+}
