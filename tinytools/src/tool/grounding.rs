@@ -83,16 +83,17 @@ pub(crate) fn grounded_values(args: &Value, argument: &str) -> Vec<String> {
     }
 }
 
-/// Whether `value` occurs in `text` as a whole token: not run into a letter or digit on
-/// either side (`c_12` is in `{"id":"c_12"}`, `c_1` is not).
+/// Whether `value` occurs in `text` as a whole token: not run into a letter, digit or `_` on
+/// either side (`c_12` is in `{"id":"c_12"}`; `c_1` and `12` are not).
 pub(crate) fn appears_in(value: &str, text: &str) -> bool {
     if value.is_empty() {
         return false;
     }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(value).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + value.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        !before.is_some_and(word) && !after.is_some_and(word)
     })
 }
 
