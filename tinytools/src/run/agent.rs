@@ -344,6 +344,13 @@ impl Run<'_> {
         chosen
     }
 
+    /// [`Run::promote`] for tools named by a call's answer: each name the bridge can prepare
+    /// (a Deferred tool on the run's surface) is promoted; any other name is passed over.
+    pub(super) fn promote_names(&mut self, names: Vec<String>, cause: Promotion) {
+        let found = names.iter().filter_map(|name| self.bridge.prepared_schema(name)).collect();
+        self.promote(found, cause);
+    }
+
     /// Adds newly promoted declarations to every later request, once each, in order, as one
     /// transcript patch.
     pub(super) fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {

@@ -187,14 +187,10 @@ impl Run<'_> {
             if cancelled {
                 return Ok(self.finish(answer, StopReason::Cancelled, turn, spent.usage));
             }
-            let found = found.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(found.collect(), Promotion::Searched);
-            let rejected = rejected.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(rejected.collect(), Promotion::RejectedCall);
-            let loaded = loaded.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(loaded.collect(), Promotion::UnknownName);
-            let sources = sources.into_iter().filter_map(|name| self.bridge.prepared_schema(&name));
-            self.promote(sources.collect(), Promotion::GroundingSource);
+            self.promote_names(found, Promotion::Searched);
+            self.promote_names(rejected, Promotion::RejectedCall);
+            self.promote_names(loaded, Promotion::UnknownName);
+            self.promote_names(sources, Promotion::GroundingSource);
             answered_a_call |= ran_now;
             if ran_now {
                 self.promote_after_tool_result().await;
