@@ -152,27 +152,115 @@ async fn with_sources_another_tools_result_does_not_ground_a_value_and_a_refusal
 
 #[tokio::test]
 async fn without_sources_the_users_words_or_any_result_ground_a_value() {
+    let mut registry = tinytools_examples::catalogue::registry();
+    registry.register(Echo).expect("registers");
     let model = calling(vec![
-        ("jira_add_comment", json!({"key": "OPS-127", "body": "The new certs are live."})),
-        ("jira_add_comment", json!({"key": "OPS-9", "body": "The new certs are live."})),
-        ("jira_search_issues", json!({"jql": "project = OPS AND text ~ TLS"})),
-        ("jira_add_comment", json!({"key": "OPS-127", "body": "The new certs are live!"})),
+        ("crm_update_deal", json!({"deal_id": "d_100", "stage": "closed won"})),
+        ("crm_update_deal", json!({"deal_id": "d_3", "stage": "closed won"})),
+        ("echo", json!({"text": "the Globex deal is d_100"})),
+        ("crm_update_deal", json!({"deal_id": "d_100", "stage": "negotiation"})),
     ]);
-    let user =
-        "The TLS ticket is OPS-9 or one in the OPS project about rotating certs. Comment that the new certs are live.";
-    let (outcome, events) =
-        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(user)]).await;
+    let user = "The Globex renewal closed: mark deal d_3, or whichever deal is Globex's, as closed won.";
+    let (outcome, events) = run(registry, model, no_pre_promotion(), vec![Message::user(user)]).await;
     let answers = tool_answers(&outcome);
-    assert!(answers[0].2, "OPS-127 is nowhere yet: {answers:?}");
+    assert!(answers[0].2, "d_100 is nowhere yet: {answers:?}");
     assert!(
         answers[0].1.contains("appears neither in the user's words nor in any tool result")
             && answers[0].1.contains("`tool_search` finds one"),
         "{}",
         answers[0].1
     );
-    assert!(!answers[1].2, "OPS-9 is in the user's words: {answers:?}");
-    assert!(!answers[3].2, "OPS-127 is in the search's result now: {answers:?}");
-    assert_eq!(completed(&events, "jira_add_comment"), 2);
+    assert!(!answers[1].2, "d_3 is in the user's words: {answers:?}");
+    assert!(!answers[3].2, "d_100 is in a tool's result now: {answers:?}");
+    assert_eq!(completed(&events, "crm_update_deal"), 2);
+}
+
+#[tokio::test]
+async fn a_value_in_other_letter_case_is_refused_with_the_conversations_spelling() {
+    let model = calling(vec![
+        ("gmail_read_thread", json!({"thread_id": "T_5530"})),
+        ("gmail_read_thread", json!({"thread_id": "t_5530"})),
+    ]);
+    let user = "Can you pull up the whole back-and-forth in conversation t_5530? Oldest first is fine.";
+    let (outcome, events) =
+        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(user)]).await;
+    let answers = tool_answers(&outcome);
+    let (_, refusal, is_error) = &answers[0];
+    assert!(
+        *is_error
+            && refusal.contains("`thread_id` \"T_5530\" is not spelled as in this conversation, which has \"t_5530\"")
+            && refusal.contains("call `gmail_read_thread` again with `thread_id` \"t_5530\", exactly as written"),
+        "{refusal}"
+    );
+    assert!(!refusal.contains("gmail_search"), "the value is here: no look-up to send the model to: {refusal}");
+    assert!(!events.iter().any(|e| matches!(e, RunEvent::ToolsPromoted { .. })), "nothing to promote: {events:?}");
+    assert!(!answers[1].2, "the conversation's spelling runs: {answers:?}");
+    assert_eq!(completed(&events, "gmail_read_thread"), 1);
+}
+
+#[tokio::test]
+async fn a_refused_call_is_checked_again_when_repeated_and_runs_once_the_look_up_grounds_it() {
+    let log = json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15});
+    let model = calling(vec![
+        ("crm_log_call", log.clone()),
+        ("crm_log_call", log.clone()),
+        ("crm_find_contact", json!({"query": "Dana Ortiz"})),
+        ("crm_log_call", log.clone()),
+    ]);
+    let (outcome, events) =
+        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(LOG_CALL)]).await;
+    let answers = tool_answers(&outcome);
+    assert!(answers[0].2 && answers[0].1.contains("Call `crm_find_contact` first"), "{answers:?}");
+    assert!(
+        answers[1].2 && answers[1].1.starts_with("You already made this exact call"),
+        "still ungrounded, the same call is a repeat: {answers:?}"
+    );
+    let repeats: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::RepeatedCall { .. })).collect();
+    assert!(
+        matches!(repeats.as_slice(), [RunEvent::RepeatedCall { call_id, repeats: 1, stopped: false, .. }] if call_id == "call_1"),
+        "{repeats:?}"
+    );
+    assert!(
+        !answers[3].2 && answers[3].1.contains("logged a 15-minute call with c_12"),
+        "after the look-up the same call runs instead of replaying its refusal: {answers:?}"
+    );
+    assert_eq!(completed(&events, "crm_log_call"), 1);
+}
+
+#[tokio::test]
+async fn arguments_of_the_wrong_shape_holding_a_made_up_id_are_told_both_at_once() {
+    let model = calling(vec![(
+        "crm_log_call",
+        json!({"contact_id": "GLOBX-1234", "notes": "Renewal call", "minutes": 15, "amount": 5}),
+    )]);
+    let (outcome, events) =
+        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(LOG_CALL)]).await;
+    let answers = tool_answers(&outcome);
+    let (_, answer, is_error) = &answers[0];
+    assert!(*is_error, "{answer}");
+    let shape = answer.find("'amount' was unexpected").expect("the shape's problem is told");
+    let grounding = answer.find("`contact_id` \"GLOBX-1234\" is not in the user's words").expect("so is the id's");
+    assert!(shape < grounding && answer.contains("Call `crm_find_contact` first"), "{answer}");
+    let reason = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolRejected { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("one rejection event");
+    assert!(reason.contains("ungrounded `contact_id`") && !reason.contains("GLOBX-1234"), "{reason}");
+    let promoted: Vec<(&Vec<String>, &Promotion)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolsPromoted { names, cause } => Some((names, cause)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(promoted.as_slice(), [(a, Promotion::RejectedCall), (b, Promotion::GroundingSource)]
+            if a.as_slice() == ["crm_log_call"] && b.as_slice() == ["crm_find_contact"]),
+        "{promoted:?}"
+    );
 }
 
 #[tokio::test]

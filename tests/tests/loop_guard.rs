@@ -1,7 +1,9 @@
 //! The loop guard: a repeated call is answered from its first answer and, at the limit (at once
 //! for a search that found nothing), the run asks for the final answer; a call spelt out in
 //! prose is adopted (never a destructive one; after a tool's output, only a read-only one); a
-//! call described without arguments gets one nudge; an empty reply is asked for its answer.
+//! call described without arguments gets one nudge; an empty reply is asked for its answer; with
+//! `check_before_answer`, the first answer after a tool ran is met with one request to make any
+//! call still missing.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -112,7 +114,10 @@ async fn a_model_that_repeats_one_call_fifty_times_gets_its_answer_and_then_is_a
     assert_eq!(repeats, [(1, false), (2, false), (3, true)]);
     let Message::Tool { content, is_error, .. } = &outcome.transcript.messages[4] else { panic!("a repeat's answer") };
     assert!(
-        !is_error && content.starts_with("You already made this exact call") && content.ends_with("value of k"),
+        !is_error
+            && content.starts_with("You already made this exact call in this conversation and it worked")
+            && content.contains("Do not make it again: make the next call the user's request needs")
+            && content.ends_with("value of k"),
         "{content}"
     );
     let last = model.requests().last().cloned().expect("requests");
@@ -224,14 +229,18 @@ async fn the_same_call_twice_in_one_turn_runs_once_and_a_repeated_rejection_is_a
         _ => panic!("a tool answer at {i}"),
     };
     assert_eq!(tool(2).0, "value of x");
-    assert!(tool(3).0.starts_with("You already made this exact call"));
+    assert!(tool(3).0.starts_with("You already made this exact call") && tool(3).0.contains("it worked"));
     assert!(tool(5).1 && tool(5).0.contains("\"key\" is a required property"));
-    assert!(tool(7).1 && tool(7).0.starts_with("You already made this exact call") && tool(7).0.contains("\"key\""));
+    let again = tool(7).0;
+    assert!(tool(7).1 && again.starts_with("You already made this exact call") && again.contains("\"key\""));
+    assert!(again.contains("Use it, or call with different arguments") && !again.contains("it worked"), "{again}");
 }
 
 fn narrating_then(then: ModelResponse) -> Arc<ScriptedModel> {
     Arc::new(ScriptedModel::new([
-        ModelResponse::text("To get it, call the `counted` function with the key \"k\"."),
+        // No value quoted (with one, `counted` being a read-only tool of one string parameter,
+        // the look-up would be made: see the last test).
+        ModelResponse::text("To get it, call the `counted` function with the key k."),
         then,
         ModelResponse::text("The value is known."),
     ]))
@@ -390,4 +399,100 @@ async fn after_a_tools_output_only_a_read_only_call_is_adopted_from_prose() {
             .iter()
             .any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "slack_post_message"))
     );
+}
+
+fn asked_if_done(events: &[RunEvent]) -> usize {
+    events.iter().filter(|e| matches!(e, RunEvent::AskedIfDone)).count()
+}
+
+#[tokio::test]
+async fn checked_before_answering_the_model_makes_the_step_it_skipped_and_is_asked_only_once() {
+    let check = || RunPolicy::default().with_loop_guard(LoopGuard::default().with_check_before_answer(true));
+    // Off by default: the first answer after the look-up is the run's.
+    let skipping = || {
+        Arc::new(ScriptedModel::new([
+            ModelResponse::calls([("c0", "counted", json!({"key": "a"}))]),
+            ModelResponse::text("a is known."),
+            ModelResponse::calls([("c1", "counted", json!({"key": "b"}))]),
+            ModelResponse::text("a and b are known."),
+            ModelResponse::text("never asked for"),
+        ]))
+    };
+    let (outcome, events) = run_recorded(skipping(), RunPolicy::default(), "a, then b").await;
+    assert_eq!((outcome.answer.as_str(), outcome.turns, asked_if_done(&events)), ("a is known.", 2, 0));
+
+    // On: asked once, the model makes the missing call, and its next answer ends the run
+    // without a second check.
+    let model = skipping();
+    let (outcome, events) = run_recorded(model.clone(), check(), "a, then b").await;
+    assert_eq!((outcome.answer.as_str(), outcome.turns, asked_if_done(&events)), ("a and b are known.", 4, 1));
+    let requests = model.requests();
+    assert!(
+        matches!(requests[2].messages.last(), Some(Message::User { content })
+            if content.starts_with("Before you answer: compare the user's request with the tool results")),
+        "{:?}",
+        requests[2].messages.last()
+    );
+    assert!(!requests[2].tools.is_empty(), "the check offers the tools");
+
+    // Asked, the model answers again: that answer is the run's.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c0", "counted", json!({"key": "a"}))]),
+        ModelResponse::text("a is known."),
+        ModelResponse::text("Everything is done: a is known."),
+    ]));
+    let (outcome, events) = run_recorded(model, check(), "a").await;
+    assert_eq!(
+        (outcome.answer.as_str(), outcome.turns, asked_if_done(&events)),
+        ("Everything is done: a is known.", 3, 1)
+    );
+
+    // No tool ran: nothing to check.
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("Canberra."), ModelResponse::text("never")]));
+    let (outcome, events) = run_recorded(model, check(), "capital of Australia?").await;
+    assert_eq!((outcome.answer.as_str(), outcome.turns, asked_if_done(&events)), ("Canberra.", 1, 0));
+}
+
+#[tokio::test]
+async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_tool_of_one_string_parameter() {
+    // Told to look the key up first, the model writes the look-up as a sentence: it is made.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c0", "jira_add_comment", json!({"key": "OPS-1", "body": "live"}))]),
+        ModelResponse::text(
+            "To find the ticket, call `jira_search_issues` with the query `\"project = OPS AND text ~ TLS\"`.",
+        ),
+        ModelResponse::calls([("c1", "jira_add_comment", json!({"key": "OPS-127", "body": "live"}))]),
+        ModelResponse::text("Commented on OPS-127."),
+    ]));
+    let (outcome, events) =
+        run_recorded(model, RunPolicy::default(), "Comment 'live' on the OPS ticket about TLS certs.").await;
+    assert_eq!(outcome.answer, "Commented on OPS-127.");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "jira_search_issues")),
+        "{events:?}"
+    );
+    let adopted = outcome.transcript.messages.iter().find_map(|m| match m {
+        Message::Assistant { tool_calls, .. } if tool_calls.first().is_some_and(|c| c.name == "jira_search_issues") => {
+            Some(tool_calls[0].arguments.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(adopted.as_deref(), Some(r#"{"jql":"project = OPS AND text ~ TLS"}"#));
+
+    // A tool with side effects, or one the value cannot fill alone, is only named: not made.
+    for prose in [
+        "Set your status: call `slack_set_status` with \"In a meeting\".",
+        "Then call `currency_convert` with \"EUR\".",
+    ] {
+        let model = Arc::new(ScriptedModel::new([
+            ModelResponse::calls([("c0", "counted", json!({"key": "k"}))]),
+            ModelResponse::text(prose),
+            ModelResponse::text("never asked for"),
+        ]));
+        let (outcome, events) = run_recorded(model, RunPolicy::default(), "k").await;
+        assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{prose}: {events:?}");
+        assert_eq!(outcome.answer, prose);
+    }
 }

@@ -86,7 +86,7 @@ pub async fn gmail_search(
 #[tool(exposure = "deferred", family = "gmail", destructive = false, open_world = true)]
 pub async fn gmail_send(
     /// Recipient email addresses.
-    #[grounded]
+    #[grounded(from = "gmail_search", from = "gmail_read_thread")]
     to: Vec<String>,
     /// Subject line.
     subject: String,

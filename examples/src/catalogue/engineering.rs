@@ -67,7 +67,7 @@ pub async fn jira_search_issues(
 #[tool(exposure = "deferred", family = "jira", destructive = false, idempotent)]
 pub async fn jira_transition_issue(
     /// Issue key, such as OPS-127.
-    #[grounded]
+    #[grounded(from = "jira_search_issues", from = "jira_create_issue")]
     key: String,
     /// The target status.
     status: String,
@@ -79,7 +79,7 @@ pub async fn jira_transition_issue(
 #[tool(exposure = "deferred", family = "jira", destructive = false)]
 pub async fn jira_add_comment(
     /// Issue key, such as OPS-127.
-    #[grounded]
+    #[grounded(from = "jira_search_issues", from = "jira_create_issue")]
     key: String,
     /// The comment, Markdown allowed.
     body: String,
@@ -124,7 +124,7 @@ pub async fn github_merge_pr(
     /// Repository as owner/name.
     repo: String,
     /// Pull request number.
-    #[grounded]
+    #[grounded(from = "github_create_pr")]
     number: u64,
     /// "merge", "squash" or "rebase".
     method: Option<String>,

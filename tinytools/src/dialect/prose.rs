@@ -80,6 +80,54 @@ pub(crate) fn described_call(text: &str, offered: &[&str], protected: &[&str]) -
     allowed(name).then(|| ((*name).to_owned(), Value::Object(object.clone())))
 }
 
+/// The tool a prose reply names and the one value it quotes for it, as in
+/// ``call `jira_search_issues` with the query "status = 'In Progress'"``: exactly one of
+/// `offered` named (never one in `protected`), no JSON object, exactly one non-empty
+/// double-quoted string (straight or curly quotes, on one line, at most 200 characters). The
+/// loop takes it for a call only of a tool whose one required parameter is a string.
+pub(crate) fn described_lookup(text: &str, offered: &[&str], protected: &[&str]) -> Option<(String, String)> {
+    if text.len() > MAX_DESCRIBED_CALL_BYTES || !objects_in(text)?.is_empty() {
+        return None;
+    }
+    let mut named: Vec<&str> = offered.iter().copied().filter(|name| mentions(text, name)).collect();
+    named.sort_unstable();
+    named.dedup();
+    let [name] = named.as_slice() else {
+        return None;
+    };
+    if protected.contains(name) {
+        return None;
+    }
+    let mut values = quoted(text);
+    let value = values.pop().filter(|_| values.is_empty())?;
+    Some(((*name).to_owned(), value))
+}
+
+/// The double-quoted strings of a text, each on one line, trimmed, in order (at most three).
+fn quoted(text: &str) -> Vec<String> {
+    const MAX_QUOTED: usize = 3;
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find(['"', '\u{201c}']) {
+        let after = &rest[open..];
+        let opener = after.chars().next().unwrap_or('"');
+        let closer = if opener == '"' { '"' } else { '\u{201d}' };
+        let inner = &after[opener.len_utf8()..];
+        let Some(close) = inner.find(closer) else {
+            break;
+        };
+        let value = inner[..close].trim();
+        if !value.is_empty() && !value.contains('\n') && value.chars().count() <= 200 {
+            found.push(value.to_owned());
+        }
+        if found.len() > MAX_QUOTED {
+            break;
+        }
+        rest = &inner[close + closer.len_utf8()..];
+    }
+    found
+}
+
 /// The JSON objects of a text, outermost only, in order; `None` past [`MAX_OBJECTS`].
 fn objects_in(text: &str) -> Option<Vec<Map<String, Value>>> {
     let marks = OnceCell::new();
@@ -156,6 +204,23 @@ mod tests {
     fn an_object_whose_name_is_data_is_the_named_tools_arguments() {
         let text = "Call `hotel_search` with {\"name\": \"Grand Hotel\", \"city\": \"Porto\"}.";
         assert_eq!(read(text), Some(("hotel_search".into(), json!({"name": "Grand Hotel", "city": "Porto"}))));
+    }
+
+    #[test]
+    fn a_named_tool_with_one_quoted_value_is_a_described_lookup() {
+        let lookup = |text: &str| described_lookup(text, &OFFERED, &PROTECTED);
+        let text = "To find the ticket, call `hotel_search` with the query `\"status = 'In Progress'\"`.";
+        assert_eq!(lookup(text), Some(("hotel_search".into(), "status = 'In Progress'".into())));
+        let curly = "Call stock_quote for \u{201c}ACME\u{201d} first.";
+        assert_eq!(lookup(curly), Some(("stock_quote".into(), "ACME".into())));
+        // Not one value, not one tool, a protected tool, or an object of arguments: not a lookup.
+        assert_eq!(lookup("Call `hotel_search` first."), None);
+        assert_eq!(lookup("Call `hotel_search` with \"Porto\" or \"Lisbon\"."), None);
+        assert_eq!(lookup("Call `hotel_search` or `stock_quote` with \"Porto\"."), None);
+        assert_eq!(lookup("Call `delete_repo` with \"acme/web\"."), None);
+        assert_eq!(lookup("Call `hotel_search` with {\"city\": \"Porto\"}."), None);
+        assert_eq!(lookup("Call `hotel_search` with \"\"."), None);
+        assert_eq!(lookup("Call `hotel_search` with \"Porto"), None);
     }
 
     #[test]

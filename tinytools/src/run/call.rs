@@ -44,19 +44,27 @@ impl Run<'_> {
         let admitted = match agent.registry.admit(&call.name, arguments.as_deref().unwrap_or(&call.arguments)) {
             Ok(admitted) => admitted,
             Err(error) => {
-                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: error.to_string() });
+                let mut reason = error.to_string();
                 let mut answer = CallAnswer::just(self.rejection(&call.name, &error));
+                // A made-up id among the bad arguments is told at once: fixing the shape alone
+                // would only earn the grounding refusal on the next turn (measured on the 1.5B
+                // model, which answered the shape's refusal in prose and never looked up the id).
+                if let Some(refusal) = self.grounding_refusal(&call.name, arguments.as_deref(), &call.arguments) {
+                    reason = format!("{reason}; {}", refusal.reason);
+                    let text = format!("{}\n\n{}", answer.result.to_model_text(), refusal.answer.to_model_text());
+                    answer.result = ToolResult::error(text);
+                    answer.sources = refusal.promote;
+                }
+                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
                 if exposure == Some(ToolExposure::Deferred) {
                     answer.rejected.push(call.name.clone());
                 }
                 return answer;
             }
         };
-        if agent.policy.loop_guard.require_grounding
-            && let Some(refusal) = self.ungrounded(&call.name, arguments.as_deref().unwrap_or(&call.arguments))
-        {
+        if let Some(refusal) = self.grounding_refusal(&call.name, arguments.as_deref(), &call.arguments) {
             agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: refusal.reason });
-            return CallAnswer { sources: refusal.promote, ..CallAnswer::just(refusal.answer) };
+            return CallAnswer { sources: refusal.promote, provisional: true, ..CallAnswer::just(refusal.answer) };
         }
         agent.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone() });
         let mut ctx = ToolContext::new(call.id.as_str()).with_cancellation(self.cancel.child_token());
@@ -199,6 +207,8 @@ pub(super) struct CallAnswer {
     pub(super) ran_ok: bool,
     /// A `tool_search` that matched nothing: the same call again cannot find anything.
     pub(super) fruitless: bool,
+    /// A grounding refusal: the same call is checked again once the conversation has more.
+    pub(super) provisional: bool,
 }
 
 impl CallAnswer {
@@ -211,6 +221,7 @@ impl CallAnswer {
             sources: Vec::new(),
             ran_ok: false,
             fruitless: false,
+            provisional: false,
         }
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::agent::Run;
 use crate::model::Message;
-use crate::tool::{TOOL_SEARCH, appears_in, grounded_values};
+use crate::tool::{TOOL_SEARCH, appears_in, grounded_values, spelled_in};
 use crate::{ToolExposure, ToolResult};
 
 /// How much of an invented value the refusal quotes back.
@@ -45,9 +45,19 @@ impl Grounds {
     /// Whether `value` appears in a user message or in a result of one of `sources` (any
     /// tool's, with no sources).
     fn hold(&self, value: &str, sources: &[&str]) -> bool {
-        self.texts.iter().any(|(tool, text)| {
+        self.counting(sources).any(|text| appears_in(value, text))
+    }
+
+    /// How the texts that count spell `value` when they hold it only in other letter case.
+    fn spelling(&self, value: &str, sources: &[&str]) -> Option<String> {
+        self.counting(sources).find_map(|text| spelled_in(value, text)).map(str::to_owned)
+    }
+
+    /// The texts that may supply a value of one of `sources` (any tool's, with no sources).
+    fn counting<'a>(&'a self, sources: &'a [&str]) -> impl Iterator<Item = &'a str> {
+        self.texts.iter().filter_map(move |(tool, text)| {
             let counts = tool.as_ref().is_none_or(|tool| sources.is_empty() || sources.contains(&tool.as_str()));
-            counts && appears_in(value, text)
+            counts.then_some(text.as_str())
         })
     }
 }
@@ -61,6 +71,12 @@ pub(super) struct Ungrounded {
 }
 
 impl Run<'_> {
+    /// [`Run::ungrounded`] when the run's loop guard asks for grounding; `strict` is the
+    /// arguments as strict mode rewrote them, if it did.
+    pub(super) fn grounding_refusal(&self, name: &str, strict: Option<&str>, raw: &str) -> Option<Ungrounded> {
+        self.agent.policy.loop_guard.require_grounding.then(|| self.ungrounded(name, strict.unwrap_or(raw))).flatten()
+    }
+
     /// The refusal of a call to `name` whose grounded argument holds a value the run's grounds
     /// do not; `None` when every grounded value is found (or the tool declares none).
     pub(super) fn ungrounded(&self, name: &str, arguments: &str) -> Option<Ungrounded> {
@@ -81,6 +97,17 @@ impl Run<'_> {
             };
             let quoted: String = value.chars().take(MAX_QUOTED_CHARS).collect();
             let argument = rule.argument;
+            // Measured: Qwen2.5-Coder-1.5B copied the user's `t_5530` as `T_5530`, and read
+            // "call `gmail_search` first" as a reason to search for something else.
+            if let Some(spelling) = self.grounds.spelling(&value, &sources) {
+                let text = format!(
+                    "`{argument}` \"{quoted}\" is not spelled as in this conversation, which has \"{spelling}\". \
+                     Values are case-sensitive: call `{name}` again with `{argument}` \"{spelling}\", exactly as \
+                     written there."
+                );
+                let reason = format!("ungrounded `{argument}`: its value is in the conversation in other letter case");
+                return Some(Ungrounded { reason, answer: ToolResult::error(text), promote: Vec::new() });
+            }
             let text = if sources.is_empty() {
                 let look_up = if self.bridge.is_active() {
                     "Look it up with a tool first (`tool_search` finds one)"

@@ -2,6 +2,8 @@
 //! cancellation, shrinking the conversation once on a context overflow), answer its tool calls
 //! (within the per-turn cap, results bounded), promote what they found, repeat.
 
+use serde_json::Value;
+
 use super::agent::{Run, RunOutcome, StopReason};
 use super::call::CallAnswer;
 use super::context::{self, Shrink};
@@ -47,6 +49,7 @@ struct AskedAgain {
     nudged: bool,
     after_empty: bool,
     instead_of_repeat: bool,
+    if_done: bool,
 }
 
 /// What the run has spent so far.
@@ -110,13 +113,17 @@ impl Run<'_> {
                     Reply::Final => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
                 }
             }
-            // Calls made before (or twice in this turn) are answered from their first answer;
-            // calls past the per-turn cap are not run.
+            // Calls made before (or twice in this turn) are answered from their first answer,
+            // unless that was a grounding refusal the conversation has since answered; calls
+            // past the per-turn cap are not run.
             let cap = self.agent.policy.caps.max_tool_calls_per_turn;
             let keys: Vec<String> = calls.iter().map(Repeats::key).collect();
-            let fresh: Vec<usize> = (0..calls.len().min(cap))
-                .filter(|&i| !repeats.contains(&keys[i]) && !keys[..i].contains(&keys[i]))
-                .collect();
+            let answerable = |i: usize| {
+                !repeats.contains(&keys[i])
+                    || repeats.provisional(&keys[i]) && self.ungrounded(&calls[i].name, &calls[i].arguments).is_none()
+            };
+            let fresh: Vec<usize> =
+                (0..calls.len().min(cap)).filter(|&i| answerable(i) && !keys[..i].contains(&keys[i])).collect();
             // Only calls whose answers the model already has: it is done with tools.
             let only_repeats = fresh.is_empty()
                 && calls.len() <= cap
@@ -142,7 +149,7 @@ impl Run<'_> {
             let mut answers: Vec<Option<CallAnswer>> = (0..calls.len()).map(|_| None).collect();
             let mut ran_now = false;
             for (i, answer) in fresh.into_iter().zip(answered) {
-                repeats.record(keys[i].clone(), &answer.result, answer.fruitless);
+                repeats.record(keys[i].clone(), &answer.result, answer.fruitless, answer.provisional);
                 ran_now |= answer.ran_ok;
                 answers[i] = Some(answer);
             }
@@ -396,6 +403,7 @@ impl Run<'_> {
         if guard.adopt_described_calls {
             let protected = self.not_adoptable(&offered, &request.destructive);
             let adopted = prose::described_call(answer, &offered, &protected)
+                .or_else(|| self.described_lookup(answer, &offered, &protected))
                 .map(|(name, arguments)| ToolCall {
                     id: format!("adopted_{turn}"),
                     name,
@@ -418,8 +426,37 @@ impl Run<'_> {
                 self.agent.emit(RunEvent::EmptyReply);
                 Reply::AskAgain(guard::EMPTY_REPLY.to_owned())
             }
+            _ if guard.check_before_answer && answered_a_call && !asked.if_done && !offered.is_empty() => {
+                asked.if_done = true;
+                self.agent.emit(RunEvent::AskedIfDone);
+                Reply::AskAgain(guard::CHECK_BEFORE_ANSWER.to_owned())
+            }
             _ => Reply::Final,
         }
+    }
+
+    /// A look-up described in prose with its one value (``call `jira_search_issues` with the
+    /// query "status = 'In Progress'"``), as a call: only of a read-only tool whose schema
+    /// requires exactly one parameter, a string, which takes the value. Measured on
+    /// Qwen2.5-Coder-1.5B with 41 tools declared: told to look an id up first, it wrote such a
+    /// sentence, and again after the nudge, instead of the call.
+    fn described_lookup(&self, answer: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
+        let (name, value) = prose::described_lookup(answer, offered, protected)?;
+        let tool = self.agent.registry.get(&name)?;
+        if tool.annotations().has_side_effects() {
+            return None;
+        }
+        let parameters = &tool.schema().parameters;
+        let [Value::String(required)] = parameters.get("required")?.as_array()?.as_slice() else {
+            return None;
+        };
+        let kind = parameters.get("properties")?.get(required)?.get("type")?;
+        if kind != "string" {
+            return None;
+        }
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(required.clone(), Value::String(value));
+        Some((name, Value::Object(arguments)))
     }
 
     /// The offered tools a call spelt out in prose may not be taken for: the destructive ones

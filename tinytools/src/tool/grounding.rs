@@ -86,15 +86,30 @@ pub(crate) fn grounded_values(args: &Value, argument: &str) -> Vec<String> {
 /// Whether `value` occurs in `text` as a whole token: not run into a letter, digit or `_` on
 /// either side (`c_12` is in `{"id":"c_12"}`; `c_1` and `12` are not).
 pub(crate) fn appears_in(value: &str, text: &str) -> bool {
+    !value.is_empty() && text.match_indices(value).any(|(at, _)| whole_token(text, at, value.len()))
+}
+
+/// How `text` spells `value` when it holds it as a whole token but in other ASCII letter case
+/// (`t_5530` for `T_5530`): the spelling a refusal points the model to. `None` when the text
+/// holds no such token.
+pub(crate) fn spelled_in<'t>(value: &str, text: &'t str) -> Option<&'t str> {
     if value.is_empty() {
-        return false;
+        return None;
     }
+    // ASCII case folding keeps every byte offset, so a match in the folded text is one in `text`.
+    let (folded, wanted) = (text.to_ascii_lowercase(), value.to_ascii_lowercase());
+    folded
+        .match_indices(&wanted)
+        .find(|&(at, _)| whole_token(text, at, value.len()))
+        .map(|(at, _)| &text[at..at + value.len()])
+}
+
+/// Whether the `len` bytes of `text` at `at` are not run into a letter, digit or `_`.
+fn whole_token(text: &str, at: usize, len: usize) -> bool {
     let word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(value).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + value.len()..].chars().next();
-        !before.is_some_and(word) && !after.is_some_and(word)
-    })
+    let before = text[..at].chars().next_back();
+    let after = text[at + len..].chars().next();
+    !before.is_some_and(word) && !after.is_some_and(word)
 }
 
 #[cfg(test)]
@@ -115,6 +130,17 @@ mod tests {
         assert!(!appears_in("", result));
         assert!(appears_in("OPS-127", "Comment on OPS-127, please."));
         assert!(!appears_in("OPS-12", "Comment on OPS-127, please."));
+    }
+
+    #[test]
+    fn a_value_in_other_letter_case_is_found_with_the_texts_spelling() {
+        let request = "Can you pull up conversation t_5530? And ops-127.";
+        assert_eq!(spelled_in("T_5530", request), Some("t_5530"));
+        assert_eq!(spelled_in("OPS-127", request), Some("ops-127"));
+        assert_eq!(spelled_in("t_553", request), None, "still a whole token");
+        assert_eq!(spelled_in("T_55300", request), None);
+        assert_eq!(spelled_in("", request), None);
+        assert_eq!(spelled_in("ÉTÉ", "l'été"), None, "only ASCII letters fold");
     }
 
     #[test]

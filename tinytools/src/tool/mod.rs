@@ -25,7 +25,7 @@ pub use annotations::ToolAnnotations;
 pub use context::{CancellationToken, ToolContext};
 pub use exposure::{ParseExposureError, ToolExposure};
 pub use grounding::Grounding;
-pub(crate) use grounding::{appears_in, grounded_values};
+pub(crate) use grounding::{appears_in, grounded_values, spelled_in};
 pub use group::ToolGroup;
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
 pub use refusal::Refusal;
