@@ -48,9 +48,7 @@
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
 //! `--expand` (the deferred arms rank each query with the model's own search keywords added,
 //! `tinytools::rank::ExpandingRanker` around the ranker: one short extra call per ranked query,
-//! reported apart); `--check-before-answer` (every arm's runs ask the model once, at its first
-//! answer after a tool ran, to make any call still missing: `LoopGuard::check_before_answer`);
-//! `--max-turns N` (default 8); `--timeout-secs N` (provider
+//! reported apart); `--max-turns N` (default 8); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
 //! the other arms' task runs then share N lanes, default 3, the arms alternating task by task:
@@ -99,7 +97,6 @@ struct Options {
     temperature: Option<f32>,
     minilm: bool,
     expand: bool,
-    check_before_answer: bool,
     gateway_bin: Option<PathBuf>,
     catalogue_server: Option<PathBuf>,
     gateway_instructions: bool,
@@ -200,7 +197,6 @@ async fn run(options: Options) -> Result<(), String> {
         }
         let mut spec =
             bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
-        spec.policy.loop_guard = spec.policy.loop_guard.with_check_before_answer(options.check_before_answer);
         if let Some(ranker) = &ranker {
             spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
             // The first search over the scale arm embeds its 1,041 tools (about 10 s here), and a
@@ -242,7 +238,6 @@ async fn run(options: Options) -> Result<(), String> {
         "lanes": lanes,
         "ranker": ranker.as_ref().map(|ranker| ranker.name().to_owned()),
         "keyword_expansion": expander.as_ref().map(|expander| expander.usage()),
-        "check_before_answer": options.check_before_answer,
         "wall_s": (wall_s * 10.0).round() / 10.0,
         "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
     });
@@ -284,7 +279,6 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         temperature: None,
         minilm: false,
         expand: false,
-        check_before_answer: false,
         gateway_bin: None,
         catalogue_server: None,
         gateway_instructions: true,
@@ -345,7 +339,6 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
             },
             "--expand" => options.expand = true,
-            "--check-before-answer" => options.check_before_answer = true,
             "--max-turns" => options.max_turns = number(value()?)?,
             "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
             "--json" => options.json = true,

@@ -273,7 +273,6 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
             RunEvent::Nudged { .. } => "nudge",
             RunEvent::CallAdopted { .. } => "call adopted from prose",
             RunEvent::EmptyReply => "empty reply",
-            RunEvent::AskedIfDone => "asked if done",
             RunEvent::ContextShrunk { .. } => "context shrunk",
             _ => return,
         };

@@ -1,9 +1,8 @@
 //! The loop guard: a repeated call is answered from its first answer and, at the limit (at once
 //! for a search that found nothing), the run asks for the final answer; a call spelt out in
 //! prose is adopted (never a destructive one; after a tool's output, only a read-only one); a
-//! call described without arguments gets one nudge; an empty reply is asked for its answer; with
-//! `check_before_answer`, the first answer after a tool ran is met with one request to make any
-//! call still missing.
+//! call described without arguments gets one nudge; an empty reply is asked for its answer; a
+//! look-up described with its one value is made.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -399,58 +398,6 @@ async fn after_a_tools_output_only_a_read_only_call_is_adopted_from_prose() {
             .iter()
             .any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "slack_post_message"))
     );
-}
-
-fn asked_if_done(events: &[RunEvent]) -> usize {
-    events.iter().filter(|e| matches!(e, RunEvent::AskedIfDone)).count()
-}
-
-#[tokio::test]
-async fn checked_before_answering_the_model_makes_the_step_it_skipped_and_is_asked_only_once() {
-    let check = || RunPolicy::default().with_loop_guard(LoopGuard::default().with_check_before_answer(true));
-    // Off by default: the first answer after the look-up is the run's.
-    let skipping = || {
-        Arc::new(ScriptedModel::new([
-            ModelResponse::calls([("c0", "counted", json!({"key": "a"}))]),
-            ModelResponse::text("a is known."),
-            ModelResponse::calls([("c1", "counted", json!({"key": "b"}))]),
-            ModelResponse::text("a and b are known."),
-            ModelResponse::text("never asked for"),
-        ]))
-    };
-    let (outcome, events) = run_recorded(skipping(), RunPolicy::default(), "a, then b").await;
-    assert_eq!((outcome.answer.as_str(), outcome.turns, asked_if_done(&events)), ("a is known.", 2, 0));
-
-    // On: asked once, the model makes the missing call, and its next answer ends the run
-    // without a second check.
-    let model = skipping();
-    let (outcome, events) = run_recorded(model.clone(), check(), "a, then b").await;
-    assert_eq!((outcome.answer.as_str(), outcome.turns, asked_if_done(&events)), ("a and b are known.", 4, 1));
-    let requests = model.requests();
-    assert!(
-        matches!(requests[2].messages.last(), Some(Message::User { content })
-            if content.starts_with("Before you answer: compare the user's request with the tool results")),
-        "{:?}",
-        requests[2].messages.last()
-    );
-    assert!(!requests[2].tools.is_empty(), "the check offers the tools");
-
-    // Asked, the model answers again: that answer is the run's.
-    let model = Arc::new(ScriptedModel::new([
-        ModelResponse::calls([("c0", "counted", json!({"key": "a"}))]),
-        ModelResponse::text("a is known."),
-        ModelResponse::text("Everything is done: a is known."),
-    ]));
-    let (outcome, events) = run_recorded(model, check(), "a").await;
-    assert_eq!(
-        (outcome.answer.as_str(), outcome.turns, asked_if_done(&events)),
-        ("Everything is done: a is known.", 3, 1)
-    );
-
-    // No tool ran: nothing to check.
-    let model = Arc::new(ScriptedModel::new([ModelResponse::text("Canberra."), ModelResponse::text("never")]));
-    let (outcome, events) = run_recorded(model, check(), "capital of Australia?").await;
-    assert_eq!((outcome.answer.as_str(), outcome.turns, asked_if_done(&events)), ("Canberra.", 1, 0));
 }
 
 #[tokio::test]

@@ -115,9 +115,6 @@ pub enum RunEvent {
     },
     /// The model replied with neither text nor a call; the run asked it once for its answer.
     EmptyReply,
-    /// The model answered after a tool had run; the run asked it once to make any call the
-    /// request still needs (`LoopGuard::check_before_answer`).
-    AskedIfDone,
     /// The conversation did not fit the model's window (the provider said so, or
     /// `RunPolicy::context_window` did): it was shrunk before the request was sent again.
     ContextShrunk {

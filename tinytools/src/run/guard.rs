@@ -1,8 +1,7 @@
 //! What a run does about a model that goes round in circles: the same call again and again
 //! (answered from the first result, then a request for the final answer; at once when asking
-//! again cannot help), a call described in prose instead of made (adopted, or one nudge), an
-//! empty reply (one request for the answer), and, when asked for, an answer that may have
-//! skipped a step (one request to check).
+//! again cannot help), a call described in prose instead of made (adopted, or one nudge), and
+//! an empty reply (one request for the answer).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -125,12 +124,6 @@ fn canonical(value: &Value) -> String {
 /// ending the run with an empty answer.
 pub(super) const EMPTY_REPLY: &str =
     "Answer the user now in plain text. If you could not do what they asked, tell them so.";
-
-/// The request sent once when the model first answers after a tool has run
-/// (`LoopGuard::check_before_answer`).
-pub(super) const CHECK_BEFORE_ANSWER: &str = "Before you answer: compare the user's request with the tool results \
-above. If it needs a tool call that has not been made yet, make that call now. If everything is done, give the user \
-your answer.";
 
 /// The nudge sent once when the model describes a call instead of making it.
 pub(super) fn nudge(name: &str) -> String {

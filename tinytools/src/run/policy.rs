@@ -85,7 +85,10 @@ pub struct RunPolicy {
 ///   call (`adopt_described_calls`), unless the tool is annotated destructive or the same call
 ///   was already made. Once a tool other than `tool_search` has answered, only a read-only
 ///   tool is adopted: the prose may then be repeating what a tool's output told the model to
-///   do. A `CallAdopted` event records it; the transcript keeps the call, not the sentence.
+///   do. A reply that names one read-only tool whose one required parameter is a string, and
+///   quotes exactly one value (``call `jira_search_issues` with "status = 'In Progress'"``),
+///   is taken as that look-up with the value. A `CallAdopted` event records it; the transcript
+///   keeps the call, not the sentence.
 /// - A reply without a call that names a tool the model may call, before any tool has
 ///   answered successfully, gets one nudge (`nudge_described_calls`): the run asks the model to
 ///   make the call it described, or to answer. A `Nudged` event records it.
@@ -97,11 +100,6 @@ pub struct RunPolicy {
 ///   argument and where its value comes from, a Deferred source is promoted
 ///   ([`Promotion::GroundingSource`](super::Promotion::GroundingSource)), and a `ToolRejected`
 ///   event records it. Only results of calls that ran without error count as a source.
-/// - Off by default: the first time the model answers in text after a tool has run, the run
-///   asks it once to check the user's request against the results and make any call still
-///   missing (`check_before_answer`), recorded by an `AskedIfDone` event. A reply with calls
-///   goes on as usual; a reply with text is the run's answer. It costs a request per run that
-///   used a tool; `docs/live.md` has what it buys on a small model.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
@@ -137,9 +135,6 @@ pub struct LoopGuard {
     /// conversation never gave, and tell the model where the value comes from (promoting a
     /// deferred source tool), instead of running the tool on an invented id.
     pub require_grounding: bool,
-    /// Ask once, when the model first answers after a tool has run, whether a step of the
-    /// request is still missing.
-    pub check_before_answer: bool,
 }
 
 impl Default for LoopGuard {
@@ -151,7 +146,6 @@ impl Default for LoopGuard {
             nudge_described_calls: true,
             ask_after_empty_reply: true,
             require_grounding: true,
-            check_before_answer: false,
         }
     }
 }
@@ -167,7 +161,6 @@ impl LoopGuard {
             nudge_described_calls: false,
             ask_after_empty_reply: false,
             require_grounding: false,
-            check_before_answer: false,
         }
     }
 
@@ -211,14 +204,6 @@ impl LoopGuard {
     #[must_use]
     pub const fn with_require_grounding(mut self, require_grounding: bool) -> Self {
         self.require_grounding = require_grounding;
-        self
-    }
-
-    /// Sets whether the model's first answer after a tool has run is met with one request to
-    /// make any call the user's request still needs.
-    #[must_use]
-    pub const fn with_check_before_answer(mut self, check_before_answer: bool) -> Self {
-        self.check_before_answer = check_before_answer;
         self
     }
 }

@@ -49,7 +49,6 @@ struct AskedAgain {
     nudged: bool,
     after_empty: bool,
     instead_of_repeat: bool,
-    if_done: bool,
 }
 
 /// What the run has spent so far.
@@ -425,11 +424,6 @@ impl Run<'_> {
                 asked.after_empty = true;
                 self.agent.emit(RunEvent::EmptyReply);
                 Reply::AskAgain(guard::EMPTY_REPLY.to_owned())
-            }
-            _ if guard.check_before_answer && answered_a_call && !asked.if_done && !offered.is_empty() => {
-                asked.if_done = true;
-                self.agent.emit(RunEvent::AskedIfDone);
-                Reply::AskAgain(guard::CHECK_BEFORE_ANSWER.to_owned())
             }
             _ => Reply::Final,
         }
