@@ -70,14 +70,21 @@ pub(crate) fn described_call(text: &str, offered: &[&str], protected: &[&str]) -
             return None;
         }
     }
-    // A tool may be offered twice (declared, and callable by name): it is one tool.
+    let name = only_named(text, offered)?;
+    allowed(name).then(|| (name.to_owned(), Value::Object(object.clone())))
+}
+
+/// The one tool of `offered` that `text` names as a whole identifier; `None` when it names
+/// none or several. A tool may be offered twice (declared, and callable by name): it is one
+/// tool.
+fn only_named<'a>(text: &str, offered: &[&'a str]) -> Option<&'a str> {
     let mut named: Vec<&str> = offered.iter().copied().filter(|name| mentions(text, name)).collect();
     named.sort_unstable();
     named.dedup();
-    let [name] = named.as_slice() else {
-        return None;
-    };
-    allowed(name).then(|| ((*name).to_owned(), Value::Object(object.clone())))
+    match named.as_slice() {
+        [name] => Some(name),
+        _ => None,
+    }
 }
 
 /// The tool a prose reply names and the one value it quotes for it, as in
@@ -89,23 +96,15 @@ pub(crate) fn described_lookup(text: &str, offered: &[&str], protected: &[&str])
     if text.len() > MAX_DESCRIBED_CALL_BYTES || !objects_in(text)?.is_empty() {
         return None;
     }
-    let mut named: Vec<&str> = offered.iter().copied().filter(|name| mentions(text, name)).collect();
-    named.sort_unstable();
-    named.dedup();
-    let [name] = named.as_slice() else {
-        return None;
-    };
-    if protected.contains(name) {
-        return None;
-    }
+    let name = only_named(text, offered).filter(|name| !protected.contains(name))?;
     let mut values = quoted(text);
     let value = values.pop().filter(|_| values.is_empty())?;
-    Some(((*name).to_owned(), value))
+    Some((name.to_owned(), value))
 }
 
-/// The double-quoted strings of a text, each on one line, trimmed, in order (at most three).
+/// The double-quoted strings of a text, each on one line, trimmed, in order; the scan stops at
+/// the second (a caller wants to know whether there is exactly one).
 fn quoted(text: &str) -> Vec<String> {
-    const MAX_QUOTED: usize = 3;
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(open) = rest.find(['"', '\u{201c}']) {
@@ -120,7 +119,7 @@ fn quoted(text: &str) -> Vec<String> {
         if !value.is_empty() && !value.contains('\n') && value.chars().count() <= 200 {
             found.push(value.to_owned());
         }
-        if found.len() > MAX_QUOTED {
+        if found.len() > 1 {
             break;
         }
         rest = &inner[close + closer.len_utf8()..];

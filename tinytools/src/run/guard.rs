@@ -4,7 +4,6 @@
 //! an empty reply (one request for the answer).
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 use serde_json::Value;
 
@@ -61,15 +60,8 @@ impl Repeats {
     /// `tool_search` that matched nothing); `provisional`: the answer held only for the
     /// conversation so far (a grounding refusal), and a later answer replaces it.
     pub(super) fn record(&mut self, key: String, result: &ToolResult, fruitless: bool, provisional: bool) {
-        let seen = Seen { first: result.clone(), fruitless, provisional, repeats: 0 };
-        match self.seen.entry(key) {
-            Entry::Occupied(mut entry) if entry.get().provisional => {
-                entry.insert(seen);
-            }
-            Entry::Occupied(_) => {}
-            Entry::Vacant(entry) => {
-                entry.insert(seen);
-            }
+        if self.seen.get(&key).is_none_or(|seen| seen.provisional) {
+            self.seen.insert(key, Seen { first: result.clone(), fruitless, provisional, repeats: 0 });
         }
     }
 

@@ -119,7 +119,8 @@ impl Run<'_> {
             let keys: Vec<String> = calls.iter().map(Repeats::key).collect();
             let answerable = |i: usize| {
                 !repeats.contains(&keys[i])
-                    || repeats.provisional(&keys[i]) && self.ungrounded(&calls[i].name, &calls[i].arguments).is_none()
+                    || repeats.provisional(&keys[i])
+                        && self.grounding_refusal(&calls[i].name, None, &calls[i].arguments).is_none()
             };
             let fresh: Vec<usize> =
                 (0..calls.len().min(cap)).filter(|&i| answerable(i) && !keys[..i].contains(&keys[i])).collect();
