@@ -242,7 +242,15 @@ proptest! {
         let registry = Arc::new(registry);
 
         let mut turns: Vec<ModelResponse> = Vec::new();
-        for (i, query) in queries.iter().enumerate() {
+        // Each search once: a repeated search that matched nothing ends the tool work (the loop
+        // guard), and the calls below must all be made for the checks after the run to hold.
+        let mut searched: Vec<&String> = Vec::new();
+        for query in &queries {
+            if !searched.contains(&query) {
+                searched.push(query);
+            }
+        }
+        for (i, query) in searched.iter().enumerate() {
             turns.push(ModelResponse::calls([(format!("s{i}").as_str(), "tool_search", json!({"query": query, "limit": 20}))]));
         }
         for (i, name) in secret.iter().enumerate() {
