@@ -2,7 +2,8 @@
 //! for a search that found nothing), the run asks for the final answer; a call spelt out in
 //! prose is adopted (never a destructive one; after a tool's output, only a read-only one); a
 //! call described without arguments gets one nudge; an empty reply is asked for its answer; a
-//! look-up described with its one value is made.
+//! look-up described with its one value is made; a reply that is only a tool is taken for its
+//! call and answered with the tool's signature.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -33,9 +34,15 @@ async fn counted(
     format!("value of {key}")
 }
 
+/// Empties the cache: destructive, and takes no arguments.
+#[tool(destructive)]
+async fn wipe_cache() -> String {
+    "wiped".to_owned()
+}
+
 fn registry() -> Arc<ToolRegistry> {
     let mut registry = tinytools_examples::catalogue::registry();
-    registry.register(Counted).expect("registers");
+    registry.register(Counted).expect("registers").register(WipeCache).expect("registers");
     Arc::new(registry)
 }
 
@@ -441,5 +448,59 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
         let (outcome, events) = run_recorded(model, RunPolicy::default(), "k").await;
         assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{prose}: {events:?}");
         assert_eq!(outcome.answer, prose);
+    }
+}
+
+#[tokio::test]
+async fn a_reply_that_is_only_a_tool_is_taken_for_its_call_and_answered_with_its_signature() {
+    // The replies Qwen2.5-Coder-1.5B gave: the found tool's bare name (twice, nudged between),
+    // and after a refusal the declarations it had been sent, copied back.
+    let echo = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"drive_search_files\", \"description\": \
+                \"Search Google Drive files by name or content.\", \"parameters\": {\"type\": \"object\"}}}\n\
+                {\"type\": \"function\", \"function\": {\"name\": \"drive_share_file\", \"desc";
+    let cases = [
+        ("crm_log_call", "crm_log_call", json!({"contact_id": "c_48", "notes": "renewal pricing", "minutes": 20})),
+        (echo, "drive_search_files", json!({"query": "Q3 plan"})),
+    ];
+    for (reply, tool, arguments) in cases {
+        let model = Arc::new(ScriptedModel::new([
+            ModelResponse::calls([("s", "tool_search", json!({"query": "record call or find a file"}))]),
+            ModelResponse::text(reply),
+            ModelResponse::calls([("c", tool, arguments.clone())]),
+            ModelResponse::text("Done."),
+        ]));
+        let user = "Spoke with c_48 for 20 minutes about renewal pricing; and find the Q3 plan.";
+        let (outcome, events) = run_recorded(model, RunPolicy::default(), user).await;
+        assert_eq!((outcome.answer.as_str(), outcome.turns), ("Done.", 4), "{tool}");
+        assert!(
+            events.contains(&RunEvent::CallAdopted { call_id: "adopted_2".into(), tool_name: tool.into() }),
+            "{tool}: {events:?}"
+        );
+        let messages = &outcome.transcript.messages;
+        let adopted = messages.iter().position(|m| {
+            matches!(m, Message::Assistant { content, tool_calls }
+                if content.is_empty() && tool_calls.first().is_some_and(|c| c.id == "adopted_2" && c.arguments == "{}"))
+        });
+        let adopted = adopted.expect("the transcript keeps the call without arguments, not the reply");
+        let Message::Tool { content, is_error: true, .. } = &messages[adopted + 1] else {
+            panic!("the empty call is refused: {:?}", messages[adopted + 1])
+        };
+        assert!(content.contains(&format!("`{tool}` takes: {{")), "{content}");
+        assert_eq!(
+            messages
+                .iter()
+                .filter(|m| matches!(m, Message::Tool { name, is_error: false, .. } if name == tool))
+                .count(),
+            1,
+            "{tool}: the call written after the signature runs"
+        );
+    }
+
+    // A tool that needs no arguments runs as soon as it is adopted: a destructive one is not
+    // adopted from its bare name, nor is a name the run does not offer.
+    for reply in ["wipe_cache", "`erase_everything`"] {
+        let model = Arc::new(ScriptedModel::new([ModelResponse::text(reply), ModelResponse::text("Not wiped.")]));
+        let (_, events) = run_recorded(model, RunPolicy::default(), "Clear the cache.").await;
+        assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. } | RunEvent::ToolStarted { .. })));
     }
 }

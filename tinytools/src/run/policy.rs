@@ -87,8 +87,12 @@ pub struct RunPolicy {
 ///   tool is adopted: the prose may then be repeating what a tool's output told the model to
 ///   do. A reply that names one read-only tool whose one required parameter is a string, and
 ///   quotes exactly one value (``call `jira_search_issues` with "status = 'In Progress'"``),
-///   is taken as that look-up with the value. A `CallAdopted` event records it; the transcript
-///   keeps the call, not the sentence.
+///   is taken as that look-up with the value. A reply that is only a tool — its name alone, or
+///   tool declarations copied back from the request — is taken as a call of it (the first one
+///   declared) without arguments, when the tool requires an argument (admission then refuses
+///   it and answers with the tool's signature, from which the model writes the call) or may be
+///   adopted at all. A `CallAdopted` event records it; the transcript keeps the call, not the
+///   sentence.
 /// - A reply without a call that names a tool the model may call, before any tool has
 ///   answered successfully, gets one nudge (`nudge_described_calls`): the run asks the model to
 ///   make the call it described, or to answer. A `Nudged` event records it.
