@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::agent::Run;
 use super::events::RunEvent;
+use super::grounding::Ungrounded;
 use crate::discovery::unknown_call_query;
 use crate::middleware::ToolGate;
 use crate::model::ToolCall;
@@ -50,6 +51,7 @@ impl Run<'_> {
                 // would only earn the grounding refusal on the next turn (measured on the 1.5B
                 // model, which answered the shape's refusal in prose and never looked up the id).
                 if let Some(refusal) = self.grounding_refusal(&call.name, arguments.as_deref(), &call.arguments) {
+                    let refusal = self.with_sources_of_missing(refusal).await;
                     reason = format!("{reason}; {}", refusal.reason);
                     let text = format!("{}\n\n{}", answer.result.to_model_text(), refusal.answer.to_model_text());
                     answer.result = ToolResult::error(text);
@@ -63,6 +65,7 @@ impl Run<'_> {
             }
         };
         if let Some(refusal) = self.grounding_refusal(&call.name, arguments.as_deref(), &call.arguments) {
+            let refusal = self.with_sources_of_missing(refusal).await;
             agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: refusal.reason });
             return CallAnswer { sources: refusal.promote, provisional: true, ..CallAnswer::just(refusal.answer) };
         }
@@ -137,6 +140,31 @@ impl Run<'_> {
             .collect();
         let result = self.bridge.unknown_tool(&call.name, &loaded);
         CallAnswer { loaded: loaded.into_iter().map(|schema| schema.name).collect(), ..CallAnswer::just(result) }
+    }
+
+    /// A placeholder refusal with the deferred tools that may give the missing value: its words
+    /// (`current price`) ranked against the catalogue like a user message, the hits that pass
+    /// query-aware discovery's floor and budget named in the answer and promoted. Unchanged when
+    /// the refusal is not a placeholder's, discovery is off or nothing passes.
+    async fn with_sources_of_missing(&self, mut refusal: Ungrounded) -> Ungrounded {
+        let pre = self.agent.policy.discovery.pre_promotion;
+        let Some(missing) = refusal.missing.as_deref() else {
+            return refusal;
+        };
+        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
+            return refusal;
+        }
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), missing, pre.limit).await;
+        let found: Vec<String> =
+            self.pre_promotable(&outcome, pre.limit, false).into_iter().map(|(schema, _)| schema.name).collect();
+        if found.is_empty() {
+            return refusal;
+        }
+        let named: Vec<String> = found.iter().map(|name| format!("`{name}`")).collect();
+        let text = format!("{}\nNow callable, and may give it: {}.", refusal.answer.to_model_text(), named.join(", "));
+        refusal.answer = ToolResult::error(text);
+        refusal.promote = found;
+        refusal
     }
 
     /// What the model reads when admission refuses a call: every violation, then the tool's

@@ -171,6 +171,8 @@ pub enum Promotion {
     UnknownName,
     /// The model called a tool with an invented value for a [grounded](crate::Grounding)
     /// argument; these are the tools that value must come from, and the refusal named them.
+    /// Also the tools a template placeholder's words ranked to (`<current-price>`: the tools
+    /// that may give a current price), named by the placeholder's refusal.
     GroundingSource,
 }
 

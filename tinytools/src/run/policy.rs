@@ -103,7 +103,12 @@ pub struct RunPolicy {
 ///   theirs) is refused before the tool runs (`require_grounding`): the answer names the
 ///   argument and where its value comes from, a Deferred source is promoted
 ///   ([`Promotion::GroundingSource`](super::Promotion::GroundingSource)), and a `ToolRejected`
-///   event records it. Only results of calls that ran without error count as a source.
+///   event records it. Only results of calls that ran without error count as a source. A
+///   call to a tool with side effects whose argument holds a template placeholder
+///   (`"GLOBX is trading at $<current-price>"`: two or more words in `<` `>`) that no user
+///   message or tool result holds is refused the same way: the answer names the hole, and the
+///   Deferred tools its words rank to (past query-aware discovery's floor) are named and
+///   promoted.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
@@ -137,7 +142,8 @@ pub struct LoopGuard {
     pub ask_after_empty_reply: bool,
     /// Refuse a call whose [grounded](crate::Grounding) argument holds a value the
     /// conversation never gave, and tell the model where the value comes from (promoting a
-    /// deferred source tool), instead of running the tool on an invented id.
+    /// deferred source tool), instead of running the tool on an invented id; and refuse a call
+    /// with side effects that holds a template placeholder (`<current-price>`) in its place.
     pub require_grounding: bool,
 }
 

@@ -1,0 +1,138 @@
+//! Template placeholders (`LoopGuard::require_grounding`): a call to a tool with side effects
+//! whose argument holds a placeholder such as `$<current-price>` is refused before the tool
+//! runs; the answer names the hole, and the deferred tools that may fill it (its words ranked
+//! against the catalogue) are promoted. A placeholder the user wrote, a read-only tool, and a
+//! guard turned off let the call run.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
+use tinytools::testkit::ScriptedModel;
+use tinytools_integration_tests::Recorder;
+
+/// A model that makes `calls` one per request, in order, then answers "done".
+fn calling(calls: Vec<(&'static str, Value)>) -> Arc<ScriptedModel> {
+    let answers = calls.into_iter().enumerate().map(|(i, (name, args))| {
+        Box::new(move |_: &ModelRequest| {
+            let mut response = ModelResponse::calls([("c", name, args.clone())]);
+            response.tool_calls[0].id = format!("call_{i}");
+            response
+        }) as _
+    });
+    let done = Box::new(|_: &ModelRequest| ModelResponse::text("done")) as _;
+    Arc::new(ScriptedModel::dynamic(answers.chain([done]).collect()))
+}
+
+async fn run(model: Arc<ScriptedModel>, policy: RunPolicy, user: &str) -> (RunOutcome, Vec<RunEvent>) {
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(Arc::new(tinytools_examples::catalogue::registry()), model)
+        .with_policy(policy)
+        .with_events(recorder.clone())
+        .run(vec![Message::user(user)])
+        .await
+        .expect("runs");
+    (outcome, recorder.events())
+}
+
+fn answers_of(outcome: &RunOutcome, tool: &str) -> Vec<(String, bool)> {
+    outcome
+        .transcript
+        .messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool { name, content, is_error, .. } if name == tool => Some((content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+const POST_PRICE: &str = "Post what GLOBX is trading at in #markets so the team sees it.";
+
+#[tokio::test]
+async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_value_posts() {
+    // What Qwen2.5-Coder-1.5B wrote in every run of this request, before looking the price up.
+    let hole = json!({"channel": "#markets", "text": "GLOBX is trading at $<current-price>"});
+    let model = calling(vec![
+        ("slack_post_message", hole),
+        ("stock_quote", json!({"symbol": "GLOBX"})),
+        ("slack_post_message", json!({"channel": "#markets", "text": "GLOBX is trading at $685.83"})),
+    ]);
+    let (outcome, events) = run(model.clone(), RunPolicy::default(), POST_PRICE).await;
+    let posts = answers_of(&outcome, "slack_post_message");
+    assert_eq!(posts.len(), 2);
+    let (refusal, is_error) = &posts[0];
+    assert!(*is_error);
+    assert!(
+        refusal.starts_with(
+            "`text` holds the placeholder \"<current-price>\", not a value, and `slack_post_message` would use it \
+             as written. Get the real value first with a tool (`tool_search` finds one), then call \
+             `slack_post_message` again with it in place of \"<current-price>\"."
+        ),
+        "{refusal}"
+    );
+    let callable = refusal.lines().last().unwrap_or_default();
+    assert!(callable.starts_with("Now callable, and may give it: ") && callable.contains("`stock_quote`"), "{refusal}");
+    assert!(!posts[1].1, "the post with the real price runs");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == "slack_post_message"))
+            .count(),
+        1,
+        "the hole is never posted"
+    );
+    let rejected: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolRejected { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rejected, ["placeholder in `text`: a template hole, not a value"], "the event quotes no argument");
+    // Every tool the answer names is declared in the next request: those the user's message
+    // had already promoted, and the rest promoted by the refusal.
+    let requests = model.requests();
+    let declared: Vec<&str> = requests[1].tools.iter().map(|t| t.name.as_str()).collect();
+    let named: Vec<&str> = callable.split('`').skip(1).step_by(2).collect();
+    assert!(named.iter().all(|n| declared.contains(n)), "{named:?} not all in {declared:?}");
+    let by_refusal: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolsPromoted { names, cause: Promotion::GroundingSource } => Some(names),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(!by_refusal.is_empty() && by_refusal.iter().all(|n| named.contains(&n.as_str())), "{by_refusal:?}");
+
+    // Repeated as it was, the hole is refused again: a counted repeat, never posted.
+    let model = calling(vec![
+        ("slack_post_message", json!({"channel": "#markets", "text": "At $<current-price>"})),
+        ("slack_post_message", json!({"channel": "#markets", "text": "At $<current-price>"})),
+    ]);
+    let (_, events) = run(model, RunPolicy::default(), POST_PRICE).await;
+    assert!(!events.iter().any(|e| matches!(e, RunEvent::ToolStarted { .. })), "{events:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::RepeatedCall { tool_name, .. } if tool_name == "slack_post_message"))
+    );
+}
+
+#[tokio::test]
+async fn a_placeholder_the_user_wrote_a_read_only_tool_or_the_guard_off_let_the_call_run() {
+    let template = json!({"channel": "#general", "text": "Welcome aboard, <first-name>!"});
+    let user = "Post this template to #general as it is: Welcome aboard, <first-name>!";
+    let (outcome, _) = run(calling(vec![("slack_post_message", template.clone())]), RunPolicy::default(), user).await;
+    assert!(!answers_of(&outcome, "slack_post_message")[0].1, "the user wrote it");
+
+    let search = json!({"query": "<board-meeting> slides"});
+    let (outcome, _) = run(calling(vec![("drive_search_files", search)]), RunPolicy::default(), "Board slides?").await;
+    assert!(!answers_of(&outcome, "drive_search_files")[0].1, "a read-only look-up harms nothing");
+
+    let off = RunPolicy::default().with_loop_guard(LoopGuard::default().with_require_grounding(false));
+    let (outcome, _) = run(calling(vec![("slack_post_message", template)]), off, POST_PRICE).await;
+    assert!(!answers_of(&outcome, "slack_post_message")[0].1);
+}
