@@ -1,8 +1,11 @@
 //! Test-only package: see tests/. What several of its suites share.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use serde_json::Value;
+use tinytools::model::{ModelRequest, ModelResponse};
 use tinytools::run::{EventSink, RunEvent};
+use tinytools::testkit::ScriptedModel;
 
 /// An event sink that keeps every event of a run, in order.
 #[derive(Default)]
@@ -28,4 +31,18 @@ impl EventSink for Recorder {
 /// else the suite's own `default`, sized for CI.
 pub fn proptest_cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(default)
+}
+
+/// A model that makes `calls` one per request, in order (ids `call_0`, `call_1`, ...), then
+/// answers "done".
+pub fn calling(calls: Vec<(&'static str, Value)>) -> Arc<ScriptedModel> {
+    let answers = calls.into_iter().enumerate().map(|(i, (name, args))| {
+        Box::new(move |_: &ModelRequest| {
+            let mut response = ModelResponse::calls([("c", name, args.clone())]);
+            response.tool_calls[0].id = format!("call_{i}");
+            response
+        }) as _
+    });
+    let done = Box::new(|_: &ModelRequest| ModelResponse::text("done")) as _;
+    Arc::new(ScriptedModel::dynamic(answers.chain([done]).collect()))
 }

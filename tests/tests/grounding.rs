@@ -8,24 +8,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
-use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::model::{Message, ModelResponse};
 use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{Grounding, RegistryError, Tool, ToolExposure, ToolRegistry, ToolResult, tool};
-use tinytools_integration_tests::Recorder;
-
-/// A model that makes `calls` one per request, in order, then answers "done".
-fn calling(calls: Vec<(&'static str, Value)>) -> Arc<ScriptedModel> {
-    let answers = calls.into_iter().enumerate().map(|(i, (name, args))| {
-        Box::new(move |_: &ModelRequest| {
-            let mut response = ModelResponse::calls([("c", name, args.clone())]);
-            response.tool_calls[0].id = format!("call_{i}");
-            response
-        }) as _
-    });
-    let done = Box::new(|_: &ModelRequest| ModelResponse::text("done")) as _;
-    Arc::new(ScriptedModel::dynamic(answers.chain([done]).collect()))
-}
+use tinytools_integration_tests::{Recorder, calling};
 
 /// The deferred catalogue behind `tool_search`, pre-promotion off: what a call promotes is
 /// all that is promoted.

@@ -6,24 +6,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use tinytools::model::{Message, ModelRequest, ModelResponse};
+use serde_json::json;
+use tinytools::model::Message;
 use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
-use tinytools_integration_tests::Recorder;
-
-/// A model that makes `calls` one per request, in order, then answers "done".
-fn calling(calls: Vec<(&'static str, Value)>) -> Arc<ScriptedModel> {
-    let answers = calls.into_iter().enumerate().map(|(i, (name, args))| {
-        Box::new(move |_: &ModelRequest| {
-            let mut response = ModelResponse::calls([("c", name, args.clone())]);
-            response.tool_calls[0].id = format!("call_{i}");
-            response
-        }) as _
-    });
-    let done = Box::new(|_: &ModelRequest| ModelResponse::text("done")) as _;
-    Arc::new(ScriptedModel::dynamic(answers.chain([done]).collect()))
-}
+use tinytools_integration_tests::{Recorder, calling};
 
 async fn run(model: Arc<ScriptedModel>, policy: RunPolicy, user: &str) -> (RunOutcome, Vec<RunEvent>) {
     let recorder = Arc::new(Recorder::default());
