@@ -127,17 +127,7 @@ impl Run<'_> {
     /// what the model wrote — an unknown, Hidden or refused name of the same spelling reads the
     /// same — and names only tools of the surface.
     async fn unknown_name(&self, call: &ToolCall) -> CallAnswer {
-        let pre = self.agent.policy.discovery.pre_promotion;
-        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
-            return CallAnswer::just(self.bridge.unknown_tool(&call.name, &[]));
-        }
-        let query = unknown_call_query(&call.name, &call.arguments);
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, pre.limit).await;
-        let loaded: Vec<ToolSchema> = self
-            .pre_promotable(&outcome, self.agent.policy.discovery.pre_promotion.limit, false)
-            .into_iter()
-            .map(|(schema, _)| schema)
-            .collect();
+        let loaded = self.ranked_promotable(&unknown_call_query(&call.name, &call.arguments)).await;
         let result = self.bridge.unknown_tool(&call.name, &loaded);
         CallAnswer { loaded: loaded.into_iter().map(|schema| schema.name).collect(), ..CallAnswer::just(result) }
     }
@@ -147,16 +137,10 @@ impl Run<'_> {
     /// query-aware discovery's floor and budget named in the answer and promoted. Unchanged when
     /// the refusal is not a placeholder's, discovery is off or nothing passes.
     async fn with_sources_of_missing(&self, mut refusal: Ungrounded) -> Ungrounded {
-        let pre = self.agent.policy.discovery.pre_promotion;
         let Some(missing) = refusal.missing.as_deref() else {
             return refusal;
         };
-        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
-            return refusal;
-        }
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), missing, pre.limit).await;
-        let found: Vec<String> =
-            self.pre_promotable(&outcome, pre.limit, false).into_iter().map(|(schema, _)| schema.name).collect();
+        let found: Vec<String> = self.ranked_promotable(missing).await.into_iter().map(|schema| schema.name).collect();
         if found.is_empty() {
             return refusal;
         }
@@ -165,6 +149,18 @@ impl Run<'_> {
         refusal.answer = ToolResult::error(text);
         refusal.promote = found;
         refusal
+    }
+
+    /// `query` ranked against the deferred catalogue like a user message: the declarations of
+    /// the hits that pass query-aware discovery's floor and token budget, at most its limit;
+    /// none while discovery or the bridge is off.
+    async fn ranked_promotable(&self, query: &str) -> Vec<ToolSchema> {
+        let pre = self.agent.policy.discovery.pre_promotion;
+        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
+            return Vec::new();
+        }
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), query, pre.limit).await;
+        self.pre_promotable(&outcome, pre.limit, false).into_iter().map(|(schema, _)| schema).collect()
     }
 
     /// What the model reads when admission refuses a call: every violation, then the tool's
