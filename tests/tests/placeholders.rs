@@ -84,6 +84,9 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
     let declared: Vec<&str> = requests[1].tools.iter().map(|t| t.name.as_str()).collect();
     let named: Vec<&str> = callable.split('`').skip(1).step_by(2).collect();
     assert!(named.iter().all(|n| declared.contains(n)), "{named:?} not all in {declared:?}");
+    // Ranked with the text around the hole ("GLOBX is trading at"), not "current price" alone
+    // (which puts `crypto_price` first): the model takes the first tool named.
+    assert_eq!(named.first(), Some(&"stock_quote"), "{callable}");
     let by_refusal: Vec<&String> = events
         .iter()
         .filter_map(|e| match e {
@@ -93,6 +96,13 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
         .flatten()
         .collect();
     assert!(!by_refusal.is_empty() && by_refusal.iter().all(|n| named.contains(&n.as_str())), "{by_refusal:?}");
+
+    // A one-word hole is one too, unless it is an HTML element's name.
+    for (text, refused) in [("GLOBX: $<price>", true), ("GLOBX: <b>$685.83</b>", false)] {
+        let model = calling(vec![("slack_post_message", json!({"channel": "#markets", "text": text}))]);
+        let (outcome, _) = run(model, RunPolicy::default(), POST_PRICE).await;
+        assert_eq!(answers_of(&outcome, "slack_post_message")[0].1, refused, "{text}");
+    }
 
     // Repeated as it was, the hole is refused again: a counted repeat, never posted.
     let model = calling(vec![
@@ -120,6 +130,7 @@ async fn a_placeholder_the_user_wrote_a_read_only_tool_or_the_guard_off_let_the_
     assert!(!answers_of(&outcome, "drive_search_files")[0].1, "a read-only look-up harms nothing");
 
     let off = RunPolicy::default().with_loop_guard(LoopGuard::default().with_require_grounding(false));
-    let (outcome, _) = run(calling(vec![("slack_post_message", template)]), off, POST_PRICE).await;
+    let hole = json!({"channel": "#markets", "text": "GLOBX is trading at $<current-price>"});
+    let (outcome, _) = run(calling(vec![("slack_post_message", hole)]), off, POST_PRICE).await;
     assert!(!answers_of(&outcome, "slack_post_message")[0].1);
 }

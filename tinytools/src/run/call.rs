@@ -133,7 +133,7 @@ impl Run<'_> {
     }
 
     /// A placeholder refusal with the deferred tools that may give the missing value: its words
-    /// (`current price`) ranked against the catalogue like a user message, the hits that pass
+    /// and the text around it (`current price: GLOBX is trading at $<current-price>`) ranked against the catalogue like a user message, the hits that pass
     /// query-aware discovery's floor and budget named in the answer and promoted. Unchanged when
     /// the refusal is not a placeholder's, discovery is off or nothing passes.
     async fn with_sources_of_missing(&self, mut refusal: Ungrounded) -> Ungrounded {

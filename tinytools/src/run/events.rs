@@ -115,6 +115,14 @@ pub enum RunEvent {
     },
     /// The model replied with neither text nor a call; the run asked it once for its answer.
     EmptyReply,
+    /// The run was about to end while values the last user message spelt out (quoted phrases,
+    /// email addresses, `#channel`s) had gone into no call; it asked the model once whether a
+    /// call still needs them (`LoopGuard::ask_about_unused_values`). Tools the question
+    /// promoted come as `ToolsPromoted`.
+    UnusedValues {
+        /// How many values no call had used.
+        count: usize,
+    },
     /// The conversation did not fit the model's window (the provider said so, or
     /// `RunPolicy::context_window` did): it was shrunk before the request was sent again.
     ContextShrunk {
@@ -171,8 +179,9 @@ pub enum Promotion {
     UnknownName,
     /// The model called a tool with an invented value for a [grounded](crate::Grounding)
     /// argument; these are the tools that value must come from, and the refusal named them.
-    /// Also the tools a template placeholder's words ranked to (`<current-price>`: the tools
-    /// that may give a current price), named by the placeholder's refusal.
+    /// Also the tools a template placeholder and the text around it ranked to
+    /// (`GLOBX is trading at $<current-price>`: the tools that may give a current price), named
+    /// by the placeholder's refusal.
     GroundingSource,
 }
 

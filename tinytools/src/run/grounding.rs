@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::agent::Run;
 use crate::model::Message;
-use crate::tool::{TOOL_SEARCH, appears_in, grounded_values, placeholder_in, spelled_in};
+use crate::tool::{Placeholder, TOOL_SEARCH, appears_in, grounded_values, placeholder_in, spelled_in};
 use crate::{ToolExposure, ToolResult};
 
 /// How much of an invented value the refusal quotes back.
@@ -70,8 +70,9 @@ pub(super) struct Ungrounded {
     pub(super) reason: String,
     pub(super) answer: ToolResult,
     pub(super) promote: Vec<String>,
-    /// For a placeholder, its words (`current price`): what the missing value is, for the
-    /// caller to rank against the deferred catalogue.
+    /// For a placeholder, its words and the text around it (`current price: GLOBX is trading
+    /// at $<current-price>`): what the missing value is, for the caller to rank against the
+    /// deferred catalogue.
     pub(super) missing: Option<String>,
 }
 
@@ -94,7 +95,8 @@ impl Run<'_> {
         if !self.agent.registry.get(name)?.annotations().has_side_effects() {
             return None;
         }
-        let (argument, placeholder) = placeholder_in(&serde_json::from_str(arguments).ok()?)?;
+        let Placeholder { argument, hole: placeholder, context } =
+            placeholder_in(&serde_json::from_str(arguments).ok()?)?;
         if self.grounds.counting(&[]).any(|text| text.contains(&placeholder)) {
             return None;
         }
@@ -107,7 +109,7 @@ impl Run<'_> {
             reason: format!("placeholder in `{argument}`: a template hole, not a value"),
             answer: ToolResult::error(text),
             promote: Vec::new(),
-            missing: Some(placeholder.trim_matches(['<', '>']).replace(['-', '_'], " ")),
+            missing: Some(missing_of(&placeholder, &context)),
         })
     }
 
@@ -186,4 +188,20 @@ impl Run<'_> {
         }
         None
     }
+}
+
+/// The longest stretch of a placeholder's surrounding text that goes into the ranking query.
+const MAX_CONTEXT_BYTES: usize = 200;
+
+/// The query that finds what fills a placeholder: its words, then the text it sits in (at
+/// most [`MAX_CONTEXT_BYTES`]). Measured with BM25 over the example catalogue: "current price"
+/// alone ranks `crypto_price` above `stock_quote`, and the model took the first tool named;
+/// with "GLOBX is trading at" beside it `stock_quote` comes first.
+fn missing_of(placeholder: &str, context: &str) -> String {
+    let words = placeholder.trim_matches(['<', '>']).replace(['-', '_'], " ");
+    let mut end = context.len().min(MAX_CONTEXT_BYTES);
+    while !context.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{words}: {}", &context[..end])
 }

@@ -2,7 +2,8 @@
 //!
 //! `agent.rs` builds a run and promotes tools; `turns.rs` is the loop of model calls;
 //! `call.rs` answers one tool call; `guard.rs` is the loop guard; `grounding.rs` refuses
-//! invented values of grounded arguments; `context.rs` shrinks a
+//! invented values of grounded arguments; `unused_values.rs` asks about a value of the request
+//! that no call used; `context.rs` shrinks a
 //! conversation that overflows the window; `limits.rs` holds usage limits and size caps.
 
 mod agent;
@@ -17,6 +18,7 @@ mod policy;
 mod summarization;
 mod transcript;
 mod turns;
+mod unused_values;
 
 pub use agent::{Agent, RunOutcome, StopReason};
 pub use error::{ContextOverflow, RunError, RunFailure};

@@ -105,10 +105,10 @@ pub struct RunPolicy {
 ///   ([`Promotion::GroundingSource`](super::Promotion::GroundingSource)), and a `ToolRejected`
 ///   event records it. Only results of calls that ran without error count as a source. A
 ///   call to a tool with side effects whose argument holds a template placeholder
-///   (`"GLOBX is trading at $<current-price>"`: two or more words in `<` `>`) that no user
-///   message or tool result holds is refused the same way: the answer names the hole, and the
-///   Deferred tools its words rank to (past query-aware discovery's floor) are named and
-///   promoted.
+///   (`"GLOBX is trading at $<current-price>"`, `"$<price>"`: words in `<` `>`, a single one
+///   not an HTML element's name) that no user message or tool result holds is refused the
+///   same way: the answer names the hole, and the Deferred tools its words and the text
+///   around it rank to (past query-aware discovery's floor) are named and promoted.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
@@ -145,6 +145,11 @@ pub struct LoopGuard {
     /// deferred source tool), instead of running the tool on an invented id; and refuse a call
     /// with side effects that holds a template placeholder (`<current-price>`) in its place.
     pub require_grounding: bool,
+    /// Ask once, when a run that has called a tool is about to end, whether a call still needs
+    /// a value the last user message spelt out (a quoted phrase, an email address, a
+    /// `#channel`) that no call has used; with discovery on, the message's best-ranked tools
+    /// not yet called are promoted and named with their signatures.
+    pub ask_about_unused_values: bool,
 }
 
 impl Default for LoopGuard {
@@ -156,6 +161,7 @@ impl Default for LoopGuard {
             nudge_described_calls: true,
             ask_after_empty_reply: true,
             require_grounding: true,
+            ask_about_unused_values: true,
         }
     }
 }
@@ -171,6 +177,7 @@ impl LoopGuard {
             nudge_described_calls: false,
             ask_after_empty_reply: false,
             require_grounding: false,
+            ask_about_unused_values: false,
         }
     }
 
@@ -214,6 +221,14 @@ impl LoopGuard {
     #[must_use]
     pub const fn with_require_grounding(mut self, require_grounding: bool) -> Self {
         self.require_grounding = require_grounding;
+        self
+    }
+
+    /// Sets whether a run about to end with a value of the user's message unused asks once
+    /// whether a call still needs it.
+    #[must_use]
+    pub const fn with_ask_about_unused_values(mut self, ask_about_unused_values: bool) -> Self {
+        self.ask_about_unused_values = ask_about_unused_values;
         self
     }
 }

@@ -49,6 +49,7 @@ struct AskedAgain {
     nudged: bool,
     after_empty: bool,
     instead_of_repeat: bool,
+    unused_values: bool,
 }
 
 /// What the run has spent so far.
@@ -109,7 +110,13 @@ impl Run<'_> {
                         self.transcript.messages.push(Message::user(message));
                         continue;
                     }
-                    Reply::Final => return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage)),
+                    Reply::Final => {
+                        if let Some(question) = self.ask_about_unused_values(&mut asked).await {
+                            self.transcript.messages.push(Message::user(question));
+                            continue;
+                        }
+                        return Ok(self.finish(answer, StopReason::Answered, turn, spent.usage));
+                    }
                 }
             }
             // Calls made before (or twice in this turn) are answered from their first answer,
@@ -133,7 +140,14 @@ impl Run<'_> {
                 asked.instead_of_repeat = true;
                 let counts: Vec<usize> = keys.iter().map(|key| repeats.times_repeated(key) + 1).collect();
                 match self.answer_instead_of_repeat(turn, &surface, &calls, &counts, &mut spent).await {
-                    Instead::Answered(text) => return Ok(self.finish(text, StopReason::Answered, turn, spent.usage)),
+                    Instead::Answered(text) => {
+                        if let Some(question) = self.ask_about_unused_values(&mut asked).await {
+                            self.transcript.messages.push(Message::user(question));
+                            answer = text;
+                            continue;
+                        }
+                        return Ok(self.finish(text, StopReason::Answered, turn, spent.usage));
+                    }
                     Instead::Cancelled => return Ok(self.finish(answer, StopReason::Cancelled, turn, spent.usage)),
                     Instead::Failed(source) => {
                         return Err(RunError { source, transcript: self.transcript, turns: turn, usage: spent.usage });
@@ -430,6 +444,18 @@ impl Run<'_> {
             }
             _ => Reply::Final,
         }
+    }
+
+    /// The question about values of the request no call has used, once per run, under
+    /// [`LoopGuard::ask_about_unused_values`](super::LoopGuard::ask_about_unused_values).
+    async fn ask_about_unused_values(&mut self, asked: &mut AskedAgain) -> Option<String> {
+        if !self.agent.policy.loop_guard.ask_about_unused_values || asked.unused_values {
+            return None;
+        }
+        let (question, count) = self.unused_values_question().await?;
+        asked.unused_values = true;
+        self.agent.emit(RunEvent::UnusedValues { count });
+        Some(question)
     }
 
     /// A reply that is only a tool — its name, or its declaration copied back from the request —

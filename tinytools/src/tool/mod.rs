@@ -29,7 +29,7 @@ pub use grounding::Grounding;
 pub(crate) use grounding::{appears_in, grounded_values, spelled_in};
 pub use group::ToolGroup;
 pub use naming::{MAX_FAMILY_LEN, MAX_NAME_LEN, TOOL_SEARCH, check_family, check_tool_name};
-pub(crate) use placeholder::placeholder_in;
+pub(crate) use placeholder::{Placeholder, placeholder_in};
 pub use refusal::Refusal;
 pub(crate) use refusal::refusal_answer;
 pub use result::{ToolContent, ToolResult};

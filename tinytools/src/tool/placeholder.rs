@@ -7,24 +7,42 @@ use serde_json::Value;
 /// The longest placeholder recognised, in bytes between its brackets.
 const MAX_PLACEHOLDER_BYTES: usize = 40;
 
-/// The first template placeholder among a call's arguments, with the argument that holds it
-/// (strings at any depth count for their top-level argument). A placeholder is `<` and `>`
-/// around two or more words of ASCII letters and digits joined by `-`, `_` or a space, the
-/// first word starting with a letter: `<current-price>`, `<message id>`, `<YOUR_EMAIL>`. A
-/// single word (`<b>`, `<price>`) may be markup and is not one, nor is anything holding other
-/// characters (`<@U123>`, `<https://x|link>`, `<a@b.com>`) or run into a letter or digit on
-/// either side (`if a<b and c>d`).
-pub(crate) fn placeholder_in(args: &Value) -> Option<(String, String)> {
+/// A template placeholder found in a call's arguments.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Placeholder {
+    /// The top-level argument that holds it.
+    pub(crate) argument: String,
+    /// The placeholder, brackets included: `<current-price>`.
+    pub(crate) hole: String,
+    /// The string it sits in (`GLOBX is trading at $<current-price>`): what the missing value
+    /// is about, which ranks its sources better than the hole's words alone.
+    pub(crate) context: String,
+}
+
+/// The first template placeholder among a call's arguments (strings at any depth count for
+/// their top-level argument). A placeholder is `<` and `>` around words of ASCII letters and
+/// digits joined by `-`, `_` or a space, the first starting with a letter: `<current-price>`,
+/// `<message id>`, `<YOUR_EMAIL>`, `<price>`. A single word must have two characters or more
+/// and not be an HTML element's name (`<b>`, `<br>`, `<div>` are markup); anything holding
+/// other characters (`<@U123>`, `<https://x|link>`, `<a@b.com>`) or run into a letter or digit
+/// on either side (`if a<b and c>d`, `Vec<String>`) is not one.
+pub(crate) fn placeholder_in(args: &Value) -> Option<Placeholder> {
     let Value::Object(members) = args else {
         return None;
     };
-    members.iter().find_map(|(argument, value)| first_in(value).map(|found| (argument.clone(), found.to_owned())))
+    members.iter().find_map(|(argument, value)| {
+        first_in(value).map(|(context, hole)| Placeholder {
+            argument: argument.clone(),
+            hole: hole.to_owned(),
+            context: context.to_owned(),
+        })
+    })
 }
 
-/// The first placeholder in a value's strings, depth first.
-fn first_in(value: &Value) -> Option<&str> {
+/// The first placeholder in a value's strings, depth first, with the string it is in.
+fn first_in(value: &Value) -> Option<(&str, &str)> {
     match value {
-        Value::String(text) => in_text(text),
+        Value::String(text) => in_text(text).map(|hole| (text.as_str(), hole)),
         Value::Array(items) => items.iter().find_map(first_in),
         Value::Object(members) => members.values().find_map(first_in),
         _ => None,
@@ -51,10 +69,142 @@ fn in_text(text: &str) -> Option<&str> {
 
 fn is_placeholder(inner: &str) -> bool {
     let words: Vec<&str> = inner.split(['-', '_', ' ']).collect();
-    words.len() >= 2
+    let one_word_not_markup =
+        || inner.len() >= 2 && !HTML_ELEMENTS.iter().any(|element| element.eq_ignore_ascii_case(inner));
+    (words.len() >= 2 || one_word_not_markup())
         && words.iter().all(|word| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric()))
         && words[0].starts_with(|c: char| c.is_ascii_alphabetic())
 }
+
+/// The names of HTML's elements (the living standard's, with the common obsolete ones): a
+/// single bracketed word that is one of these is markup, not a hole. Measured on
+/// Qwen2.5-Coder-1.5B: it posted "GLOBX is trading at $<price>" as readily as
+/// "$<current-price>".
+const HTML_ELEMENTS: &[&str] = &[
+    "a",
+    "abbr",
+    "address",
+    "area",
+    "article",
+    "aside",
+    "audio",
+    "b",
+    "base",
+    "bdi",
+    "bdo",
+    "big",
+    "blink",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "canvas",
+    "caption",
+    "center",
+    "cite",
+    "code",
+    "col",
+    "colgroup",
+    "data",
+    "datalist",
+    "dd",
+    "del",
+    "details",
+    "dfn",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "embed",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "font",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "i",
+    "iframe",
+    "img",
+    "input",
+    "ins",
+    "kbd",
+    "label",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "map",
+    "mark",
+    "marquee",
+    "menu",
+    "meta",
+    "meter",
+    "nav",
+    "noscript",
+    "object",
+    "ol",
+    "optgroup",
+    "option",
+    "output",
+    "p",
+    "param",
+    "picture",
+    "pre",
+    "progress",
+    "q",
+    "rp",
+    "rt",
+    "ruby",
+    "s",
+    "samp",
+    "script",
+    "search",
+    "section",
+    "select",
+    "slot",
+    "small",
+    "source",
+    "span",
+    "strike",
+    "strong",
+    "style",
+    "sub",
+    "summary",
+    "sup",
+    "svg",
+    "table",
+    "tbody",
+    "td",
+    "template",
+    "textarea",
+    "tfoot",
+    "th",
+    "thead",
+    "time",
+    "title",
+    "tr",
+    "track",
+    "tt",
+    "u",
+    "ul",
+    "var",
+    "video",
+    "wbr",
+];
 
 #[cfg(test)]
 mod tests {
@@ -64,15 +214,25 @@ mod tests {
 
     #[test]
     fn a_bracketed_phrase_is_a_placeholder_and_markup_is_not() {
-        let found = |args: Value| placeholder_in(&args);
+        let found = |args: Value| placeholder_in(&args).map(|found| (found.argument, found.hole));
         let post = json!({"channel": "#markets", "text": "GLOBX is trading at $<current-price>"});
-        assert_eq!(found(post), Some(("text".into(), "<current-price>".into())));
+        assert_eq!(
+            placeholder_in(&post),
+            Some(Placeholder {
+                argument: "text".into(),
+                hole: "<current-price>".into(),
+                context: "GLOBX is trading at $<current-price>".into()
+            })
+        );
+        assert_eq!(found(json!({"text": "at $<price>"})), Some(("text".into(), "<price>".into())));
+        assert_eq!(found(json!({"to": "<id>"})), Some(("to".into(), "<id>".into())));
         assert_eq!(found(json!({"ids": ["m_1", "<message id>"]})), Some(("ids".into(), "<message id>".into())));
         assert_eq!(found(json!({"to": {"email": "<YOUR_EMAIL>"}})), Some(("to".into(), "<YOUR_EMAIL>".into())));
         assert_eq!(found(json!({"t": "a < b and <two words>"})), Some(("t".into(), "<two words>".into())));
         for text in [
             "<b>bold</b> and <br>",
-            "price <price>",
+            "<DIV> <Span> <h1> <x>",
+            "Vec<String> and fn f<T>()",
             "<@U123> <!here> <https://x.io|the-link>",
             "Ben <ben@acme.com>",
             "<-x> <x-> <x--y> <1-up>",

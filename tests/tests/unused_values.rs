@@ -1,0 +1,137 @@
+//! Values the request spelt out that no call used (`LoopGuard::ask_about_unused_values`): a
+//! run about to end with one left over asks once whether a call still needs it, naming and
+//! promoting the deferred tools that may take it; it does not ask when every value went into a
+//! call, when no tool was called, when discovery is off, or when the guard says not to.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tinytools::ToolRegistry;
+use tinytools::model::{Message, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
+use tinytools::testkit::ScriptedModel;
+use tinytools_integration_tests::Recorder;
+
+const BOOK: &str = "Find a 30-minute gap on 17 March 2026 when priya@acme.com and tom@acme.com are both free, \
+                    and book the earliest one as 'Design sync' with the two of them.";
+
+/// What Qwen2.5-Coder-1.5B answered after the free slots came back.
+const RESTATED: &str = "Book the earliest slot, which is 10:00, as 'Design sync' with Priya and Tom.";
+
+fn free_slots() -> ModelResponse {
+    let args = json!({"attendees": ["priya@acme.com", "tom@acme.com"], "date": "2026-03-17", "duration_minutes": 30});
+    ModelResponse::calls([("c1", "calendar_free_slots", args)])
+}
+
+fn invite() -> ModelResponse {
+    let args = json!({"title": "Design sync", "start": "2026-03-17T10:00:00Z", "duration_minutes": 30,
+                      "attendees": ["priya@acme.com", "tom@acme.com"]});
+    ModelResponse::calls([("c2", "calendar_invite", args)])
+}
+
+async fn run(
+    registry: ToolRegistry,
+    model: &Arc<ScriptedModel>,
+    policy: RunPolicy,
+    user: &str,
+) -> (RunOutcome, Vec<RunEvent>) {
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(Arc::new(registry), model.clone())
+        .with_policy(policy)
+        .with_events(recorder.clone())
+        .run(vec![Message::user(user)])
+        .await
+        .expect("runs");
+    (outcome, recorder.events())
+}
+
+fn questions(outcome: &RunOutcome) -> Vec<&str> {
+    outcome
+        .transcript
+        .messages
+        .iter()
+        .skip(1)
+        .filter_map(|message| match message {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn asked(events: &[RunEvent]) -> Vec<usize> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::UnusedValues { count } => Some(*count),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_take_the_value() {
+    let model = Arc::new(ScriptedModel::new([
+        free_slots(),
+        ModelResponse::text(RESTATED),
+        invite(),
+        ModelResponse::text("Booked 'Design sync' at 10:00."),
+    ]));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), BOOK).await;
+    assert_eq!(asked(&events), [1]);
+    let question = questions(&outcome)[0];
+    assert!(
+        question.starts_with(
+            "'Design sync' from my request has not gone into any call yet. If my request still needs a call, make \
+             it now.\nNow callable:\n`calendar_invite` takes: {title: string, start: string, duration_minutes: \
+             integer, attendees: string[]"
+        ),
+        "{question}"
+    );
+    // Of the called tool's family, never a destructive one (`calendar_cancel_event`).
+    let named: Vec<&str> = question.lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
+    assert_eq!(named, ["calendar_invite", "calendar_list_events"], "{question}");
+    let requests: Vec<ModelRequest> = model.requests();
+    let declared: Vec<&str> = requests[2].tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(declared.contains(&"calendar_invite"), "{declared:?}");
+    assert!(events.iter().any(|e| matches!(e,
+        RunEvent::ToolsPromoted { names, cause: Promotion::AfterToolResult { .. } } if names.contains(&"calendar_invite".to_owned()))));
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::ToolCompleted { tool_name, .. } if tool_name == "calendar_invite"))
+    );
+    assert_eq!((outcome.answer.as_str(), outcome.stop), ("Booked 'Design sync' at 10:00.", StopReason::Answered));
+
+    // Asked once: the same answer again ends the run.
+    let model =
+        Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED), ModelResponse::text(RESTATED)]));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), BOOK).await;
+    assert_eq!((asked(&events).len(), outcome.answer.as_str(), model.requests().len()), (1, RESTATED, 3));
+}
+
+#[tokio::test]
+async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_off_or_the_guard_says_not_to() {
+    let catalogue = tinytools_examples::catalogue::registry;
+    // Every value used: 'Design sync' went into the invitation.
+    let model = Arc::new(ScriptedModel::new([free_slots(), invite(), ModelResponse::text("Booked.")]));
+    let (outcome, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
+    assert!(asked(&events).is_empty() && questions(&outcome).is_empty(), "{events:?}");
+    // No tool called: the model answered straight away.
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("I cannot book meetings.")]));
+    let (_, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
+    assert!(asked(&events).is_empty());
+    // Only `tool_search` called: a search is not a use.
+    let search = ModelResponse::calls([("s", "tool_search", json!({"query": "calendar booking"}))]);
+    let model = Arc::new(ScriptedModel::new([search, ModelResponse::text(RESTATED)]));
+    let (_, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
+    assert!(asked(&events).is_empty());
+    // The guard off.
+    let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
+    let policy = RunPolicy::default().with_loop_guard(LoopGuard::default().with_ask_about_unused_values(false));
+    let (outcome, events) = run(catalogue(), &model, policy, BOOK).await;
+    assert!(asked(&events).is_empty() && outcome.answer == RESTATED);
+    // Every tool Direct: no tool to name, no question (measured: with 41 tools declared the
+    // model answered such a question in prose).
+    let direct = tinytools_examples::catalogue::all_direct_registry();
+    let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
+    let (outcome, events) = run(direct, &model, RunPolicy::default(), BOOK).await;
+    assert!(asked(&events).is_empty() && outcome.answer == RESTATED, "{events:?}");
+}
