@@ -3,8 +3,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tinytools::model::{ModelRequest, ModelResponse};
-use tinytools::run::{EventSink, RunEvent};
+use tinytools::ToolRegistry;
+use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, EventSink, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 
 /// An event sink that keeps every event of a run, in order.
@@ -45,4 +46,24 @@ pub fn calling(calls: Vec<(&'static str, Value)>) -> Arc<ScriptedModel> {
     });
     let done = Box::new(|_: &ModelRequest| ModelResponse::text("done")) as _;
     Arc::new(ScriptedModel::dynamic(answers.chain([done]).collect()))
+}
+
+/// Runs `user` over `registry` through `model` under `policy`, with every event recorded.
+///
+/// # Panics
+/// When the run fails (a scripted model that runs out of answers, for one).
+pub async fn run_recorded(
+    registry: Arc<ToolRegistry>,
+    model: Arc<dyn ChatModel>,
+    policy: RunPolicy,
+    user: &str,
+) -> (RunOutcome, Vec<RunEvent>) {
+    let recorder = Arc::new(Recorder::default());
+    let outcome = Agent::new(registry, model)
+        .with_policy(policy)
+        .with_events(recorder.clone())
+        .run(vec![Message::user(user)])
+        .await
+        .expect("runs");
+    (outcome, recorder.events())
 }

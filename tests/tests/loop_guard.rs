@@ -13,7 +13,6 @@ use tinytools::model::{Message, ModelRequest, ModelResponse};
 use tinytools::run::{Agent, LoopGuard, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, tool};
-use tinytools_integration_tests::Recorder;
 
 thread_local! {
     /// Runs of `counted` on this test's thread (each test runs its agent on its own thread).
@@ -67,16 +66,10 @@ fn repeating(times: usize) -> Arc<ScriptedModel> {
     ))
 }
 
-/// Runs `user` through `model` under `policy`, recording the run's events.
+/// Runs `user` through `model` under `policy` over this suite's registry, recording the run's
+/// events.
 async fn run_recorded(model: Arc<ScriptedModel>, policy: RunPolicy, user: &str) -> (RunOutcome, Vec<RunEvent>) {
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(registry(), model)
-        .with_policy(policy)
-        .with_events(recorder.clone())
-        .run(vec![Message::user(user)])
-        .await
-        .expect("runs");
-    (outcome, recorder.events())
+    tinytools_integration_tests::run_recorded(registry(), model, policy, user).await
 }
 
 /// Makes `call` whenever it is offered tools (at most `times` requests), and answers `answer`

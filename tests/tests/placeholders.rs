@@ -8,19 +8,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::model::Message;
-use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
-use tinytools_integration_tests::{Recorder, calling};
+use tinytools_integration_tests::{calling, run_recorded};
 
 async fn run(model: Arc<ScriptedModel>, policy: RunPolicy, user: &str) -> (RunOutcome, Vec<RunEvent>) {
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(Arc::new(tinytools_examples::catalogue::registry()), model)
-        .with_policy(policy)
-        .with_events(recorder.clone())
-        .run(vec![Message::user(user)])
-        .await
-        .expect("runs");
-    (outcome, recorder.events())
+    run_recorded(Arc::new(tinytools_examples::catalogue::registry()), model, policy, user).await
 }
 
 fn answers_of(outcome: &RunOutcome, tool: &str) -> Vec<(String, bool)> {

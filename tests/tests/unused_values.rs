@@ -8,9 +8,9 @@ use std::sync::Arc;
 use serde_json::json;
 use tinytools::ToolRegistry;
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
+use tinytools::run::{LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
-use tinytools_integration_tests::Recorder;
+use tinytools_integration_tests::run_recorded;
 
 const BOOK: &str = "Find a 30-minute gap on 17 March 2026 when priya@acme.com and tom@acme.com are both free, \
                     and book the earliest one as 'Design sync' with the two of them.";
@@ -35,14 +35,7 @@ async fn run(
     policy: RunPolicy,
     user: &str,
 ) -> (RunOutcome, Vec<RunEvent>) {
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(Arc::new(registry), model.clone())
-        .with_policy(policy)
-        .with_events(recorder.clone())
-        .run(vec![Message::user(user)])
-        .await
-        .expect("runs");
-    (outcome, recorder.events())
+    run_recorded(Arc::new(registry), model.clone(), policy, user).await
 }
 
 fn questions(outcome: &RunOutcome) -> Vec<&str> {

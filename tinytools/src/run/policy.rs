@@ -109,6 +109,14 @@ pub struct RunPolicy {
 ///   not an HTML element's name) that no user message or tool result holds is refused the
 ///   same way: the answer names the hole, and the Deferred tools its words and the text
 ///   around it rank to (past query-aware discovery's floor) are named and promoted.
+/// - A run that has called a tool and is about to end while a value the last user message
+///   spelt out — a quoted phrase, an email address, a `#channel` — has gone into no call
+///   (`tool_search` aside) asks once whether a call still needs it
+///   (`ask_about_unused_values`, an `UnusedValues` event). The question names, with their
+///   signatures, up to two Deferred tools no call has used and none destructive: of a called
+///   tool's family first, then those already promoted, each group in the order the message
+///   ranks them; those not yet declared are promoted. With discovery off there is nothing to
+///   name and it is not asked: measured with 41 tools declared, the model answered it in prose.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};
@@ -119,6 +127,7 @@ pub struct RunPolicy {
 /// assert!(guard.nudge_described_calls && guard.ask_after_empty_reply && guard.require_grounding);
 /// let off = LoopGuard::off();
 /// assert_eq!((off.max_repeats, off.adopt_described_calls, off.nudge_described_calls), (0, false, false));
+/// assert!(guard.ask_about_unused_values && !off.ask_about_unused_values);
 ///
 /// let patient = LoopGuard::default().with_max_repeats(5).with_answer_after_repeat(false);
 /// let policy = RunPolicy::default().with_loop_guard(patient);
