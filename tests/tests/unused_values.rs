@@ -93,6 +93,18 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
     );
     assert_eq!((outcome.answer.as_str(), outcome.stop), ("Booked 'Design sync' at 10:00.", StopReason::Answered));
 
+    // The request is the user's, not a request of the loop guard's (the nudge before the call).
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::text("I'll use `calendar_free_slots` for that."),
+        free_slots(),
+        ModelResponse::text(RESTATED),
+        invite(),
+        ModelResponse::text("Booked."),
+    ]));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), BOOK).await;
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Nudged { .. })), "{events:?}");
+    assert_eq!((asked(&events).as_slice(), outcome.answer.as_str()), ([1].as_slice(), "Booked."));
+
     // Asked once: the same answer again ends the run.
     let model =
         Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED), ModelResponse::text(RESTATED)]));

@@ -113,6 +113,9 @@ pub(super) struct Run<'a> {
     pub(super) follow_up: Option<String>,
     /// What a grounded argument's value may be copied from.
     pub(super) grounds: Grounds,
+    /// The user's request: the last user message when the run started (the loop guard's own
+    /// requests are user messages too, and come after it).
+    pub(super) request: Option<String>,
 }
 
 impl Agent {
@@ -228,14 +231,26 @@ impl Agent {
     ) -> Result<RunOutcome, RunError> {
         let bridge = DiscoveryBridge::for_run(self.surface(), &self.policy);
         let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
-        let mut run =
-            Run { agent: self, bridge, transcript, promoted, cancel, follow_up: None, grounds: Grounds::default() };
+        let mut run = Run {
+            agent: self,
+            bridge,
+            transcript,
+            promoted,
+            cancel,
+            follow_up: None,
+            grounds: Grounds::default(),
+            request: None,
+        };
         if fresh {
             for middleware in &self.middleware {
                 middleware.before_agent(&mut run.transcript.messages).await;
             }
         }
         run.grounds = Grounds::of(&run.transcript.messages);
+        run.request = run.transcript.messages.iter().rev().find_map(|message| match message {
+            Message::User { content } => Some(content.clone()),
+            _ => None,
+        });
         let surface = run.bridge.advertised(self.counter.as_ref());
         let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
         let active = run.bridge.is_active();

@@ -113,17 +113,19 @@ fn leaves(arguments: &str) -> Vec<String> {
 }
 
 impl Run<'_> {
-    /// The question for a run about to end with a value of the last user message that no call
-    /// since (other than `tool_search`) has used; `None` when every value went into a call.
+    /// The question for a run about to end with a value of the user's request (the last user
+    /// message when the run started, not a request of the loop guard's) that no call since
+    /// (other than `tool_search`) has used; `None` when every value went into a call.
     /// With discovery on, the message is ranked again and the best hits not yet called (none
     /// destructive, at most two, any confidence: the message has already needed a tool) are
     /// promoted and named with their signatures.
     pub(super) async fn unused_values_question(&mut self) -> Option<(String, usize)> {
-        let start = self.transcript.messages.iter().rposition(|m| matches!(m, Message::User { .. }))?;
-        let Message::User { content } = &self.transcript.messages[start] else {
-            return None;
-        };
-        let request = content.clone();
+        let request = self.request.clone()?;
+        let start = self
+            .transcript
+            .messages
+            .iter()
+            .rposition(|message| matches!(message, Message::User { content } if *content == request))?;
         let values = literal_values(&request);
         if values.is_empty() {
             return None;
