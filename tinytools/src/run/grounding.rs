@@ -205,3 +205,18 @@ fn missing_of(placeholder: &str, context: &str) -> String {
     }
     format!("{words}: {}", &context[..end])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placeholder_is_ranked_by_its_words_and_at_most_200_bytes_around_it() {
+        assert_eq!(missing_of("<current-price>", "At $<current-price>"), "current price: At $<current-price>");
+        assert_eq!(missing_of("<YOUR_EMAIL>", "<YOUR_EMAIL>"), "YOUR EMAIL: <YOUR_EMAIL>");
+        // 'é' is two bytes: byte 200 falls inside one, and the cut steps back to a boundary.
+        let long = format!("x{}", "é".repeat(150));
+        let query = missing_of("<a-b>", &long);
+        assert_eq!(query, format!("a b: x{}", "é".repeat(99)));
+    }
+}
