@@ -128,6 +128,14 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
     let model = Arc::new(ScriptedModel::new([search, ModelResponse::text(RESTATED)]));
     let (_, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
     assert!(asked(&events).is_empty());
+    // Off track: the only tool called is one the request does not rank, and so are its kin.
+    let convert =
+        ModelResponse::calls([("c", "unit_convert", json!({"value": 10, "from_unit": "mi", "to_unit": "km"}))]);
+    let model = Arc::new(ScriptedModel::new([convert, ModelResponse::text("16.09344 km")]));
+    let (_, events) =
+        run(catalogue(), &model, RunPolicy::default(), "lee@acme.com needs to be able to edit f_310, sort that out?")
+            .await;
+    assert!(asked(&events).is_empty(), "{events:?}");
     // The guard off.
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
     let policy = RunPolicy::default().with_loop_guard(LoopGuard::default().with_ask_about_unused_values(false));

@@ -113,7 +113,8 @@ pub struct RunPolicy {
 ///   spelt out — a quoted phrase, an email address, a `#channel` — has gone into no call
 ///   (`tool_search` aside) asks once whether a call still needs it
 ///   (`ask_about_unused_values`, an `UnusedValues` event). The question names, with their
-///   signatures, up to two Deferred tools no call has used and none destructive: of a called
+///   signatures, up to two Deferred tools no call has used, none destructive, that the message
+///   ranks at all: of a called
 ///   tool's family first, then those already promoted, each group in the order the message
 ///   ranks them; those not yet declared are promoted. With discovery off there is nothing to
 ///   name and it is not asked: measured with 41 tools declared, the model answered it in prose.

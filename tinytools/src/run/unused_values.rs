@@ -162,11 +162,13 @@ impl Run<'_> {
         Some((text, count))
     }
 
-    /// The tools the question names: deferred tools no call has used, none destructive, of
-    /// the family of a tool the run called or already promoted (so past the floor for some
-    /// message), those of a called tool's family first, each group in the order the request
-    /// ranks them; at most [`NAMED_TOOLS`], and those not yet declared promoted. None while
-    /// discovery is off. Measured over the example catalogue: ranked alone, "make me a doc
+    /// The tools the question names: deferred tools no call has used, none destructive, that
+    /// the request ranks at all, of the family of a tool the run called or already promoted
+    /// (so past the floor for some message), those of a called tool's family first, each group
+    /// in the order the request ranks them; at most [`NAMED_TOOLS`], and those not yet declared
+    /// promoted. None while discovery is off. Measured on Qwen2.5-Coder-1.5B: after a search
+    /// had led it to `unit_convert` for "lee@acme.com needs to be able to edit f_310", the
+    /// family rule alone named `news_headlines` and `translate_text`, and it called one. Measured over the example catalogue: ranked alone, "make me a doc
     /// called 'Launch checklist' and let ben@acme.com edit it" puts `slack_post_message` and
     /// `crm_log_call` above `drive_share_file`.
     async fn next_tools(&mut self, request: &str, called: &[String]) -> Vec<ToolSchema> {
@@ -178,7 +180,10 @@ impl Run<'_> {
         let families: Vec<&str> = called.iter().filter_map(|name| registry.get(name)?.family()).collect();
         let catalog = self.bridge.catalog();
         let outcome = catalog.rank(self.bridge.policy(), request, catalog.len()).await;
-        let rank_of = |name: &str| outcome.matched.iter().position(|hit| hit.name == name).unwrap_or(usize::MAX);
+        // Where the request ranks a tool; `None` when it shares nothing with it.
+        let rank_of = |name: &str| {
+            outcome.matched.iter().position(|hit| hit.name == name && hit.confidence.is_some_and(|c| c > 0.0))
+        };
         let mut candidates: Vec<(bool, usize, &str)> = catalog
             .iter()
             .map(|tool| tool.schema().name.as_str())
@@ -187,7 +192,8 @@ impl Run<'_> {
                 let tool = registry.get(name)?;
                 let kin = tool.family().is_some_and(|family| families.contains(&family));
                 let promoted = self.promoted.iter().any(|schema| schema.name == name);
-                (!tool.annotations().destructive && (kin || promoted)).then_some((!kin, rank_of(name), name))
+                let rank = rank_of(name)?;
+                (!tool.annotations().destructive && (kin || promoted)).then_some((!kin, rank, name))
             })
             .collect();
         candidates.sort();
