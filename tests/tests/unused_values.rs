@@ -136,6 +136,10 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
         run(catalogue(), &model, RunPolicy::default(), "lee@acme.com needs to be able to edit f_310, sort that out?")
             .await;
     assert!(asked(&events).is_empty(), "{events:?}");
+    // Not at the last turn: the run ends answered, as before.
+    let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
+    let (outcome, events) = run(catalogue(), &model, RunPolicy::default().with_max_turns(2), BOOK).await;
+    assert!(asked(&events).is_empty() && outcome.stop == StopReason::Answered, "{events:?}");
     // The guard off.
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
     let policy = RunPolicy::default().with_loop_guard(LoopGuard::default().with_ask_about_unused_values(false));

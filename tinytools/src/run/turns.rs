@@ -111,7 +111,7 @@ impl Run<'_> {
                         continue;
                     }
                     Reply::Final => {
-                        if let Some(question) = self.ask_about_unused_values(&mut asked).await {
+                        if let Some(question) = self.ask_about_unused_values(&mut asked, turn).await {
                             self.transcript.messages.push(Message::user(question));
                             continue;
                         }
@@ -141,7 +141,7 @@ impl Run<'_> {
                 let counts: Vec<usize> = keys.iter().map(|key| repeats.times_repeated(key) + 1).collect();
                 match self.answer_instead_of_repeat(turn, &surface, &calls, &counts, &mut spent).await {
                     Instead::Answered(text) => {
-                        if let Some(question) = self.ask_about_unused_values(&mut asked).await {
+                        if let Some(question) = self.ask_about_unused_values(&mut asked, turn).await {
                             self.transcript.messages.push(Message::user(question));
                             answer = text;
                             continue;
@@ -447,9 +447,13 @@ impl Run<'_> {
     }
 
     /// The question about values of the request no call has used, once per run, under
-    /// [`LoopGuard::ask_about_unused_values`](super::LoopGuard::ask_about_unused_values).
-    async fn ask_about_unused_values(&mut self, asked: &mut AskedAgain) -> Option<String> {
-        if !self.agent.policy.loop_guard.ask_about_unused_values || asked.unused_values {
+    /// [`LoopGuard::ask_about_unused_values`](super::LoopGuard::ask_about_unused_values); never
+    /// at the last turn, which leaves no turn for the answer.
+    async fn ask_about_unused_values(&mut self, asked: &mut AskedAgain, turn: usize) -> Option<String> {
+        if !self.agent.policy.loop_guard.ask_about_unused_values
+            || asked.unused_values
+            || turn >= self.agent.policy.max_turns
+        {
             return None;
         }
         let (question, count) = self.unused_values_question().await?;
