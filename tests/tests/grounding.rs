@@ -345,3 +345,70 @@ fn registering_a_grounding_that_names_no_argument_is_an_error() {
     );
     assert!(error.to_string().contains("has no property `recordId`"), "{error}");
 }
+
+/// Adds a line to a note, optionally under an earlier line.
+#[tool(destructive = false)]
+async fn note_add_line(
+    /// The line.
+    text: String,
+    /// The line to indent it under, if any.
+    #[grounded]
+    under: Option<String>,
+) -> String {
+    format!("added {text} under {under:?}")
+}
+
+const POST: &str = "Let everyone in #general know the office is closed this Friday.";
+
+#[tokio::test]
+async fn an_optional_guess_is_refused_with_leave_it_out_its_source_not_promoted_and_runs_without_it() {
+    let post = |thread: Option<&str>| {
+        let mut args = json!({"channel": "#general", "text": "The office is closed this Friday."});
+        if let Some(ts) = thread {
+            args["thread_ts"] = json!(ts);
+        }
+        ("slack_post_message", args)
+    };
+    let model = calling(vec![
+        post(Some("1700000000.000100")),
+        post(None),
+        ("slack_search_messages", json!({"query": "in:#ops deploy"})),
+        post(Some("1733009000.000200")),
+    ]);
+    let registry = tinytools_examples::catalogue::registry();
+    let (outcome, events) = run(registry, model, no_pre_promotion(), vec![Message::user(POST)]).await;
+    let answers = tool_answers(&outcome);
+    assert_eq!(
+        (answers[0].1.as_str(), answers[0].2),
+        (
+            "`thread_ts` \"1700000000.000100\" is not in the user's words and was not returned by \
+             `slack_search_messages` in this conversation, so it is a guess. `thread_ts` is optional: call \
+             `slack_post_message` again without it. Only if the request needs one, call `slack_search_messages` \
+             first and use the value from its result.",
+            true
+        )
+    );
+    assert!(
+        !events.iter().any(
+            |e| matches!(e, RunEvent::ToolsPromoted { names, .. } if names.iter().any(|n| n == "slack_search_messages"))
+        ),
+        "an optional guess is left out, not looked up: {events:?}"
+    );
+    assert!(!answers[1].2 && !answers[3].2, "left out, and a ts a search returned: {answers:?}");
+    assert_eq!(completed(&events, "slack_post_message"), 2);
+
+    // Without sources: the same, with "look it up" as the second way.
+    let mut registry = ToolRegistry::new();
+    registry.register(NoteAddLine).expect("registers");
+    let model = calling(vec![("note_add_line", json!({"text": "buy milk", "under": "line 7"}))]);
+    let (outcome, _) = run(registry, model, no_pre_promotion(), vec![Message::user("Add 'buy milk'.")]).await;
+    let refusal = &tool_answers(&outcome)[0];
+    assert!(
+        refusal.2
+            && refusal.1.ends_with(
+                "so it is a guess. `under` is optional: call `note_add_line` again without it. Only if the request \
+                 needs one, look it up with a tool first or ask the user for it."
+            ),
+        "{refusal:?}"
+    );
+}

@@ -26,7 +26,9 @@ pub async fn slack_post_message(
     channel: String,
     /// Message text, Slack mrkdwn allowed.
     text: String,
-    /// Reply in this thread (the parent message's timestamp).
+    /// Reply in this thread (the parent message's timestamp, from slack_search_messages);
+    /// leave out for a new message in the channel.
+    #[grounded(from = "slack_search_messages")]
     thread_ts: Option<String>,
 ) -> Value {
     json!({"ok": true, "channel": channel, "ts": "1733011200.000100", "in_thread": thread_ts.is_some(), "chars": text.len()})
@@ -38,7 +40,7 @@ pub async fn slack_search_messages(
     /// Search terms, Slack modifiers allowed ("in:#ops from:@dana").
     query: String,
 ) -> Value {
-    json!({"query": query, "matches": [{"channel": "#ops", "text": "deploy is green"}]})
+    json!({"query": query, "matches": [{"channel": "#ops", "ts": "1733009000.000200", "text": "deploy is green"}]})
 }
 
 /// Set the user's Slack status text and emoji.

@@ -167,6 +167,7 @@ pub(super) static CHAINS: &[Task] = &[
                 args: &[
                     ("channel", Arg::AnyOf(&["#markets", "markets"])),
                     ("text", Arg::MentionsResult { step: 0, pointer: "/price" }),
+                    ("thread_ts", Arg::Absent),
                 ],
                 example: r##"{"channel": "#markets", "text": "GLOBX is trading at $685.83."}"##,
             },

@@ -222,6 +222,12 @@ fn check_arg(arg: &Arg, value: Option<&Value>, matched: &[&Call<'_>]) -> Result<
     if let Arg::IfGiven(inner) = arg {
         return if value.is_some() { check_arg(inner, value, matched) } else { Ok(()) };
     }
+    if let Arg::Absent = arg {
+        return match value {
+            None | Some(Value::Null) => Ok(()),
+            Some(value) => Err(format!("is {}, and should be left out", clip(&value.to_string()))),
+        };
+    }
     let Some(value) = value else {
         return Err("is missing".to_owned());
     };
@@ -242,7 +248,7 @@ fn check_arg(arg: &Arg, value: Option<&Value>, matched: &[&Call<'_>]) -> Result<
             Value::Array(items) => items.iter().any(|item| same_text(&text_of(item), expected)),
             _ => same_text(&text, expected),
         },
-        Arg::Present | Arg::IfGiven(_) => true,
+        Arg::Present | Arg::IfGiven(_) | Arg::Absent => true,
         Arg::FromResult { step, pointer } => {
             let target = result_value(matched, *step, pointer)?;
             let pass = match value {

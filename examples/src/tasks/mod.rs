@@ -102,6 +102,9 @@ pub enum Arg {
     Includes(&'static str),
     /// Present and not null, whatever its value.
     Present,
+    /// Left out or null: an optional argument a correct call does not give (`thread_ts` for a
+    /// new message in a channel, which a made-up one would bury in a thread that does not exist).
+    Absent,
     /// Passes when left out; when given, must pass the inner check (an optional filter the
     /// task implies but a correct run may skip).
     IfGiven(&'static Arg),
@@ -185,6 +188,7 @@ impl Arg {
             Self::Bool(value) => format!("= {value}"),
             Self::Includes(text) => format!("includes {text:?}"),
             Self::Present => "given".to_owned(),
+            Self::Absent => "left out".to_owned(),
             Self::IfGiven(inner) => format!("if given {}", inner.describe()),
             Self::FromResult { step, pointer } => format!("= step {}'s {pointer}", step + 1),
             Self::MentionsResult { step, pointer } => format!("mentions step {}'s {pointer}", step + 1),

@@ -322,7 +322,11 @@ pub(super) static SINGLE: &[Task] = &[
         prompt: "Let everyone in #general know the office is closed this Friday.",
         expect: Expect::Steps(&[Step {
             tool: "slack_post_message",
-            args: &[("channel", Arg::AnyOf(&["#general", "general"])), ("text", Arg::Contains("friday"))],
+            args: &[
+                ("channel", Arg::AnyOf(&["#general", "general"])),
+                ("text", Arg::Contains("friday")),
+                ("thread_ts", Arg::Absent),
+            ],
             example: r##"{"channel": "#general", "text": "Heads up: the office is closed this Friday."}"##,
         }]),
     },

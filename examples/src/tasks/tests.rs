@@ -292,6 +292,19 @@ fn derived_numbers_and_text_are_matched_leniently() {
 }
 
 #[test]
+fn a_new_message_given_a_thread_fails_and_a_null_one_passes() {
+    let post = |thread: Value| {
+        let args = serde_json::json!({"channel": "#general", "text": "Closed this Friday.", "thread_ts": thread});
+        Transcript::new(task("slack-office-closed")).ok("slack_post_message", &args.to_string(), "{}").answer("Posted.")
+    };
+    assert!(post(Value::Null).success);
+    failed(
+        &post(Value::from("1700000000.000100")),
+        r#"argument thread_ts is "1700000000.000100", and should be left out"#,
+    );
+}
+
+#[test]
 fn a_value_read_from_a_text_result_must_be_in_it() {
     let t = task("notes-biggest-holding-price");
     let note = "Holdings: ACME (120 shares), GLOBX (40 shares).";

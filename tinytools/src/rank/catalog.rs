@@ -43,6 +43,8 @@ pub struct DeferredCatalog {
     /// Name-sorted and unique: [`get`](Self::get) binary-searches it.
     tools: Vec<CatalogTool>,
     index: Bm25Index,
+    /// The weights the index was built with, for [`subset`](Self::subset).
+    weights: FieldWeights,
 }
 
 impl DeferredCatalog {
@@ -97,7 +99,16 @@ impl DeferredCatalog {
         // Each document's fields are read on the thread that tokenizes it.
         let document = |i: usize| ToolDocument::new(list[i].schema(), list[i].family()).fields(weights);
         let index = Bm25Index::build_split(list.len(), document, Tokenizer::default(), Bm25Params::default());
-        Self { tools: list, index }
+        Self { tools: list, index, weights }
+    }
+
+    /// The tools `keep` admits, as a catalogue of their own, indexed afresh (so BM25's word
+    /// weights are theirs): how a run ranks a handful of tools among themselves, where ranking
+    /// the whole catalogue would return only its best [`max_limit`] hits.
+    ///
+    /// [`max_limit`]: crate::discovery::ToolDiscoveryPolicy::max_limit
+    pub(crate) fn subset(&self, keep: impl Fn(&CatalogTool) -> bool) -> Self {
+        Self::index(self.tools.iter().filter(|tool| keep(tool)).cloned().collect(), &self.weights)
     }
 
     /// The tool of that name, if the catalogue holds it.

@@ -149,31 +149,54 @@ impl Run<'_> {
                     missing: None,
                 });
             }
-            let text = if sources.is_empty() {
-                let look_up = if self.bridge.is_active() {
-                    "Look it up with a tool first (`tool_search` finds one)"
-                } else {
-                    "Look it up with a tool first"
-                };
-                format!(
+            // Measured: Qwen2.5-Coder-1.5B sent `slack_post_message` a `thread_ts` it had made
+            // up, for a post the user wanted in the channel. Optional, the guess is best left out.
+            let optional = !required(self.agent.registry.get(name)?.schema(), argument);
+            let text = match (sources.as_slice(), optional) {
+                ([], false) => {
+                    let look_up = if self.bridge.is_active() {
+                        "Look it up with a tool first (`tool_search` finds one)"
+                    } else {
+                        "Look it up with a tool first"
+                    };
+                    format!(
+                        "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of \
+                         this conversation, and `{name}` needs the real value, not a guess. {look_up}, or ask the \
+                         user for it."
+                    )
+                }
+                ([], true) => format!(
                     "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of this \
-                     conversation, and `{name}` needs the real value, not a guess. {look_up}, or ask the user for it."
-                )
-            } else {
-                let named: Vec<String> = sources.iter().map(|s| format!("`{s}`")).collect();
-                let (which, first) = match named.as_slice() {
-                    [one] => (one.clone(), format!("Call {one} first")),
-                    many => (many.join(" or "), "Call one of them first".to_owned()),
-                };
-                format!(
-                    "`{argument}` \"{quoted}\" is not in the user's words and was not returned by {which} in this \
-                     conversation, and `{name}` needs the real value, not a guess. {first}, then call `{name}` again \
-                     with the value from its result."
-                )
+                     conversation, so it is a guess. `{argument}` is optional: call `{name}` again without it. Only \
+                     if the request needs one, look it up with a tool first or ask the user for it."
+                ),
+                (named, _) => {
+                    let named: Vec<String> = named.iter().map(|s| format!("`{s}`")).collect();
+                    let (which, whom) = match named.as_slice() {
+                        [one] => (one.clone(), one.clone()),
+                        many => (many.join(" or "), "one of them".to_owned()),
+                    };
+                    let said = format!(
+                        "`{argument}` \"{quoted}\" is not in the user's words and was not returned by {which} in \
+                         this conversation"
+                    );
+                    if optional {
+                        format!(
+                            "{said}, so it is a guess. `{argument}` is optional: call `{name}` again without it. Only \
+                             if the request needs one, call {whom} first and use the value from its result."
+                        )
+                    } else {
+                        format!(
+                            "{said}, and `{name}` needs the real value, not a guess. Call {whom} first, then call `{name}` \
+                             again with the value from its result."
+                        )
+                    }
+                }
             };
+            // An optional guess is left out, not looked up: its sources are not promoted.
             let promote = sources
                 .iter()
-                .filter(|s| surface.exposure(s) == Some(ToolExposure::Deferred))
+                .filter(|s| !optional && surface.exposure(s) == Some(ToolExposure::Deferred))
                 .map(|s| (*s).to_owned())
                 .collect();
             let reason = if sources.is_empty() {
@@ -188,6 +211,11 @@ impl Run<'_> {
         }
         None
     }
+}
+
+/// Whether `schema` lists `argument` as required.
+fn required(schema: &crate::ToolSchema, argument: &str) -> bool {
+    schema.parameters.get("required").and_then(Value::as_array).is_some_and(|names| names.iter().any(|n| n == argument))
 }
 
 /// The longest stretch of a placeholder's surrounding text that goes into the ranking query.

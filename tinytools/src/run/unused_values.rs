@@ -112,6 +112,31 @@ fn leaves(arguments: &str) -> Vec<String> {
     into
 }
 
+/// The word a parameter that takes `value` has in its name or description: "channel" for a
+/// `#channel`, "email" for an email address; `None` for a quoted phrase, which any text
+/// parameter may take.
+fn kind_of(value: &str) -> Option<&'static str> {
+    if value.starts_with('#') {
+        Some("channel")
+    } else if bare(value).contains('@') {
+        Some("email")
+    } else {
+        None
+    }
+}
+
+/// Whether a top-level parameter of `parameters` names or describes one of `kinds`.
+fn takes_kind(parameters: &Value, kinds: &[&str]) -> bool {
+    let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
+        return false;
+    };
+    properties.iter().any(|(name, property)| {
+        let description = property.get("description").and_then(Value::as_str).unwrap_or_default();
+        let text = format!("{name} {description}").to_lowercase();
+        kinds.iter().any(|kind| text.contains(kind))
+    })
+}
+
 impl Run<'_> {
     /// The question for a run about to end with a value of the user's request (the last user
     /// message when the run started, not a request of the loop guard's) that no call since
@@ -144,18 +169,19 @@ impl Run<'_> {
             return None;
         }
         let count = left.len();
-        let left = match left.as_slice() {
+        let said = match left.as_slice() {
             [one] => format!("{one} from my request has not gone into any call yet."),
             [first @ .., last] => {
                 format!("{} and {last} from my request have not gone into any call yet.", first.join(", "))
             }
             [] => return None,
         };
-        let named = self.next_tools(&request, &called).await;
+        let kinds: Vec<&str> = left.iter().filter_map(|value| kind_of(value)).collect();
+        let named = self.next_tools(&request, &called, &kinds).await;
         if named.is_empty() {
             return None;
         }
-        let mut text = format!("{left} If my request still needs a call, make it now.\nNow callable:");
+        let mut text = format!("{said} If my request still needs a call, make it now.\nNow callable:");
         for schema in &named {
             text.push_str(&format!("\n`{}` takes: {}", schema.name, type_signature(&schema.parameters)));
         }
@@ -163,44 +189,59 @@ impl Run<'_> {
     }
 
     /// The tools the question names: deferred tools no call has used, none destructive, that
-    /// the request ranks at all, of the family of a tool the run called or already promoted
-    /// (so past the floor for some message), those of a called tool's family first, each group
-    /// in the order the request ranks them; at most [`NAMED_TOOLS`], and those not yet declared
-    /// promoted. None while discovery is off. Measured on Qwen2.5-Coder-1.5B: after a search
-    /// had led it to `unit_convert` for "lee@acme.com needs to be able to edit f_310", the
-    /// family rule alone named `news_headlines` and `translate_text`, and it called one. Measured over the example catalogue: ranked alone, "make me a doc
-    /// called 'Launch checklist' and let ben@acme.com edit it" puts `slack_post_message` and
-    /// `crm_log_call` above `drive_share_file`.
-    async fn next_tools(&mut self, request: &str, called: &[String]) -> Vec<ToolSchema> {
+    /// take the unused values' kind (a parameter about a "channel" for a `#channel`, an
+    /// "email" for an address), are of the family of a tool the run called, or were already
+    /// promoted (so past the floor for some message); of those, the ones the request ranks at
+    /// all among them, in that order: the kind's first, then kin, each group as the request
+    /// ranks them; at most [`NAMED_TOOLS`], and those not yet declared promoted. None while
+    /// discovery is off.
+    ///
+    /// The candidates are ranked among themselves, not found in a ranking of the whole
+    /// catalogue: that one returns only its best `max_limit` hits. Measured on
+    /// Qwen2.5-Coder-1.5B at 1,041 tools: with `docs_create_document` called for "... let
+    /// ben@acme.com edit it", `drive_share_file` fell outside them and the question named a
+    /// promoted `crm_log_call`; with `stock_quote` called for "Post what GLOBX is trading at in
+    /// #markets", the question named its kin `crypto_price` (the model then wrote a post about
+    /// BTC) — `slack_post_message`, the one tool with a channel, was neither kin nor promoted.
+    /// And after a search had led it to `unit_convert` for "lee@acme.com needs to be able to
+    /// edit f_310", the family rule without the ranking named `news_headlines` and
+    /// `translate_text`, and it called one.
+    async fn next_tools(&mut self, request: &str, called: &[String], kinds: &[&str]) -> Vec<ToolSchema> {
         let pre = self.agent.policy.discovery.pre_promotion;
         if !pre.enabled || !self.bridge.is_active() {
             return Vec::new();
         }
         let registry = &self.agent.registry;
         let families: Vec<&str> = called.iter().filter_map(|name| registry.get(name)?.family()).collect();
-        let catalog = self.bridge.catalog();
-        let outcome = catalog.rank(self.bridge.policy(), request, catalog.len()).await;
-        // Where the request ranks a tool; `None` when it shares nothing with it.
-        let rank_of = |name: &str| {
-            outcome.matched.iter().position(|hit| hit.name == name && hit.confidence.is_some_and(|c| c > 0.0))
-        };
-        let mut candidates: Vec<(bool, usize, &str)> = catalog
+        let kin = |tool: &crate::discovery::CatalogTool| tool.family().is_some_and(|family| families.contains(&family));
+        let promoted = |name: &str| self.promoted.iter().any(|schema| schema.name == name);
+        let fits = |tool: &crate::discovery::CatalogTool| takes_kind(&tool.schema().parameters, kinds);
+        let candidates = self.bridge.catalog().subset(|tool| {
+            let name = tool.schema().name.as_str();
+            !called.iter().any(|c| c == name)
+                && registry.get(name).is_some_and(|tool| !tool.annotations().destructive)
+                && (kin(tool) || promoted(name) || fits(tool))
+        });
+        if candidates.is_empty() {
+            return Vec::new();
+        }
+        let outcome = candidates.rank(self.bridge.policy(), request, candidates.len()).await;
+        // The request's order, those it shares nothing with left out; those that take the
+        // value's kind first, then kin.
+        let mut ranked: Vec<(bool, bool, usize, &str)> = outcome
+            .matched
             .iter()
-            .map(|tool| tool.schema().name.as_str())
-            .filter(|name| !called.iter().any(|c| c == name))
-            .filter_map(|name| {
-                let tool = registry.get(name)?;
-                let kin = tool.family().is_some_and(|family| families.contains(&family));
-                let promoted = self.promoted.iter().any(|schema| schema.name == name);
-                let rank = rank_of(name)?;
-                (!tool.annotations().destructive && (kin || promoted)).then_some((!kin, rank, name))
+            .enumerate()
+            .filter(|(_, hit)| hit.confidence.is_some_and(|c| c > 0.0))
+            .filter_map(|(rank, hit)| {
+                let tool = candidates.get(&hit.name)?;
+                Some((!fits(tool), !kin(tool), rank, hit.name.as_str()))
             })
             .collect();
-        candidates.sort();
+        ranked.sort();
         let named: Vec<ToolSchema> =
-            candidates.iter().filter_map(|(_, _, name)| self.bridge.prepared_schema(name)).take(NAMED_TOOLS).collect();
-        let new: Vec<ToolSchema> =
-            named.iter().filter(|schema| !self.promoted.iter().any(|tool| tool.name == schema.name)).cloned().collect();
+            ranked.iter().filter_map(|(_, _, _, name)| self.bridge.prepared_schema(name)).take(NAMED_TOOLS).collect();
+        let new: Vec<ToolSchema> = named.iter().filter(|schema| !promoted(&schema.name)).cloned().collect();
         let confidences = new
             .iter()
             .map(|schema| {

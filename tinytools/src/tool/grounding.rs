@@ -19,7 +19,10 @@ use serde_json::Value;
 /// the sources, so the model knows which tool to call first.
 ///
 /// Strings and numbers are checked, and each string or number of an array; other values, and
-/// absent optional arguments, are not. With `#[tool]`, mark the parameter:
+/// absent optional arguments, are not. An optional argument (one the schema does not require,
+/// such as a thread to reply in) that holds a made-up value is refused with "call it again
+/// without it" first, and its sources are not promoted: a guess at an optional value is more
+/// often an extra than a missing look-up. With `#[tool]`, mark the parameter:
 ///
 /// ```
 /// use tinytools::tool;
