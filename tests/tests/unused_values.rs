@@ -137,6 +137,18 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
         run(catalogue(), &model, RunPolicy::default(), "lee@acme.com needs to be able to edit f_310, sort that out?")
             .await;
     assert!(asked(&events).is_empty(), "{events:?}");
+    // No call ran without error: the only one was refused (measured: asked after such a run
+    // had apologised, the model emailed the address in the request). With the call answered,
+    // the same run asks (the first test).
+    let refused = ModelResponse::calls([("c1", "calendar_free_slots", json!({"date": "2026-03-17"}))]);
+    let model = Arc::new(ScriptedModel::new([refused, ModelResponse::text(RESTATED)]));
+    let (outcome, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::ToolRejected { .. }))
+            && asked(&events).is_empty()
+            && outcome.answer == RESTATED,
+        "{events:?}"
+    );
     // Not at the last turn: the run ends answered, as before.
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
     let (outcome, events) = run(catalogue(), &model, RunPolicy::default().with_max_turns(2), BOOK).await;

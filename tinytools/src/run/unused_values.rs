@@ -138,9 +138,10 @@ fn takes_kind(parameters: &Value, kinds: &[&str]) -> bool {
 }
 
 impl Run<'_> {
-    /// The question for a run about to end with a value of the user's request (the last user
-    /// message when the run started, not a request of the loop guard's) that no call since
-    /// (other than `tool_search`) has used, with how many are left; `None` when every value
+    /// The question for a run about to end, in which a call other than `tool_search` has run
+    /// without error, with a value of the user's request (the last user message when the run
+    /// started, not a request of the loop guard's) that no call since (other than
+    /// `tool_search`) has used, with how many are left; `None` when every value
     /// went into a call, or when there is no tool to name ([`Run::next_tools`]): with 41 tools
     /// declared and none named, Qwen2.5-Coder-1.5B answered the question in prose.
     pub(super) async fn unused_values_question(&mut self) -> Option<(String, usize)> {
@@ -156,16 +157,24 @@ impl Run<'_> {
         }
         let mut arguments = Vec::new();
         let mut called = Vec::new();
+        // Whether a call other than `tool_search` ran without error: a first step done. Measured
+        // on Qwen2.5-Coder-1.5B: after a failed `read_note` and two searches it had apologised
+        // for "lee@acme.com needs to be able to edit f_310"; asked, it emailed lee@acme.com.
+        let mut done = false;
         for message in &self.transcript.messages[start..] {
-            if let Message::Assistant { tool_calls, .. } = message {
-                for call in tool_calls.iter().filter(|call| call.name != TOOL_SEARCH) {
-                    arguments.extend(leaves(&call.arguments));
-                    called.push(call.name.clone());
+            match message {
+                Message::Assistant { tool_calls, .. } => {
+                    for call in tool_calls.iter().filter(|call| call.name != TOOL_SEARCH) {
+                        arguments.extend(leaves(&call.arguments));
+                        called.push(call.name.clone());
+                    }
                 }
+                Message::Tool { name, is_error: false, .. } if name != TOOL_SEARCH => done = true,
+                _ => {}
             }
         }
         let left = unused(&values, &arguments);
-        if called.is_empty() || left.is_empty() {
+        if !done || left.is_empty() {
             return None;
         }
         let count = left.len();
@@ -200,7 +209,7 @@ impl Run<'_> {
     /// catalogue: that one returns only its best `max_limit` hits. Measured on
     /// Qwen2.5-Coder-1.5B at 1,041 tools: with `docs_create_document` called for "... let
     /// ben@acme.com edit it", `drive_share_file` fell outside them and the question named a
-    /// promoted `crm_log_call`; with `stock_quote` called for "Post what GLOBX is trading at in
+    /// promoted `slack_post_message` (`crm_log_call` with BM25 alone); with `stock_quote` called for "Post what GLOBX is trading at in
     /// #markets", the question named its kin `crypto_price` (the model then wrote a post about
     /// BTC) — `slack_post_message`, the one tool with a channel, was neither kin nor promoted.
     /// And after a search had led it to `unit_convert` for "lee@acme.com needs to be able to
