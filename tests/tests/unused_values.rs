@@ -166,16 +166,23 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
     assert!(asked(&events).is_empty() && outcome.answer == RESTATED, "{events:?}");
 }
 
+/// The example catalogue and 1,000 BFCL tools, all Deferred (`live_tasks`'s scale arm);
+/// `None`, and the test skipped, when the eval sets are not beside the checkout.
+fn thousand_tools() -> Option<ToolRegistry> {
+    if !tinytools_examples::tasks::bfcl_tools_path().exists() {
+        eprintln!("skipped: the eval sets live in ../shared/eval beside the checkout");
+        return None;
+    }
+    Some(tinytools_examples::tasks::scale_registry(1_000).unwrap())
+}
+
 /// At a thousand tools the request ranks the called tool's kin far down: measured, "let
 /// ben@acme.com edit it" with `docs_create_document` called put `drive_share_file` outside the
 /// twenty hits a ranking returns, and the question named a promoted `slack_post_message`
 /// instead. The kin and the promoted tools are ranked among themselves.
 #[tokio::test]
 async fn at_a_thousand_tools_the_question_still_names_the_called_tools_kin() {
-    if !tinytools_examples::tasks::bfcl_tools_path().exists() {
-        eprintln!("skipped: the eval sets live in ../shared/eval beside the checkout");
-        return;
-    }
+    let Some(registry) = thousand_tools() else { return };
     let create = ModelResponse::calls([("c1", "docs_create_document", json!({"title": "Launch checklist"}))]);
     let share = ModelResponse::calls([(
         "c2",
@@ -188,7 +195,6 @@ async fn at_a_thousand_tools_the_question_still_names_the_called_tools_kin() {
         share,
         ModelResponse::text("Done."),
     ]));
-    let registry = tinytools_examples::tasks::scale_registry(1_000).unwrap();
     let request = "Make me a new doc called 'Launch checklist' and let ben@acme.com edit it.";
     let (outcome, events) = run(registry, &model, RunPolicy::default(), request).await;
     assert_eq!(asked(&events), [1], "{events:?}");
@@ -206,17 +212,13 @@ async fn at_a_thousand_tools_the_question_still_names_the_called_tools_kin() {
 /// instead of three leave it out). A tool with a channel parameter takes a `#channel` first.
 #[tokio::test]
 async fn a_channel_left_over_names_a_tool_that_takes_a_channel_before_the_called_tools_kin() {
-    if !tinytools_examples::tasks::bfcl_tools_path().exists() {
-        eprintln!("skipped: the eval sets live in ../shared/eval beside the checkout");
-        return;
-    }
+    let Some(registry) = thousand_tools() else { return };
     let quote = ModelResponse::calls([("c1", "stock_quote", json!({"symbol": "GLOBX"}))]);
     let model = Arc::new(ScriptedModel::new([
         quote,
         ModelResponse::text("Post the current trading price of GLOBX at #markets."),
         ModelResponse::text("GLOBX is at 685.83."),
     ]));
-    let registry = tinytools_examples::tasks::scale_registry(1_000).unwrap();
     let request = "Post what GLOBX is trading at in #markets so the team sees it.";
     let two = PrePromotion::default().with_limit(2);
     let policy = RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(two));

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::agent::Run;
 use super::events::Promotion;
 use crate::ToolSchema;
+use crate::discovery::CatalogTool;
 use crate::model::Message;
 use crate::tool::{TOOL_SEARCH, type_signature};
 
@@ -209,9 +210,10 @@ impl Run<'_> {
     /// catalogue: that one returns only its best `max_limit` hits. Measured on
     /// Qwen2.5-Coder-1.5B at 1,041 tools: with `docs_create_document` called for "... let
     /// ben@acme.com edit it", `drive_share_file` fell outside them and the question named a
-    /// promoted `slack_post_message` (`crm_log_call` with BM25 alone); with `stock_quote` called for "Post what GLOBX is trading at in
-    /// #markets", the question named its kin `crypto_price` (the model then wrote a post about
-    /// BTC) — `slack_post_message`, the one tool with a channel, was neither kin nor promoted.
+    /// promoted `slack_post_message` (`crm_log_call` with BM25 alone); with `stock_quote`
+    /// called for "Post what GLOBX is trading at in #markets", the question named its kin
+    /// `crypto_price` (the model then wrote a post about BTC) — `slack_post_message`, the one
+    /// tool with a channel, was neither kin nor promoted.
     /// And after a search had led it to `unit_convert` for "lee@acme.com needs to be able to
     /// edit f_310", the family rule without the ranking named `news_headlines` and
     /// `translate_text`, and it called one.
@@ -222,9 +224,9 @@ impl Run<'_> {
         }
         let registry = &self.agent.registry;
         let families: Vec<&str> = called.iter().filter_map(|name| registry.get(name)?.family()).collect();
-        let kin = |tool: &crate::discovery::CatalogTool| tool.family().is_some_and(|family| families.contains(&family));
+        let kin = |tool: &CatalogTool| tool.family().is_some_and(|family| families.contains(&family));
         let promoted = |name: &str| self.promoted.iter().any(|schema| schema.name == name);
-        let fits = |tool: &crate::discovery::CatalogTool| takes_kind(&tool.schema().parameters, kinds);
+        let fits = |tool: &CatalogTool| takes_kind(&tool.schema().parameters, kinds);
         let candidates = self.bridge.catalog().subset(|tool| {
             let name = tool.schema().name.as_str();
             !called.iter().any(|c| c == name)
