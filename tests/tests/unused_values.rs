@@ -234,3 +234,51 @@ async fn a_channel_left_over_names_a_tool_that_takes_a_channel_before_the_called
     assert_eq!(named.first(), Some(&"slack_post_message"), "{question}");
     assert!(question.starts_with("#markets from my request has not gone into any call yet."), "{question}");
 }
+
+/// Measured at 1,041 tools: asked with `drive_share_file` named first, Qwen2.5-Coder-1.5B
+/// answered with the call's JSON inside a sentence, and the run ended there — after a tool has
+/// answered, a call described in prose is adopted only for a read-only tool. The reply to the
+/// question may make a call of a tool the question named; only that reply, and only those tools.
+#[tokio::test]
+async fn the_reply_to_the_question_may_describe_a_call_of_a_tool_it_named() {
+    let create = || ModelResponse::calls([("c1", "docs_create_document", json!({"title": "Launch checklist"}))]);
+    let made = || ModelResponse::text("I made 'Launch checklist' (doc_88).");
+    let described = |tool: &str| {
+        ModelResponse::text(format!(
+            "To let ben@acme.com edit it, you can use the `{tool}` function with the following arguments:\n```json\n\
+             {{\"file_id\": \"doc_88\", \"email\": \"ben@acme.com\", \"role\": \"writer\"}}\n```"
+        ))
+    };
+    let request = "Make me a new doc called 'Launch checklist' and let ben@acme.com edit it.";
+    let completed = |events: &[RunEvent], tool: &str| {
+        events.iter().any(|e| matches!(e, RunEvent::ToolCompleted { tool_name, .. } if tool_name == tool))
+    };
+    let model =
+        Arc::new(ScriptedModel::new([create(), made(), described("drive_share_file"), ModelResponse::text("Shared.")]));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
+    assert_eq!(asked(&events), [1], "{events:?}");
+    let named: Vec<&str> = questions(&outcome)[0].lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
+    assert_eq!(named.first(), Some(&"drive_share_file"), "{named:?}");
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "drive_share_file"))
+    );
+    assert!(completed(&events, "drive_share_file"), "{events:?}");
+    assert_eq!((outcome.answer.as_str(), outcome.stop), ("Shared.", StopReason::Answered));
+
+    // Not a tool the question did not name: `gmail_send` has side effects and stays prose.
+    let model = Arc::new(ScriptedModel::new([create(), made(), described("gmail_send")]));
+    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
+    assert_eq!(asked(&events), [1]);
+    assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{events:?}");
+    // Not a later reply: once the question has had its answer, the old rule holds.
+    let model = Arc::new(ScriptedModel::new([
+        create(),
+        made(),
+        ModelResponse::calls([("c2", "drive_search_files", json!({"query": "Launch checklist"}))]),
+        described("drive_share_file"),
+    ]));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
+    assert_eq!(asked(&events), [1]);
+    assert!(!completed(&events, "drive_share_file"), "{events:?}");
+    assert!(outcome.answer.contains("`drive_share_file` function"), "{}", outcome.answer);
+}

@@ -85,7 +85,8 @@ pub struct RunPolicy {
 ///   call (`adopt_described_calls`), unless the tool is annotated destructive or the same call
 ///   was already made. Once a tool other than `tool_search` has answered, only a read-only
 ///   tool is adopted: the prose may then be repeating what a tool's output told the model to
-///   do. A reply that names one read-only tool whose one required parameter is a string, and
+///   do; the reply to the unused-value question (below) is the exception, for the tools that
+///   question named, since it asked for their call. A reply that names one read-only tool whose one required parameter is a string, and
 ///   quotes exactly one value (``call `jira_search_issues` with "status = 'In Progress'"``),
 ///   is taken as that look-up with the value. A reply that is only a tool — its name alone, or
 ///   tool declarations copied back from the request — is taken as a call of it (the first one
@@ -112,12 +113,15 @@ pub struct RunPolicy {
 /// - A run that has called a tool and is about to end while a value the last user message
 ///   spelt out — a quoted phrase, an email address, a `#channel` — has gone into no call
 ///   (`tool_search` aside) asks once whether a call still needs it
-///   (`ask_about_unused_values`, an `UnusedValues` event). The question names, with their
-///   signatures, up to two Deferred tools no call has used, none destructive, that the message
-///   ranks at all: of a called
-///   tool's family first, then those already promoted, each group in the order the message
-///   ranks them; those not yet declared are promoted. With discovery off there is nothing to
-///   name and it is not asked: measured with 41 tools declared, the model answered it in prose.
+///   (`ask_about_unused_values`, an `UnusedValues` event), once a call other than
+///   `tool_search` has run without error. The question names, with their signatures, up to
+///   two Deferred tools no call has used, none destructive, that the message ranks at all
+///   among them: those with a parameter for the value's kind first (a channel for a
+///   `#channel` — by its name or description, or a `#channel` its description shows — an email
+///   for an address), then a called tool's family, then those already promoted, each group in
+///   the order the message ranks them; those not yet declared are promoted. With discovery off
+///   there is nothing to name and it is not asked: measured with 41 tools declared, the model
+///   answered it in prose.
 ///
 /// ```
 /// use tinytools::run::{LoopGuard, RunPolicy};

@@ -50,6 +50,8 @@ struct AskedAgain {
     after_empty: bool,
     instead_of_repeat: bool,
     unused_values: bool,
+    /// The turn the unused-value question was asked at, and the tools it named.
+    question: Option<(usize, Vec<String>)>,
 }
 
 /// What the run has spent so far.
@@ -415,7 +417,11 @@ impl Run<'_> {
             .chain(request.callable_by_name.iter().map(String::as_str))
             .collect();
         if guard.adopt_described_calls {
-            let protected = self.not_adoptable(&offered, &request.destructive);
+            let just_named: &[String] = match &asked.question {
+                Some((at, named)) if at + 1 == turn => named,
+                _ => &[],
+            };
+            let protected = self.not_adoptable(&offered, &request.destructive, just_named);
             let adopted = self
                 .bare_call(answer, &offered, &protected)
                 .or_else(|| prose::described_call(answer, &offered, &protected))
@@ -456,8 +462,9 @@ impl Run<'_> {
         {
             return None;
         }
-        let (question, count) = self.unused_values_question().await?;
+        let (question, count, named) = self.unused_values_question().await?;
         asked.unused_values = true;
+        asked.question = Some((turn, named));
         self.agent.emit(RunEvent::UnusedValues { count });
         Some(question)
     }
@@ -508,18 +515,21 @@ impl Run<'_> {
     /// The offered tools a call spelt out in prose may not be taken for: the destructive ones
     /// always; once any tool other than `tool_search` has answered, every tool with side
     /// effects too — from then on the prose may repeat what a tool's output told the model to
-    /// do, and only a read-only call is adopted from it.
-    fn not_adoptable<'a>(&self, offered: &[&'a str], destructive: &'a [String]) -> Vec<&'a str> {
+    /// do, and only a read-only call is adopted from it — except, in the reply to the
+    /// unused-value question, the tools it named (`just_named`, never destructive): that
+    /// question asked for their call. Measured on Qwen2.5-Coder-1.5B at 1,041 tools: asked
+    /// with `drive_share_file` named first, it answered "you can use the `drive_share_file`
+    /// function with the following arguments:" and the call's JSON, and the run ended there.
+    fn not_adoptable<'a>(&self, offered: &[&'a str], destructive: &'a [String], just_named: &[String]) -> Vec<&'a str> {
         let mut protected: Vec<&str> = destructive.iter().map(String::as_str).collect();
         let read_output =
             self.transcript.messages.iter().any(|m| matches!(m, Message::Tool { name, .. } if name != TOOL_SEARCH));
         if read_output {
             let registry = &self.agent.registry;
-            protected.extend(
-                offered
-                    .iter()
-                    .filter(|name| registry.get(name).is_none_or(|tool| tool.annotations().has_side_effects())),
-            );
+            protected.extend(offered.iter().filter(|name| {
+                !just_named.iter().any(|named| named == *name)
+                    && registry.get(name).is_none_or(|tool| tool.annotations().has_side_effects())
+            }));
         }
         protected
     }

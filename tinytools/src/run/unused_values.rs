@@ -31,10 +31,7 @@ pub(crate) fn literal_values(text: &str) -> Vec<String> {
         let email = token.split_once('@').is_some_and(|(user, domain)| {
             !user.is_empty() && domain.contains('.') && !domain.contains('@') && !domain.ends_with('.')
         });
-        let channel = token.strip_prefix('#').is_some_and(|name| {
-            name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') && name.chars().any(char::is_alphabetic)
-        });
-        if email || channel {
+        if email || is_channel(token) {
             values.push(token.to_owned());
         }
     }
@@ -46,6 +43,13 @@ pub(crate) fn literal_values(text: &str) -> Vec<String> {
         fresh
     });
     values
+}
+
+/// Whether `token` is a `#channel`: `#` and a name with a letter (`#design-team`, not `#57`).
+fn is_channel(token: &str) -> bool {
+    token.strip_prefix('#').is_some_and(|name| {
+        name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') && name.chars().any(char::is_alphabetic)
+    })
 }
 
 /// Quoted phrases with their quotes: an opening quote at the start or after a space or
@@ -126,7 +130,9 @@ fn kind_of(value: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether a top-level parameter of `parameters` names or describes one of `kinds`.
+/// Whether a top-level parameter of `parameters` names or describes one of `kinds`; a
+/// description that shows a `#channel` (`"in:#ops from:@dana"`, a search's modifiers) takes
+/// the channel kind too.
 fn takes_kind(parameters: &Value, kinds: &[&str]) -> bool {
     let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
         return false;
@@ -134,7 +140,9 @@ fn takes_kind(parameters: &Value, kinds: &[&str]) -> bool {
     properties.iter().any(|(name, property)| {
         let description = property.get("description").and_then(Value::as_str).unwrap_or_default();
         let text = format!("{name} {description}").to_lowercase();
-        kinds.iter().any(|kind| text.contains(kind))
+        let shows_channel =
+            || description.split(|c: char| !(c.is_alphanumeric() || matches!(c, '#' | '-' | '_'))).any(is_channel);
+        kinds.iter().any(|kind| text.contains(kind) || *kind == "channel" && shows_channel())
     })
 }
 
@@ -144,8 +152,9 @@ impl Run<'_> {
     /// started, not a request of the loop guard's) that no call since (other than
     /// `tool_search`) has used, with how many are left; `None` when every value
     /// went into a call, or when there is no tool to name ([`Run::next_tools`]): with 41 tools
-    /// declared and none named, Qwen2.5-Coder-1.5B answered the question in prose.
-    pub(super) async fn unused_values_question(&mut self) -> Option<(String, usize)> {
+    /// declared and none named, Qwen2.5-Coder-1.5B answered the question in prose. Also the
+    /// names of the tools it names.
+    pub(super) async fn unused_values_question(&mut self) -> Option<(String, usize, Vec<String>)> {
         let request = self.request.clone()?;
         let start = self
             .transcript
@@ -195,12 +204,12 @@ impl Run<'_> {
         for schema in &named {
             text.push_str(&format!("\n`{}` takes: {}", schema.name, type_signature(&schema.parameters)));
         }
-        Some((text, count))
+        Some((text, count, named.into_iter().map(|schema| schema.name).collect()))
     }
 
     /// The tools the question names: deferred tools no call has used, none destructive, that
-    /// take the unused values' kind (a parameter about a "channel" for a `#channel`, an
-    /// "email" for an address), are of the family of a tool the run called, or were already
+    /// take the unused values' kind ([`takes_kind`]: a parameter about a "channel" for a
+    /// `#channel`, an "email" for an address), are of the family of a tool the run called, or were already
     /// promoted (so past the floor for some message); of those, the ones the request ranks at
     /// all among them, in that order: the kind's first, then kin, each group as the request
     /// ranks them; at most [`NAMED_TOOLS`], and those not yet declared promoted. None while
@@ -298,5 +307,22 @@ mod tests {
             Vec::<&str>::new()
         );
         assert_eq!(leaves("not json"), ["not json"]);
+    }
+
+    #[test]
+    fn a_parameter_takes_a_kind_by_its_name_its_description_or_a_channel_it_shows() {
+        let takes = |name: &str, description: &str, kinds: &[&str]| {
+            takes_kind(
+                &serde_json::json!({"properties": {name: {"type": "string", "description": description}}}),
+                kinds,
+            )
+        };
+        assert!(takes("channel", "Where to post.", &["channel"]));
+        assert!(takes("to", "Recipient email address.", &["email"]));
+        assert!(takes("query", "Search terms, Slack modifiers allowed (\"in:#ops from:@dana\").", &["channel"]));
+        assert!(!takes("query", "Search terms, Slack modifiers allowed (\"in:#ops from:@dana\").", &["email"]));
+        for description in ["Issue number, such as #57.", "Code in C# or F#.", "Search terms."] {
+            assert!(!takes("query", description, &["channel"]), "{description}");
+        }
     }
 }
