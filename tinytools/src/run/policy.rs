@@ -109,7 +109,10 @@ pub struct RunPolicy {
 ///   (`"GLOBX is trading at $<current-price>"`, `"$<price>"`: words in `<` `>`, a single one
 ///   not an HTML element's name) that no user message or tool result holds is refused the
 ///   same way: the answer names the hole, and the Deferred tools its words and the text
-///   around it rank to (past query-aware discovery's floor) are named and promoted.
+///   around it rank to (past query-aware discovery's floor) are named and promoted. A call
+///   whose argument is, word for word, the one example of several words its description
+///   quotes (`"In a meeting"` for "I'm off sick today") that no user message or tool result
+///   holds is refused once, asking for the value the request needs; the same call again runs.
 /// - A run that has called a tool and is about to end while a value the last user message
 ///   spelt out — a quoted phrase, an email address, a `#channel` — has gone into no call
 ///   (`tool_search` aside) asks once whether a call still needs it
@@ -157,7 +160,8 @@ pub struct LoopGuard {
     /// Refuse a call whose [grounded](crate::Grounding) argument holds a value the
     /// conversation never gave, and tell the model where the value comes from (promoting a
     /// deferred source tool), instead of running the tool on an invented id; and refuse a call
-    /// with side effects that holds a template placeholder (`<current-price>`) in its place.
+    /// with side effects that holds a template placeholder (`<current-price>`) in its place;
+    /// and refuse, once, a call that copies its description's example as a value.
     pub require_grounding: bool,
     /// Ask once, when a run that has called a tool is about to end, whether a call still needs
     /// a value the last user message spelt out (a quoted phrase, an email address, a
