@@ -265,6 +265,27 @@ async fn the_reply_to_the_question_may_describe_a_call_of_a_tool_it_named() {
     assert!(completed(&events, "drive_share_file"), "{events:?}");
     assert_eq!((outcome.answer.as_str(), outcome.stop), ("Shared.", StopReason::Answered));
 
+    // Measured at 1,041 tools: the arguments as assignments, the call claimed done.
+    let claimed = ModelResponse::text(
+        "I have called the `drive_share_file` function with the arguments `file_id=\"doc_88\"`, \
+         `email=\"ben@acme.com\"`, and `role=\"writer\"`.",
+    );
+    let model = Arc::new(ScriptedModel::new([create(), made(), claimed, ModelResponse::text("Shared.")]));
+    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
+    assert!(completed(&events, "drive_share_file"), "{events:?}");
+    let shared = &model.requests()[3].messages;
+    assert!(
+        matches!(shared.last(), Some(Message::Tool { content, .. }) if content == "shared doc_88 with ben@acme.com as writer"),
+        "{shared:?}"
+    );
+
+    // Every required parameter or nothing: without `role` the sentence stays prose.
+    let partial =
+        ModelResponse::text("I have called `drive_share_file` with `file_id=\"doc_88\"`, `email=\"ben@acme.com\"`.");
+    let model = Arc::new(ScriptedModel::new([create(), made(), partial]));
+    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
+    assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{events:?}");
+
     // Not a tool the question did not name: `gmail_send` has side effects and stays prose.
     let model = Arc::new(ScriptedModel::new([create(), made(), described("gmail_send")]));
     let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;

@@ -102,6 +102,59 @@ pub(crate) fn described_lookup(text: &str, offered: &[&str], protected: &[&str])
     Some((name.to_owned(), value))
 }
 
+/// The tool a prose reply names when it may write that tool's arguments as assignments
+/// ([`assigned`]): exactly one of `offered` named, never one in `protected`, and no JSON
+/// object in the reply (that one is [`described_call`]'s); `None` past 8 KiB.
+pub(crate) fn assignment_target<'a>(text: &str, offered: &[&'a str], protected: &[&str]) -> Option<&'a str> {
+    if text.len() > MAX_DESCRIBED_CALL_BYTES || !objects_in(text)?.is_empty() {
+        return None;
+    }
+    only_named(text, offered).filter(|name| !protected.contains(name))
+}
+
+/// A parameter the prose assigns two different values.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TwoValues;
+
+/// The value `text` assigns to `parameter`: the parameter as a whole identifier (in backticks
+/// or quotes or not), `=` or `:`, then a value in straight quotes, single quotes or backticks
+/// (a string), or a bare JSON number or boolean (`limit=5`). `Ok(None)` when the text assigns
+/// it nothing; [`TwoValues`] when it assigns two different values.
+pub(crate) fn assigned(text: &str, parameter: &str) -> Result<Option<Value>, TwoValues> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut found: Option<Value> = None;
+    for (at, _) in text.match_indices(parameter) {
+        let after = &text[at + parameter.len()..];
+        if text[..at].chars().next_back().is_some_and(is_ident) || after.chars().next().is_some_and(is_ident) {
+            continue;
+        }
+        let rest = after.trim_start_matches(['`', '"', '\'']).trim_start();
+        let Some(rest) = rest.strip_prefix('=').or_else(|| rest.strip_prefix(':')) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let value = match rest.chars().next() {
+            Some(quote @ ('"' | '\'' | '`')) => {
+                let body = &rest[1..];
+                let Some(end) = body.find(quote) else { continue };
+                Value::String(body[..end].to_owned())
+            }
+            _ => {
+                let token = rest.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '`')).next();
+                match token.map(|token| token.trim_end_matches('.')).and_then(|t| serde_json::from_str(t).ok()) {
+                    Some(value @ (Value::Number(_) | Value::Bool(_))) => value,
+                    _ => continue,
+                }
+            }
+        };
+        match &found {
+            Some(earlier) if *earlier != value => return Err(TwoValues),
+            _ => found = Some(value),
+        }
+    }
+    Ok(found)
+}
+
 /// The tool a reply that is nothing but a tool stands for: its name alone (in backticks or
 /// quotes, with `()` or a full stop after it), or tool declarations copied back from the
 /// request (`{"type": "function", "function": {"name": ...}}`, in `<tools>` tags or not, cut
@@ -257,6 +310,26 @@ mod tests {
         assert_eq!(lookup("Call `hotel_search` with {\"city\": \"Porto\"}."), None);
         assert_eq!(lookup("Call `hotel_search` with \"\"."), None);
         assert_eq!(lookup("Call `hotel_search` with \"Porto"), None);
+    }
+
+    #[test]
+    fn assignments_in_prose_are_the_named_tools_values() {
+        let said = "I have called the `hotel_search` function with the arguments `city=\"Porto\"`, \
+                    `nights: 3`, `pets = 'no'` and `\"late\": true`.";
+        assert_eq!(assignment_target(said, &OFFERED, &PROTECTED), Some("hotel_search"));
+        assert_eq!(assigned(said, "city"), Ok(Some(json!("Porto"))));
+        assert_eq!(assigned(said, "nights"), Ok(Some(json!(3))));
+        assert_eq!(assigned(said, "pets"), Ok(Some(json!("no"))));
+        assert_eq!(assigned(said, "late"), Ok(Some(json!(true))));
+        // Not assigned: a mention, a word inside another, an unquoted word.
+        assert_eq!(assigned("the city of Porto, a cityscape: \"x\", city: Porto", "city"), Ok(None));
+        // The same value twice is one value; two values are none.
+        assert_eq!(assigned("city=\"Porto\", or city: \"Porto\"", "city"), Ok(Some(json!("Porto"))));
+        assert_eq!(assigned("city=\"Porto\" or city=\"Lisbon\"", "city"), Err(TwoValues));
+        // A JSON object is described_call's; two tools, or a protected one, are no target.
+        assert_eq!(assignment_target("Call `hotel_search` with {\"city\": \"Porto\"}.", &OFFERED, &PROTECTED), None);
+        assert_eq!(assignment_target("`hotel_search` or `stock_quote`: city=\"x\"", &OFFERED, &PROTECTED), None);
+        assert_eq!(assignment_target("`delete_repo` with repo=\"x\"", &OFFERED, &PROTECTED), None);
     }
 
     #[test]

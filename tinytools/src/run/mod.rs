@@ -1,11 +1,13 @@
 //! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript.
 //!
 //! `agent.rs` builds a run and promotes tools; `turns.rs` is the loop of model calls;
+//! `adoption.rs` takes a call a reply spelt out in prose for the call;
 //! `call.rs` answers one tool call; `guard.rs` is the loop guard; `grounding.rs` refuses
 //! invented values of grounded arguments; `unused_values.rs` asks about a value of the request
 //! that no call used; `context.rs` shrinks a
 //! conversation that overflows the window; `limits.rs` holds usage limits and size caps.
 
+mod adoption;
 mod agent;
 mod call;
 mod context;

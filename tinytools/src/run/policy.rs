@@ -88,7 +88,10 @@ pub struct RunPolicy {
 ///   do; the reply to the unused-value question (below) is the exception, for the tools that
 ///   question named, since it asked for their call. A reply that names one read-only tool whose one required parameter is a string, and
 ///   quotes exactly one value (``call `jira_search_issues` with "status = 'In Progress'"``),
-///   is taken as that look-up with the value. A reply that is only a tool — its name alone, or
+///   is taken as that look-up with the value. A reply that names one tool and, with no JSON
+///   object, writes its arguments as assignments (``file_id="doc_88"``, `email: 'x@y.z'`,
+///   `limit=5`; every required parameter one value of its type) is taken as that call. A
+///   reply that is only a tool — its name alone, or
 ///   tool declarations copied back from the request — is taken as a call of it (the first one
 ///   declared) without arguments, when the tool requires an argument (admission then refuses
 ///   it and answers with the tool's signature, from which the model writes the call) or may be

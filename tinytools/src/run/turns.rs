@@ -2,8 +2,6 @@
 //! cancellation, shrinking the conversation once on a context overflow), answer its tool calls
 //! (within the per-turn cap, results bounded), promote what they found, repeat.
 
-use serde_json::Value;
-
 use super::agent::{Run, RunOutcome, StopReason};
 use super::call::CallAnswer;
 use super::context::{self, Shrink};
@@ -421,11 +419,8 @@ impl Run<'_> {
                 Some((at, named)) if at + 1 == turn => named,
                 _ => &[],
             };
-            let protected = self.not_adoptable(&offered, &request.destructive, just_named);
             let adopted = self
-                .bare_call(answer, &offered, &protected)
-                .or_else(|| prose::described_call(answer, &offered, &protected))
-                .or_else(|| self.described_lookup(answer, &offered, &protected))
+                .described_call(answer, &offered, &request.destructive, just_named)
                 .map(|(name, arguments)| ToolCall {
                     id: format!("adopted_{turn}"),
                     name,
@@ -467,70 +462,5 @@ impl Run<'_> {
         asked.question = Some((turn, named));
         self.agent.emit(RunEvent::UnusedValues { count });
         Some(question)
-    }
-
-    /// A reply that is only a tool — its name, or its declaration copied back from the request —
-    /// as a call of it without arguments. Measured on Qwen2.5-Coder-1.5B: after `tool_search`
-    /// found `crm_log_call` it replied "crm_log_call", and again after the nudge; after a
-    /// refusal it copied back the declarations it had been sent. Answered with the tool's
-    /// signature (admission refuses the empty arguments), it wrote the whole call. Taken only
-    /// when the tool requires an argument, so the call cannot run, or may be adopted at all.
-    fn bare_call(&self, answer: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
-        let name = prose::bare_name(answer, offered)?;
-        let requires_arguments = self.agent.registry.get(name).is_some_and(|tool| {
-            tool.schema()
-                .parameters
-                .get("required")
-                .and_then(Value::as_array)
-                .is_some_and(|required| !required.is_empty())
-        });
-        (requires_arguments || !protected.contains(&name))
-            .then(|| (name.to_owned(), Value::Object(serde_json::Map::new())))
-    }
-
-    /// A look-up described in prose with its one value (``call `jira_search_issues` with the
-    /// query "status = 'In Progress'"``), as a call: only of a read-only tool whose schema
-    /// requires exactly one parameter, a string, which takes the value. Measured on
-    /// Qwen2.5-Coder-1.5B with 41 tools declared: told to look an id up first, it wrote such a
-    /// sentence, and again after the nudge, instead of the call.
-    fn described_lookup(&self, answer: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
-        let (name, value) = prose::described_lookup(answer, offered, protected)?;
-        let tool = self.agent.registry.get(&name)?;
-        if tool.annotations().has_side_effects() {
-            return None;
-        }
-        let parameters = &tool.schema().parameters;
-        let [Value::String(required)] = parameters.get("required")?.as_array()?.as_slice() else {
-            return None;
-        };
-        let kind = parameters.get("properties")?.get(required)?.get("type")?;
-        if kind != "string" {
-            return None;
-        }
-        let mut arguments = serde_json::Map::new();
-        arguments.insert(required.clone(), Value::String(value));
-        Some((name, Value::Object(arguments)))
-    }
-
-    /// The offered tools a call spelt out in prose may not be taken for: the destructive ones
-    /// always; once any tool other than `tool_search` has answered, every tool with side
-    /// effects too — from then on the prose may repeat what a tool's output told the model to
-    /// do, and only a read-only call is adopted from it — except, in the reply to the
-    /// unused-value question, the tools it named (`just_named`, never destructive): that
-    /// question asked for their call. Measured on Qwen2.5-Coder-1.5B at 1,041 tools: asked
-    /// with `drive_share_file` named first, it answered "you can use the `drive_share_file`
-    /// function with the following arguments:" and the call's JSON, and the run ended there.
-    fn not_adoptable<'a>(&self, offered: &[&'a str], destructive: &'a [String], just_named: &[String]) -> Vec<&'a str> {
-        let mut protected: Vec<&str> = destructive.iter().map(String::as_str).collect();
-        let read_output =
-            self.transcript.messages.iter().any(|m| matches!(m, Message::Tool { name, .. } if name != TOOL_SEARCH));
-        if read_output {
-            let registry = &self.agent.registry;
-            protected.extend(offered.iter().filter(|name| {
-                !just_named.iter().any(|named| named == *name)
-                    && registry.get(name).is_none_or(|tool| tool.annotations().has_side_effects())
-            }));
-        }
-        protected
     }
 }
