@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::model::Message;
-use tinytools::run::{Agent, LoopGuard, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{LoopGuard, RunEvent, RunOutcome, RunPolicy};
 use tinytools::{ToolRegistry, tool};
-use tinytools_integration_tests::{Recorder, calling};
+use tinytools_integration_tests::{calling, run_recorded};
 
 /// Set the user's status.
 #[tool]
@@ -31,14 +31,7 @@ async fn run(
 ) -> (RunOutcome, Vec<RunEvent>) {
     let mut registry = ToolRegistry::new();
     registry.register(SetStatus).expect("registers");
-    let recorder = Arc::new(Recorder::default());
-    let outcome = Agent::new(Arc::new(registry), calling(calls))
-        .with_policy(policy)
-        .with_events(recorder.clone())
-        .run(vec![Message::user(user)])
-        .await
-        .expect("runs");
-    (outcome, recorder.events())
+    run_recorded(Arc::new(registry), calling(calls), policy, user).await
 }
 
 /// Each tool answer: its text and whether it is an error.
