@@ -64,7 +64,8 @@ async fn the_descriptions_example_is_refused_once_and_the_requests_value_runs() 
         answers[0],
         (
             "`text` \"in a Meeting\" is the example from the description of `text`, word for word, and nothing in this \
-             conversation says it. Call `set_status` again with the value this request needs."
+             conversation says it. Call `set_status` again with the `text` this request needs, in the user's words: \
+             \"I'm off sick today. Can you make that show next to my name at work?\""
                 .to_owned(),
             true
         )

@@ -489,6 +489,20 @@ async fn a_reply_that_is_only_a_tool_is_taken_for_its_call_and_answered_with_its
         );
     }
 
+    // The name of a tool that has already run is an echo, not a call: asked for the answer, as
+    // an empty reply is (measured: taken for a call, refused, the model posted twice).
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("s", "tool_search", json!({"query": "record call"}))]),
+        ModelResponse::calls([("c", "crm_log_call", json!({"contact_id": "c_48", "notes": "renewal pricing"}))]),
+        ModelResponse::text("`crm_log_call`"),
+        ModelResponse::text("Logged."),
+    ]));
+    let (outcome, events) =
+        run_recorded(model, RunPolicy::default(), "Log my call with c_48 about renewal pricing.").await;
+    assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{events:?}");
+    assert!(events.contains(&RunEvent::EmptyReply), "{events:?}");
+    assert_eq!((outcome.answer.as_str(), outcome.turns), ("Logged.", 4));
+
     // A tool that needs no arguments runs as soon as it is adopted: a destructive one is not
     // adopted from its bare name, nor is a name the run does not offer.
     for reply in ["wipe_cache", "`erase_everything`"] {

@@ -33,9 +33,10 @@ impl Run<'_> {
     /// found `crm_log_call` it replied "crm_log_call", and again after the nudge; after a
     /// refusal it copied back the declarations it had been sent. Answered with the tool's
     /// signature (admission refuses the empty arguments), it wrote the whole call. Taken only
-    /// when the tool requires an argument, so the call cannot run, or may be adopted at all.
+    /// when the tool requires an argument, so the call cannot run, or may be adopted at all;
+    /// never a tool that has already run without error ([`Run::echoes_a_tool_that_ran`]).
     fn bare_call(&self, answer: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
-        let name = prose::bare_name(answer, offered)?;
+        let name = prose::bare_name(answer, offered).filter(|name| !self.ran(name))?;
         let requires_arguments = self.agent.registry.get(name).is_some_and(|tool| {
             tool.schema()
                 .parameters
@@ -91,6 +92,23 @@ impl Run<'_> {
             }));
         }
         protected
+    }
+
+    /// Whether `answer` is only the name (or copied declaration) of a tool that has already run
+    /// without error: an echo, not a call, which the loop treats as an empty reply. Measured on
+    /// Qwen2.5-Coder-1.5B: after `slack_post_message` had posted, it replied with the tool
+    /// alone; taken for a call without arguments, refused, it made the post again and answered
+    /// "Sorry, but I can't assist with that."
+    pub(super) fn echoes_a_tool_that_ran(&self, answer: &str, offered: &[&str]) -> bool {
+        prose::bare_name(answer, offered).is_some_and(|name| self.ran(name))
+    }
+
+    /// Whether `name` has answered a call without error in this run.
+    fn ran(&self, name: &str) -> bool {
+        self.transcript
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::Tool { name: ran, is_error: false, .. } if ran == name))
     }
 
     /// A call whose arguments the prose writes as assignments (``file_id="doc_88"``,

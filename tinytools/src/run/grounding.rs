@@ -16,6 +16,9 @@ use crate::{ToolExposure, ToolResult};
 /// How much of an invented value the refusal quotes back.
 const MAX_QUOTED_CHARS: usize = 80;
 
+/// How much of the user's request the copied-example refusal quotes back.
+const MAX_REQUEST_CHARS: usize = 200;
+
 /// The texts a grounded value may be copied from: the user's messages and the results of
 /// calls that ran without error (never `tool_search`'s, never a refusal). Kept apart from the
 /// transcript, which context shrinking may cut.
@@ -117,10 +120,16 @@ impl Run<'_> {
                 continue;
             }
             let quoted_value: String = value.chars().take(MAX_QUOTED_CHARS).collect();
+            // Measured: told only "the value this request needs", the model sent the example
+            // again; the request quoted back gives it the words to use.
+            let request =
+                self.request.as_deref().map(|request| request.chars().take(MAX_REQUEST_CHARS).collect::<String>());
+            let from =
+                request.map_or_else(|| ".".to_owned(), |request| format!(", in the user's words: \"{request}\""));
             let text = format!(
                 "`{argument}` \"{quoted_value}\" is the example from the description of `{argument}`, word for \
-                 word, and nothing in this conversation says it. Call `{name}` again with the value this request \
-                 needs."
+                 word, and nothing in this conversation says it. Call `{name}` again with the `{argument}` this \
+                 request needs{from}"
             );
             let said = self.transcript.messages.iter().any(
                 |message| matches!(message, Message::Tool { is_error: true, content, .. } if content.contains(&text)),

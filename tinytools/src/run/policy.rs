@@ -101,7 +101,8 @@ pub struct RunPolicy {
 ///   answered successfully, gets one nudge (`nudge_described_calls`): the run asks the model to
 ///   make the call it described, or to answer. A `Nudged` event records it.
 /// - A reply with neither text nor a call gets one request for the answer
-///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event.
+///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event; so does a reply that is
+///   only a tool that has already run without error (an echo, never adopted as a call).
 /// - A call whose [grounded](crate::Grounding) argument holds a value that no user message and
 ///   no tool result of the run holds (when the grounding names source tools, no result of
 ///   theirs) is refused before the tool runs (`require_grounding`): the answer names the

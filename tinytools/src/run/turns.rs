@@ -438,7 +438,10 @@ impl Run<'_> {
                 self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
                 Reply::AskAgain(guard::nudge(name))
             }
-            None if answer.trim().is_empty() && guard.ask_after_empty_reply && !asked.after_empty => {
+            _ if (answer.trim().is_empty() || self.echoes_a_tool_that_ran(answer, &offered))
+                && guard.ask_after_empty_reply
+                && !asked.after_empty =>
+            {
                 asked.after_empty = true;
                 self.agent.emit(RunEvent::EmptyReply);
                 Reply::AskAgain(guard::EMPTY_REPLY.to_owned())
