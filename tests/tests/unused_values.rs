@@ -286,6 +286,13 @@ async fn the_reply_to_the_question_may_describe_a_call_of_a_tool_it_named() {
     let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
     assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{events:?}");
 
+    // Not the reply before the question sent back word for word: it answers nothing asked
+    // (measured: a described `calendar_invite` for a "Standup", repeated, booked a meeting).
+    let model = Arc::new(ScriptedModel::new([create(), described("drive_share_file"), described("drive_share_file")]));
+    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
+    assert_eq!(asked(&events), [1]);
+    assert!(!completed(&events, "drive_share_file"), "{events:?}");
+
     // Not a tool the question did not name: `gmail_send` has side effects and stays prose.
     let model = Arc::new(ScriptedModel::new([create(), made(), described("gmail_send")]));
     let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;

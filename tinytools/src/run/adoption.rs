@@ -103,6 +103,19 @@ impl Run<'_> {
         prose::bare_name(answer, offered).is_some_and(|name| self.ran(name))
     }
 
+    /// Whether the model gave `answer` before its last reply, word for word: then the reply
+    /// repeats itself and answers nothing asked since. Measured on Qwen2.5-Coder-1.5B at 1,041
+    /// tools: asked about two addresses left over in "When could priya@acme.com and
+    /// tom@acme.com both do a 45-minute chat?", it sent back its earlier sentence describing a
+    /// `calendar_invite` for a "Standup"; adopted, that booked a meeting nobody asked for.
+    pub(super) fn said_before(&self, answer: &str) -> bool {
+        let answer = answer.trim();
+        let earlier = self.transcript.messages.len().saturating_sub(1);
+        self.transcript.messages[..earlier]
+            .iter()
+            .any(|m| matches!(m, Message::Assistant { content, .. } if content.trim() == answer))
+    }
+
     /// Whether `name` has answered a call without error in this run.
     fn ran(&self, name: &str) -> bool {
         self.transcript

@@ -86,7 +86,8 @@ pub struct RunPolicy {
 ///   was already made. Once a tool other than `tool_search` has answered, only a read-only
 ///   tool is adopted: the prose may then be repeating what a tool's output told the model to
 ///   do; the reply to the unused-value question (below) is the exception, for the tools that
-///   question named, since it asked for their call. A reply that names one read-only tool whose one required parameter is a string, and
+///   question named, since it asked for their call — unless the reply repeats an earlier one
+///   word for word. A reply that names one read-only tool whose one required parameter is a string, and
 ///   quotes exactly one value (``call `jira_search_issues` with "status = 'In Progress'"``),
 ///   is taken as that look-up with the value. A reply that names one tool and, with no JSON
 ///   object, writes its arguments as assignments (``file_id="doc_88"``, `email: 'x@y.z'`,

@@ -416,7 +416,7 @@ impl Run<'_> {
             .collect();
         if guard.adopt_described_calls {
             let just_named: &[String] = match &asked.question {
-                Some((at, named)) if at + 1 == turn => named,
+                Some((at, named)) if at + 1 == turn && !self.said_before(answer) => named,
                 _ => &[],
             };
             let adopted = self
