@@ -2,22 +2,17 @@
 //! a call whose [grounded](crate::Grounding) argument holds a value the conversation never
 //! gave is refused before the tool runs, and the model is told where the value comes from; so
 //! is a call to a tool with side effects whose argument holds a template placeholder
-//! (`$<current-price>`) that the conversation never wrote, and, once, a call whose argument
-//! is its description's example word for word (`"In a meeting"`).
+//! (`$<current-price>`) that the conversation never wrote.
 
 use serde_json::Value;
 
 use super::agent::Run;
-use super::unused_values::quoted;
 use crate::model::Message;
 use crate::tool::{Placeholder, TOOL_SEARCH, appears_in, grounded_values, placeholder_in, spelled_in};
 use crate::{ToolExposure, ToolResult};
 
 /// How much of an invented value the refusal quotes back.
 const MAX_QUOTED_CHARS: usize = 80;
-
-/// How much of the user's request the copied-example refusal quotes back.
-const MAX_REQUEST_CHARS: usize = 200;
 
 /// The texts a grounded value may be copied from: the user's messages and the results of
 /// calls that ran without error (never `tool_search`'s, never a refusal). Kept apart from the
@@ -89,64 +84,7 @@ impl Run<'_> {
             return None;
         }
         let arguments = strict.unwrap_or(raw);
-        self.ungrounded(name, arguments)
-            .or_else(|| self.placeholder(name, arguments))
-            .or_else(|| self.copied_example(name, arguments))
-    }
-
-    /// The refusal of a call whose argument is, word for word (in any letter case), the one
-    /// example its parameter's description quotes, when that example has several words and no
-    /// user message or tool result holds it; said once per call: the same call again runs (the
-    /// example may be what the request needs: "project = OPS AND status = 'In Progress'"). A
-    /// description that quotes several values lists a closed set (`"negotiation" or "closed
-    /// won"`), and one word is most often such a value (`"running"`): never refused. Measured on Qwen2.5-Coder-1.5B at 1,041 tools: told "I'm off sick today", it set
-    /// its status to "In a meeting" (`text`: "Status text, such as "In a meeting"."), and asked
-    /// about the deploy in #ops it searched for "in:#ops from:@dana".
-    fn copied_example(&self, name: &str, arguments: &str) -> Option<Ungrounded> {
-        let properties = self.agent.registry.get(name)?.schema().parameters.get("properties")?.as_object()?.clone();
-        let args: Value = serde_json::from_str(arguments).ok()?;
-        for (argument, value) in args.as_object()? {
-            let Some(value) = value.as_str().map(str::trim) else { continue };
-            let description = properties.get(argument).and_then(|p| p.get("description")).and_then(Value::as_str);
-            let copied = match quoted(description.unwrap_or_default()).as_slice() {
-                [example] => {
-                    let example = example.trim_matches(['\'', '"', '“', '”', '‘', '’']);
-                    example.split_whitespace().nth(1).is_some() && example.eq_ignore_ascii_case(value)
-                }
-                _ => false,
-            };
-            let lower = value.to_lowercase();
-            if !copied || self.grounds.counting(&[]).any(|text| text.to_lowercase().contains(&lower)) {
-                continue;
-            }
-            let quoted_value: String = value.chars().take(MAX_QUOTED_CHARS).collect();
-            // Measured: told only "the value this request needs", the model sent the example
-            // again; the request quoted back gives it the words to use.
-            let request =
-                self.request.as_deref().map(|request| request.chars().take(MAX_REQUEST_CHARS).collect::<String>());
-            let from =
-                request.map_or_else(|| ".".to_owned(), |request| format!(", in the user's words: \"{request}\""));
-            let text = format!(
-                "`{argument}` \"{quoted_value}\" is the example from the description of `{argument}`, word for \
-                 word, and nothing in this conversation says it. Call `{name}` again with the `{argument}` this \
-                 request needs{from}"
-            );
-            let said = self.transcript.messages.iter().any(
-                |message| matches!(message, Message::Tool { is_error: true, content, .. } if content.contains(&text)),
-            );
-            if said {
-                continue;
-            }
-            return Some(Ungrounded {
-                reason: format!(
-                    "copied example in `{argument}`: its description's example, which the conversation never gave"
-                ),
-                answer: ToolResult::error(text),
-                promote: Vec::new(),
-                missing: None,
-            });
-        }
-        None
+        self.ungrounded(name, arguments).or_else(|| self.placeholder(name, arguments))
     }
 
     /// The refusal of a call to a tool with side effects whose argument holds a template

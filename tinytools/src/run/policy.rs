@@ -87,13 +87,13 @@ pub struct RunPolicy {
 ///   tool is adopted: the prose may then be repeating what a tool's output told the model to
 ///   do; the reply to the unused-value question (below) is the exception, for the tools that
 ///   question named, since it asked for their call — unless the reply repeats an earlier one
-///   word for word. A reply that names one read-only tool whose one required parameter is a string, and
-///   quotes exactly one value (``call `jira_search_issues` with "status = 'In Progress'"``),
-///   is taken as that look-up with the value. A reply that names one tool and, with no JSON
-///   object, writes its arguments as assignments (``file_id="doc_88"``, `email: 'x@y.z'`,
-///   `limit=5`; every required parameter one value of its type) is taken as that call. A
-///   reply that is only a tool — its name alone, or
-///   tool declarations copied back from the request — is taken as a call of it (the first one
+///   word for word. A reply that names one read-only tool whose one required parameter is a
+///   string, and quotes exactly one value (``call `jira_search_issues` with "status = 'In
+///   Progress'"``), is taken as that look-up with the value. A reply that names one tool and,
+///   with no JSON object, writes its arguments as assignments (``file_id="doc_88"``,
+///   `email: 'x@y.z'`, `limit=5`; every required parameter one value of its type) is taken as
+///   that call. A reply that is only a tool — its name alone, or tool declarations copied back
+///   from the request — is taken as a call of it (the first one
 ///   declared) without arguments, when the tool requires an argument (admission then refuses
 ///   it and answers with the tool's signature, from which the model writes the call) or may be
 ///   adopted at all. A `CallAdopted` event records it; the transcript keeps the call, not the
@@ -114,10 +114,7 @@ pub struct RunPolicy {
 ///   (`"GLOBX is trading at $<current-price>"`, `"$<price>"`: words in `<` `>`, a single one
 ///   not an HTML element's name) that no user message or tool result holds is refused the
 ///   same way: the answer names the hole, and the Deferred tools its words and the text
-///   around it rank to (past query-aware discovery's floor) are named and promoted. A call
-///   whose argument is, word for word, the one example of several words its description
-///   quotes (`"In a meeting"` for "I'm off sick today") that no user message or tool result
-///   holds is refused once, asking for the value the request needs; the same call again runs.
+///   around it rank to (past query-aware discovery's floor) are named and promoted.
 /// - A run that has called a tool and is about to end while a value the last user message
 ///   spelt out — a quoted phrase, an email address, a `#channel` — has gone into no call
 ///   (`tool_search` aside) asks once whether a call still needs it
@@ -165,8 +162,7 @@ pub struct LoopGuard {
     /// Refuse a call whose [grounded](crate::Grounding) argument holds a value the
     /// conversation never gave, and tell the model where the value comes from (promoting a
     /// deferred source tool), instead of running the tool on an invented id; and refuse a call
-    /// with side effects that holds a template placeholder (`<current-price>`) in its place;
-    /// and refuse, once, a call that copies its description's example as a value.
+    /// with side effects that holds a template placeholder (`<current-price>`) in its place.
     pub require_grounding: bool,
     /// Ask once, when a run that has called a tool is about to end, whether a call still needs
     /// a value the last user message spelt out (a quoted phrase, an email address, a

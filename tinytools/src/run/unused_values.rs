@@ -55,7 +55,7 @@ fn is_channel(token: &str) -> bool {
 /// Quoted phrases with their quotes: an opening quote at the start or after a space or
 /// bracket, its closing one followed by the end, a space or punctuation (so "Tom's notes" in
 /// `'Tom's notes'` stays whole, and "I'll" opens nothing).
-pub(super) fn quoted(text: &str) -> Vec<String> {
+fn quoted(text: &str) -> Vec<String> {
     const PAIRS: [(char, char); 4] = [('\'', '\''), ('"', '"'), ('“', '”'), ('‘', '’')];
     let chars: Vec<char> = text.chars().collect();
     let mut found = Vec::new();
