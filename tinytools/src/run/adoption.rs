@@ -165,12 +165,33 @@ fn of_type(value: Value, property: &Value) -> Option<Value> {
             let parsed: Value = serde_json::from_str(text.trim()).ok()?;
             (!parsed.is_string()).then_some(parsed).and_then(|parsed| of_type(parsed, property))
         }
-        Value::Number(number) if number.is_i64() || number.is_u64() => {
-            (takes("integer") || takes("number")).then_some(Value::Number(number))
+        Value::Number(number) if takes("number") || takes("integer") && (number.is_i64() || number.is_u64()) => {
+            Some(Value::Number(number))
         }
-        Value::Number(number) if takes("number") => Some(Value::Number(number)),
         Value::Number(number) => takes("string").then(|| Value::String(number.to_string())),
         Value::Bool(flag) => takes("boolean").then_some(Value::Bool(flag)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::of_type;
+
+    #[test]
+    fn a_value_takes_its_parameters_type_or_none() {
+        let of = |value: serde_json::Value, kind: serde_json::Value| of_type(value, &json!({"type": kind}));
+        assert_eq!(of(json!("doc_88"), json!("string")), Some(json!("doc_88")));
+        assert_eq!(of(json!(5), json!("integer")), Some(json!(5)));
+        assert_eq!(of(json!("5"), json!(["integer", "null"])), Some(json!(5)));
+        assert_eq!(of(json!(2.5), json!("number")), Some(json!(2.5)));
+        assert_eq!(of(json!("true"), json!("boolean")), Some(json!(true)));
+        assert_eq!(of(json!(310), json!("string")), Some(json!("310")));
+        // A fraction is no integer, a word no number, and a parameter without a type takes nothing.
+        assert_eq!(of(json!(2.5), json!("integer")), None);
+        assert_eq!(of(json!("five"), json!("integer")), None);
+        assert_eq!(of_type(json!("x"), &json!({"anyOf": [{"type": "string"}]})), None);
     }
 }
