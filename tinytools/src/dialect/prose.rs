@@ -93,18 +93,16 @@ fn only_named<'a>(text: &str, offered: &[&'a str]) -> Option<&'a str> {
 /// double-quoted string (straight or curly quotes, on one line, at most 200 characters). The
 /// loop takes it for a call only of a tool whose one required parameter is a string.
 pub(crate) fn described_lookup(text: &str, offered: &[&str], protected: &[&str]) -> Option<(String, String)> {
-    if text.len() > MAX_DESCRIBED_CALL_BYTES || !objects_in(text)?.is_empty() {
-        return None;
-    }
-    let name = only_named(text, offered).filter(|name| !protected.contains(name))?;
+    let name = assignment_target(text, offered, protected)?;
     let mut values = quoted(text);
     let value = values.pop().filter(|_| values.is_empty())?;
     Some((name.to_owned(), value))
 }
 
-/// The tool a prose reply names when it may write that tool's arguments as assignments
-/// ([`assigned`]): exactly one of `offered` named, never one in `protected`, and no JSON
-/// object in the reply (that one is [`described_call`]'s); `None` past 8 KiB.
+/// The tool a prose reply names when it may write that tool's arguments without JSON — as
+/// assignments ([`assigned`]) or one quoted value ([`described_lookup`]): exactly one of
+/// `offered` named, never one in `protected`, and no JSON object in the reply (that one is
+/// [`described_call`]'s); `None` past 8 KiB.
 pub(crate) fn assignment_target<'a>(text: &str, offered: &[&'a str], protected: &[&str]) -> Option<&'a str> {
     if text.len() > MAX_DESCRIBED_CALL_BYTES || !objects_in(text)?.is_empty() {
         return None;

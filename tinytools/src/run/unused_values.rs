@@ -209,8 +209,8 @@ impl Run<'_> {
 
     /// The tools the question names: deferred tools no call has used, none destructive, that
     /// take the unused values' kind ([`takes_kind`]: a parameter about a "channel" for a
-    /// `#channel`, an "email" for an address), are of the family of a tool the run called, or were already
-    /// promoted (so past the floor for some message); of those, the ones the request ranks at
+    /// `#channel`, an "email" for an address), are of the family of a tool the run called, or
+    /// were already promoted (so past the floor for some message); of those, the ones the request ranks at
     /// all among them, in that order: the kind's first, then kin, each group as the request
     /// ranks them; at most [`NAMED_TOOLS`], and those not yet declared promoted. None while
     /// discovery is off.
