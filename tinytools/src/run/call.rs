@@ -10,9 +10,10 @@ use super::grounding::Ungrounded;
 use crate::discovery::unknown_call_query;
 use crate::middleware::ToolGate;
 use crate::model::ToolCall;
+use crate::registry::Admitted;
 use crate::schema::drop_absent_nulls;
 use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
-use crate::{ToolContext, ToolError, ToolExposure, ToolResult, ToolSchema};
+use crate::{ToolContent, ToolContext, ToolError, ToolExposure, ToolResult, ToolSchema};
 
 impl Run<'_> {
     /// Answers one call.
@@ -41,28 +42,23 @@ impl Run<'_> {
         if exposure == Some(ToolExposure::Deferred) {
             agent.emit(RunEvent::DeferredToolCall { call_id: call.id.clone(), tool_name: call.name.clone() });
         }
-        let arguments = self.strict_arguments(&call.name, &call.arguments);
+        let mut arguments = self.strict_arguments(&call.name, &call.arguments);
+        let mut dropped = Vec::new();
         let admitted = match agent.registry.admit(&call.name, arguments.as_deref().unwrap_or(&call.arguments)) {
             Ok(admitted) => admitted,
-            Err(error) => {
-                let mut reason = error.to_string();
-                let mut answer = CallAnswer::just(self.rejection(&call.name, &error));
-                // A made-up id among the bad arguments is told at once: fixing the shape alone
-                // would only earn the grounding refusal on the next turn (measured on the 1.5B
-                // model, which answered the shape's refusal in prose and never looked up the id).
-                if let Some(refusal) = self.grounding_refusal(&call.name, arguments.as_deref(), &call.arguments) {
-                    let refusal = self.with_sources_of_missing(refusal).await;
-                    reason = format!("{reason}; {}", refusal.reason);
-                    let text = format!("{}\n\n{}", answer.result.to_model_text(), refusal.answer.to_model_text());
-                    answer.result = ToolResult::error(text);
-                    answer.sources = refusal.promote;
+            Err(error) => match self.without_undeclared(&call.name, arguments.as_deref().unwrap_or(&call.arguments)) {
+                Some(Undeclared { admitted, names, arguments: kept }) => {
+                    agent.emit(RunEvent::UndeclaredArgumentsDropped {
+                        call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        names: names.clone(),
+                    });
+                    arguments = Some(kept);
+                    dropped = names;
+                    admitted
                 }
-                agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
-                if exposure == Some(ToolExposure::Deferred) {
-                    answer.rejected.push(call.name.clone());
-                }
-                return answer;
-            }
+                None => return self.refused(call, exposure, arguments.as_deref(), &error).await,
+            },
         };
         if let Some(refusal) = self.grounding_refusal(&call.name, arguments.as_deref(), &call.arguments) {
             let refusal = self.with_sources_of_missing(refusal).await;
@@ -116,8 +112,69 @@ impl Run<'_> {
         for middleware in &agent.middleware {
             middleware.after_tool(call, &mut result).await;
         }
+        if !dropped.is_empty() {
+            result.content.insert(0, ToolContent::Text(left_out(&call.name, &dropped)));
+        }
         let ran_ok = !result.is_error;
         CallAnswer { ran_ok, ..CallAnswer::just(result) }
+    }
+
+    /// The answer to a call admission refused: every violation with the tool's signature, and
+    /// a made-up id among the bad arguments told at once (fixing the shape alone would only
+    /// earn the grounding refusal on the next turn: measured on the 1.5B model, which answered
+    /// the shape's refusal in prose and never looked up the id). A deferred tool's refusal
+    /// promotes it.
+    async fn refused(
+        &self,
+        call: &ToolCall,
+        exposure: Option<ToolExposure>,
+        arguments: Option<&str>,
+        error: &ToolError,
+    ) -> CallAnswer {
+        let mut reason = error.to_string();
+        let mut answer = CallAnswer::just(self.rejection(&call.name, error));
+        if let Some(refusal) = self.grounding_refusal(&call.name, arguments, &call.arguments) {
+            let refusal = self.with_sources_of_missing(refusal).await;
+            reason = format!("{reason}; {}", refusal.reason);
+            let text = format!("{}\n\n{}", answer.result.to_model_text(), refusal.answer.to_model_text());
+            answer.result = ToolResult::error(text);
+            answer.sources = refusal.promote;
+        }
+        self.agent.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
+        if exposure == Some(ToolExposure::Deferred) {
+            answer.rejected.push(call.name.clone());
+        }
+        answer
+    }
+
+    /// A refused call of a read-only tool admitted once the top-level arguments its declared
+    /// schema does not name are left out (`LoopGuard::drop_undeclared_arguments`); `None` when
+    /// the guard is off, the tool has side effects, nothing is undeclared, or the call is
+    /// still refused without them.
+    fn without_undeclared(&self, name: &str, raw: &str) -> Option<Undeclared<'_>> {
+        if !self.agent.policy.loop_guard.drop_undeclared_arguments {
+            return None;
+        }
+        let tool = self.agent.registry.get(name)?;
+        if !tool.annotations().read_only {
+            return None;
+        }
+        let Ok(Value::Object(mut arguments)) = serde_json::from_str::<Value>(raw) else {
+            return None;
+        };
+        let declared = tool.schema().parameters.get("properties").and_then(Value::as_object);
+        let names: Vec<String> = arguments
+            .keys()
+            .filter(|key| declared.is_none_or(|declared| !declared.contains_key(*key)))
+            .cloned()
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        arguments.retain(|key, _| !names.contains(key));
+        let kept = Value::Object(arguments).to_string();
+        let admitted = self.agent.registry.admit(name, &kept).ok()?;
+        Some(Undeclared { admitted, names, arguments: kept })
     }
 
     /// The answer to a name the model may not call. While the bridge is active and query-aware
@@ -214,6 +271,26 @@ impl Run<'_> {
         }
         CallAnswer { searched: found, fruitless, ..CallAnswer::just(answer.result) }
     }
+}
+
+/// A call admitted without the arguments its tool does not declare.
+struct Undeclared<'r> {
+    admitted: Admitted<'r>,
+    /// The arguments left out.
+    names: Vec<String>,
+    /// The arguments that ran, as JSON.
+    arguments: String,
+}
+
+/// The line a call's answer starts with when arguments its tool does not declare were left out.
+fn left_out(tool: &str, names: &[String]) -> String {
+    let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    let (list, them) = match names.as_slice() {
+        [one] => (one.clone(), "it"),
+        [first @ .., last] => (format!("{} and {last}", first.join(", ")), "them"),
+        [] => (String::new(), "them"),
+    };
+    format!("`{tool}` does not take {list}, so it ran without {them}:")
 }
 
 /// One call's answer, and the deferred tools it makes the loop promote.

@@ -113,6 +113,17 @@ pub enum RunEvent {
         /// The tool.
         tool_name: String,
     },
+    /// A read-only tool's call named arguments the tool does not declare, and nothing else was
+    /// wrong with it: it ran without them (`LoopGuard::drop_undeclared_arguments`), and its
+    /// answer names them.
+    UndeclaredArgumentsDropped {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The arguments left out, in name order.
+        names: Vec<String>,
+    },
     /// The model replied with neither text nor a call; the run asked it once for its answer.
     EmptyReply,
     /// The run was about to end while values the last user message spelt out (quoted phrases,
