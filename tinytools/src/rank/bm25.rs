@@ -2,7 +2,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::tokenize::{Tokenizer, for_each_word};
+use super::tokenize::{Tokenizer, for_each_word, without_numbers};
 
 /// BM25's two parameters.
 ///
@@ -280,12 +280,14 @@ impl Bm25Index {
     fn query_terms(&self, query: &str) -> (Vec<u32>, usize) {
         let mut terms: Vec<u32> = Vec::new();
         let mut unseen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+        let (query, numbers) = without_numbers(query);
+        unseen.extend(numbers.into_iter().map(str::to_owned));
         let mut add = |id: u32| {
             if !terms.contains(&id) {
                 terms.push(id);
             }
         };
-        for_each_word(query, |word| match self.words.get(word) {
+        for_each_word(&query, |word| match self.words.get(word) {
             Some(ids) => ids.iter().copied().for_each(&mut add),
             None => self.tokenizer.word_terms(word, |term| match self.terms.get(term) {
                 Some(&id) => add(id),
@@ -471,6 +473,16 @@ mod tests {
         assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.confidence)));
         assert!(index.search("gamma", 3).is_empty());
         assert!(Bm25Index::new(Vec::<String>::new()).search("alpha", 3).is_empty());
+    }
+
+    #[test]
+    fn a_number_matches_nothing_and_counts_as_a_term_no_document_has() {
+        let index = Bm25Index::new(["List EC2 instances", "Start time (2026-12-01T15:00:00Z)", "Convert units"]);
+        assert!(index.search("what's 15% of 2,340?", 3).is_empty(), "{:?}", index.search("15% of 2,340", 3));
+        assert_eq!(index.search("my EC2 boxes", 3).iter().map(|h| h.doc).collect::<Vec<_>>(), [0]);
+        let sure = index.search("convert units", 1)[0].confidence;
+        let diluted = index.search("convert 26.2 units", 1)[0].confidence;
+        assert!(diluted < sure, "{diluted} < {sure}");
     }
 
     #[test]
