@@ -428,6 +428,24 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
     });
     assert_eq!(adopted.as_deref(), Some(r#"{"jql":"project = OPS AND text ~ TLS"}"#));
 
+    // The bridge's search, described with its query, is made too.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::text(
+            "To find when they are free, you can call the `tool_search` function with the query \"free times of two \
+             people\".",
+        ),
+        ModelResponse::text("Priya and Tom are both free at 10:00."),
+    ]));
+    let (outcome, events) =
+        run_recorded(model, RunPolicy::default(), "When could priya@acme.com and tom@acme.com both meet?").await;
+    let searched = events.iter().find_map(|e| match e {
+        RunEvent::ToolSearched { matched, .. } => Some(matched.clone()),
+        _ => None,
+    });
+    assert!(searched.is_some_and(|matched| matched.iter().any(|name| name == "calendar_free_slots")), "{events:?}");
+    assert!(events.iter().any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "tool_search")));
+    assert_eq!(outcome.answer, "Priya and Tom are both free at 10:00.");
+
     // A tool with side effects, or one the value cannot fill alone, is only named: not made.
     for prose in [
         "Set your status: call `slack_set_status` with \"In a meeting\".",

@@ -52,10 +52,17 @@ impl Run<'_> {
     /// query "status = 'In Progress'"``), as a call: only of a read-only tool whose schema
     /// requires exactly one parameter, a string, which takes the value. Measured on
     /// Qwen2.5-Coder-1.5B with 41 tools declared: told to look an id up first, it wrote such a
-    /// sentence, and again after the nudge, instead of the call.
+    /// sentence, and again after the nudge, instead of the call. The bridge's own `tool_search`
+    /// is such a look-up, its value the query: with no tool declared yet for "When could
+    /// priya@acme.com and tom@acme.com both do a 45-minute chat?", the model wrote "you can call
+    /// the `tool_search` function with the query \"chat times Priya Tom 45 minutes ...\"", and
+    /// again after the nudge.
     fn described_lookup(&self, answer: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
         let (name, value) = prose::described_lookup(answer, offered, protected)?;
-        let tool = self.agent.registry.get(&name)?;
+        let Some(tool) = self.agent.registry.get(&name) else {
+            let intrinsic = name == TOOL_SEARCH && self.bridge.is_active();
+            return intrinsic.then(|| (name, serde_json::json!({ "query": value })));
+        };
         if tool.annotations().has_side_effects() {
             return None;
         }

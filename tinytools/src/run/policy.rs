@@ -89,7 +89,8 @@ pub struct RunPolicy {
 ///   question named, since it asked for their call — unless the reply repeats an earlier one
 ///   word for word. A reply that names one read-only tool whose one required parameter is a
 ///   string, and quotes exactly one value (``call `jira_search_issues` with "status = 'In
-///   Progress'"``), is taken as that look-up with the value. A reply that names one tool and,
+///   Progress'"``), is taken as that look-up with the value; so is a described `tool_search`
+///   with its one quoted query. A reply that names one tool and,
 ///   with no JSON object, writes its arguments as assignments (``file_id="doc_88"``,
 ///   `email: 'x@y.z'`, `limit=5`; every required parameter one value of its type) is taken as
 ///   that call. A reply that is only a tool — its name alone, or tool declarations copied back
