@@ -446,10 +446,12 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
     assert!(events.iter().any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "tool_search")));
     assert_eq!(outcome.answer, "Priya and Tom are both free at 10:00.");
 
-    // A tool with side effects, or one the value cannot fill alone, is only named: not made.
+    // A tool with side effects, one the value cannot fill alone, or a sentence that gives the
+    // value to another argument, is only named: not made.
     for prose in [
         "Set your status: call `slack_set_status` with \"In a meeting\".",
         "Then call `currency_convert` with \"EUR\".",
+        "I called `counted` with the key k and the `scope` set to \"all\".",
     ] {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::calls([("c0", "counted", json!({"key": "k"}))]),

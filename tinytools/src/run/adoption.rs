@@ -57,10 +57,15 @@ impl Run<'_> {
     /// priya@acme.com and tom@acme.com both do a 45-minute chat?", the model wrote "you can call
     /// the `tool_search` function with the query \"chat times Priya Tom 45 minutes ...\"", and
     /// again after the nudge.
+    ///
+    /// A sentence that names another argument besides the value's is not one look-up: measured
+    /// on the same model, after `stock_quote` had run without the `vs_currency` it does not take,
+    /// its restatement of that call was adopted as `stock_quote` of "USD".
     fn described_lookup(&self, answer: &str, offered: &[&str], protected: &[&str]) -> Option<(String, Value)> {
         let (name, value) = prose::described_lookup(answer, offered, protected)?;
         let Some(tool) = self.agent.registry.get(&name) else {
-            let intrinsic = name == TOOL_SEARCH && self.bridge.is_active();
+            let intrinsic =
+                name == TOOL_SEARCH && self.bridge.is_active() && !names_another(answer, &value, &[&name, "query"]);
             return intrinsic.then(|| (name, serde_json::json!({ "query": value })));
         };
         if tool.annotations().has_side_effects() {
@@ -71,7 +76,7 @@ impl Run<'_> {
             return None;
         };
         let kind = parameters.get("properties")?.get(required)?.get("type")?;
-        if kind != "string" {
+        if kind != "string" || names_another(answer, &value, &[&name, required]) {
             return None;
         }
         let mut arguments = serde_json::Map::new();
@@ -157,6 +162,18 @@ impl Run<'_> {
     }
 }
 
+/// Whether `text`, its quoted `value` aside, names an identifier other than `known` (the tool
+/// and the parameter the value is for): a word in backticks, or one with an underscore
+/// (`vs_currency`), is an argument's name or value the sentence gives besides.
+fn names_another(text: &str, value: &str, known: &[&str]) -> bool {
+    let text = text.replacen(value, " ", 1);
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '`')).any(|token| {
+        let bare = token.trim_matches('`');
+        let ticked = token.len() > bare.len() + 1 && token.starts_with('`') && token.ends_with('`');
+        !bare.is_empty() && (ticked || bare.contains('_')) && !known.contains(&bare)
+    })
+}
+
 /// `value` as `property`'s type takes it: a string for a string, a number or boolean from its
 /// text; `None` when it cannot be.
 fn of_type(value: Value, property: &Value) -> Option<Value> {
@@ -185,7 +202,28 @@ fn of_type(value: Value, property: &Value) -> Option<Value> {
 mod tests {
     use serde_json::json;
 
-    use super::of_type;
+    use super::{names_another, of_type};
+
+    #[test]
+    fn a_look_up_sentence_names_no_other_argument() {
+        let known = ["stock_quote", "symbol"];
+        for text in [
+            "Call `stock_quote` with the `symbol` \"GLOBX\".",
+            "Use the stock_quote function with the symbol \"GLOBX\".",
+            "To find the ticket, call `jira_search_issues` with `\"project = OPS_1\"`.",
+        ] {
+            let value = if text.contains("OPS_1") { "project = OPS_1" } else { "GLOBX" };
+            let known = if text.contains("jira") { ["jira_search_issues", "jql"] } else { known };
+            assert!(!names_another(text, value, &known), "{text}");
+        }
+        for text in [
+            "Use `stock_quote` with the `symbol` 'GLOBX' and the `vs_currency` parameter set to \"USD\".",
+            "Use stock_quote with symbol GLOBX and vs_currency \"USD\".",
+            "Use `stock_quote` with `GLOBX` and \"USD\".",
+        ] {
+            assert!(names_another(text, "USD", &known), "{text}");
+        }
+    }
 
     #[test]
     fn a_value_takes_its_parameters_type_or_none() {
