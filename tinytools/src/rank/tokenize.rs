@@ -132,14 +132,13 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// The query without its numbers, and the numbers. A number is a run of digits with no letter
-/// on either side: "15% of 2,340", "evt_2291", "eu-west-1" — a quantity or an id's serial, not a
-/// word about the task. Matched, a number finds whatever tool's description happens to show it
-/// (`EC2`, `15:00`); the digits of a name (`EC2`, `Q3`, `sha256`) stay. Measured with
-/// `pre_promotion_eval` at the floor 0.05 (`docs/retrieval.md`). BM25 leaves them out of the
-/// query and counts each distinct one as a term no tool has, so a message of many numbers
-/// ("what's 15% of 2,340?") is no surer of a weak match than before.
-pub(crate) fn without_numbers(query: &str) -> (std::borrow::Cow<'_, str>, Vec<&str>) {
+/// The query without its numbers but those `keep` admits, and the numbers taken out. A
+/// number is a run of digits with no letter on either side: "15% of 2,340", "evt_2291",
+/// "eu-west-1" — a quantity or an id's serial; the digits of a name (`EC2`, `Q3`, `sha256`)
+/// stay. The catalogue keeps the numbers its tools' names have (`operation_7_of_service_3`):
+/// there a number is part of what the tool is; elsewhere (a description's `15:00:00Z`) it is
+/// an example.
+pub(crate) fn without_numbers(query: &str, keep: impl Fn(&str) -> bool) -> (std::borrow::Cow<'_, str>, Vec<&str>) {
     let bytes = query.as_bytes();
     let letter = |at: Option<usize>| at.and_then(|i| query[i..].chars().next()).is_some_and(char::is_alphabetic);
     let mut numbers = Vec::new();
@@ -151,7 +150,7 @@ pub(crate) fn without_numbers(query: &str) -> (std::borrow::Cow<'_, str>, Vec<&s
         }
         let end = (at..bytes.len()).find(|&i| !bytes[i].is_ascii_digit()).unwrap_or(bytes.len());
         let before = query[..at].char_indices().next_back().map(|(i, _)| i);
-        if !letter(before) && !letter((end < bytes.len()).then_some(end)) {
+        if !letter(before) && !letter((end < bytes.len()).then_some(end)) && !keep(&query[at..end]) {
             numbers.push((at, end));
         }
         at = end;
@@ -265,11 +264,14 @@ mod tests {
 
     #[test]
     fn numbers_are_values_but_the_digits_of_a_name_stay() {
-        let (text, numbers) = without_numbers("What's 15% of 2,340 on EC2 in eu-west-1 for evt_2291, Q3 and sha256?");
+        let none = |_: &str| false;
+        let (text, numbers) =
+            without_numbers("What's 15% of 2,340 on EC2 in eu-west-1 for evt_2291, Q3 and sha256?", none);
         assert_eq!(numbers, ["15", "2", "340", "1", "2291"]);
         assert_eq!(tokenize(&text), ["ec", "2", "eu", "west", "evt", "q", "3", "sha", "256"]);
-        assert_eq!(without_numbers("no digits here"), (std::borrow::Cow::Borrowed("no digits here"), Vec::new()));
-        assert_eq!(without_numbers("ünï 42ß").1, Vec::<&str>::new(), "a letter of any script glues");
+        assert_eq!(without_numbers("no digits here", none), (std::borrow::Cow::Borrowed("no digits here"), Vec::new()));
+        assert_eq!(without_numbers("ünï 42ß", none).1, Vec::<&str>::new(), "a letter of any script glues");
+        assert_eq!(without_numbers("operation 7 of service 3", |n| n == "7").1, ["3"]);
     }
 
     fn words(text: &str) -> Vec<String> {
