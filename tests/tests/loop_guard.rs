@@ -201,6 +201,37 @@ async fn the_first_repeat_of_an_answered_call_is_set_aside_and_the_answer_asked_
 }
 
 #[tokio::test]
+async fn a_repeat_written_again_without_tools_is_asked_for_the_answer_in_words_once() {
+    // Measured: offered no tools, the model wrote the merge call again as text (no answer), got
+    // the repeat's note back and ended "I'm sorry, but I can't assist with that."
+    let model = Arc::new(ScriptedModel::dynamic(
+        (0..4)
+            .map(|i| {
+                Box::new(move |request: &ModelRequest| {
+                    let asked_in_words = matches!(request.messages.last(), Some(Message::User { content })
+                        if content.starts_with("The tool has answered (above). Now reply to my request"));
+                    match (request.tools.is_empty(), asked_in_words) {
+                        (true, true) => ModelResponse::text("k is known: value of k."),
+                        (true, false) => ModelResponse::text(""),
+                        (false, _) => {
+                            ModelResponse::calls([(format!("c{i}").as_str(), "counted", json!({"key": "k"}))])
+                        }
+                    }
+                }) as _
+            })
+            .collect(),
+    ));
+    let (outcome, events) = run_recorded(model.clone(), RunPolicy::default(), "what is k?").await;
+    assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "k is known: value of k."));
+    // Question, call, result, the request in words, the answer: no repeat, no empty reply.
+    let messages = &outcome.transcript.messages;
+    assert_eq!(messages.len(), 5, "{messages:?}");
+    assert!(matches!(&messages[3], Message::User { content } if content.starts_with("The tool has answered")));
+    assert!(events.iter().any(|e| matches!(e, RunEvent::RepeatedCall { repeats: 1, stopped: true, .. })));
+    assert_eq!(model.requests().len(), 4, "one request in words, not more");
+}
+
+#[tokio::test]
 async fn without_a_limit_repeats_are_still_answered_from_the_first_answer() {
     let before = runs_of_counted();
     let policy = RunPolicy::default()

@@ -111,6 +111,13 @@ fn canonical(value: &Value) -> String {
     }
 }
 
+/// The request for the answer when, offered no tools at the first repeat of an answered call,
+/// the model wrote the call again. Measured on Qwen2.5-Coder-1.5B: after "merged acme/api#57 by
+/// squash" it answered "The squash and land operation has been completed successfully on the
+/// acme/api repository"; asked instead "Answer the user now in plain text", it answered "I
+/// cannot perform the requested action."
+pub(super) const ANSWER_FROM_RESULT: &str = "The tool has answered (above). Now reply to my request, using its answer.";
+
 /// The request sent once when the model replies with neither text nor a call: measured on
 /// Qwen2.5-Coder-1.5B after a search that found nothing, it answers the user instead of
 /// ending the run with an empty answer.

@@ -76,7 +76,10 @@ pub struct RunPolicy {
 ///   (`answer_after_repeat`): the repeat is set aside and the model asked once more with no
 ///   tools offered; a reply with text is the run's answer (`StopReason::Answered`, a
 ///   `RepeatedCall` event with `stopped`), and the transcript reads call, result, answer. A
-///   reply without text puts the repeat back, answered as above. Measured on
+///   reply without text (the call written again) is asked once more, still with no tools, in
+///   words ("The tool has answered (above). Now reply to my request, using its answer."), and
+///   the transcript keeps that request before the answer; a second reply without text puts the
+///   repeat back, answered as above. Measured on
 ///   Qwen2.5-Coder-1.5B (`docs/live.md`): offered the tools again it writes the same call
 ///   again, offered none it answers from the result.
 /// - A reply without a call that spells one out — it names exactly one tool the model may

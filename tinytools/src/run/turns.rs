@@ -357,7 +357,10 @@ impl Run<'_> {
     /// again, and asked for its answer after three repeats it has lost the thread; offered no
     /// tools at the first repeat, it answers from the result). The repeat is set aside and the
     /// model asked once with no tools offered: a reply with text is the run's answer, and the
-    /// transcript reads call, result, answer. Otherwise the repeat goes back into the
+    /// transcript reads call, result, answer. A reply without text (the call written again) is
+    /// asked once more, in words ([`guard::ANSWER_FROM_RESULT`]): measured on the same model,
+    /// it otherwise got the repeat's answer back and ended "I'm sorry, but I can't assist with
+    /// that." after `github_merge_pr` had merged. Otherwise the repeat goes back into the
     /// transcript ([`Instead::Declined`]) and is answered as before. `counts[i]` is how many
     /// times `calls[i]` has now been repeated, for its `RepeatedCall` event.
     async fn answer_instead_of_repeat(
@@ -371,7 +374,15 @@ impl Run<'_> {
         let Some(repeat) = self.transcript.messages.pop() else {
             return Instead::Declined;
         };
-        let (_, asked) = self.ask(turn, surface, &[], true, spent).await;
+        let (_, mut asked) = self.ask(turn, surface, &[], true, spent).await;
+        if matches!(&asked, Asked::Answer(response) if response.content.trim().is_empty()) {
+            // No text: offered no tools, the model wrote the call again. Asked in words, once.
+            self.transcript.messages.push(Message::user(guard::ANSWER_FROM_RESULT));
+            asked = self.ask(turn, surface, &[], true, spent).await.1;
+            if matches!(&asked, Asked::Answer(response) if response.content.trim().is_empty()) {
+                self.transcript.messages.pop();
+            }
+        }
         match asked {
             Asked::Answer(response) if !response.content.trim().is_empty() => {
                 for (call, &repeats) in calls.iter().zip(counts) {
