@@ -209,7 +209,7 @@ async fn a_repeat_written_again_without_tools_is_asked_for_the_answer_in_words_o
             .map(|i| {
                 Box::new(move |request: &ModelRequest| {
                     let asked_in_words = matches!(request.messages.last(), Some(Message::User { content })
-                        if content.starts_with("The tool has answered (above). Now reply to my request"));
+                        if content.starts_with("The tool has answered (above). Now tell the user what it answered"));
                     match (request.tools.is_empty(), asked_in_words) {
                         (true, true) => ModelResponse::text("k is known: value of k."),
                         (true, false) => ModelResponse::text(""),
@@ -386,7 +386,16 @@ async fn an_empty_reply_is_asked_for_its_answer_once() {
     let (outcome, events) = run_recorded(model.clone(), RunPolicy::default(), "k?").await;
     assert_eq!((outcome.answer.as_str(), outcome.turns), ("The value of k is known.", 3));
     assert!(events.contains(&RunEvent::EmptyReply));
+    // After a tool's answer the request points at it; before any, it asks for the answer.
     let asked = model.requests()[2].messages.last().cloned();
+    assert!(
+        matches!(&asked, Some(Message::User { content }) if content == "The tool has answered (above). Now tell the user what it answered, in one sentence."),
+        "{asked:?}"
+    );
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("k is unknown.")]));
+    let outcome = Agent::new(registry(), model.clone()).run(vec![Message::user("k?")]).await.expect("runs");
+    assert_eq!(outcome.answer, "k is unknown.");
+    let asked = model.requests()[1].messages.last().cloned();
     assert!(
         matches!(asked, Some(Message::User { content }) if content.starts_with("Answer the user now in plain text"))
     );

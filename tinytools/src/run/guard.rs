@@ -111,16 +111,20 @@ fn canonical(value: &Value) -> String {
     }
 }
 
-/// The request for the answer when, offered no tools at the first repeat of an answered call,
-/// the model wrote the call again. Measured on Qwen2.5-Coder-1.5B: after "merged acme/api#57 by
-/// squash" it answered "The squash and land operation has been completed successfully on the
-/// acme/api repository"; asked instead "Answer the user now in plain text", it answered "I
-/// cannot perform the requested action."
-pub(super) const ANSWER_FROM_RESULT: &str = "The tool has answered (above). Now reply to my request, using its answer.";
+/// The request for the answer once a tool has answered: when, offered no tools at the first
+/// repeat of an answered call, the model wrote the call again, and instead of [`EMPTY_REPLY`]
+/// after a call ran without error. Measured on Qwen2.5-Coder-1.5B over seven transcripts of
+/// the live suite: asked this, it told the result each time ("The tool answered that the pull
+/// request #57 on the acme/api repository was merged by squash.", "The price of one share of
+/// GLOBX is $685.83."); asked "Answer the user now in plain text", it answered "I'm sorry, but I
+/// don't have the ability to access your bank account" after `expense_report` had answered,
+/// and "Now reply to my request" made it copy the request back.
+pub(super) const ANSWER_FROM_RESULT: &str =
+    "The tool has answered (above). Now tell the user what it answered, in one sentence.";
 
-/// The request sent once when the model replies with neither text nor a call: measured on
-/// Qwen2.5-Coder-1.5B after a search that found nothing, it answers the user instead of
-/// ending the run with an empty answer.
+/// The request sent once when the model replies with neither text nor a call before any tool
+/// has answered without error: measured on Qwen2.5-Coder-1.5B after a search that found
+/// nothing, it answers the user instead of ending the run with an empty answer.
 pub(super) const EMPTY_REPLY: &str =
     "Answer the user now in plain text. If you could not do what they asked, tell them so.";
 

@@ -77,7 +77,8 @@ pub struct RunPolicy {
 ///   tools offered; a reply with text is the run's answer (`StopReason::Answered`, a
 ///   `RepeatedCall` event with `stopped`), and the transcript reads call, result, answer. A
 ///   reply without text (the call written again) is asked once more, still with no tools, in
-///   words ("The tool has answered (above). Now reply to my request, using its answer."), and
+///   words ("The tool has answered (above). Now tell the user what it answered, in one
+///   sentence."), and
 ///   the transcript keeps that request before the answer; a second reply without text puts the
 ///   repeat back, answered as above. Measured on
 ///   Qwen2.5-Coder-1.5B (`docs/live.md`): offered the tools again it writes the same call
@@ -107,7 +108,9 @@ pub struct RunPolicy {
 ///   make the call it described, or to answer. A `Nudged` event records it.
 /// - A reply with neither text nor a call gets one request for the answer
 ///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event; so does a reply that is
-///   only a tool that has already run without error (an echo, never adopted as a call).
+///   only a tool that has already run without error (an echo, never adopted as a call). Once
+///   a tool has answered without error the request points at its answer, as after a repeat
+///   above; before, it asks for the answer or for word that it cannot be done.
 /// - A call whose [grounded](crate::Grounding) argument holds a value that no user message and
 ///   no tool result of the run holds (when the grounding names source tools, no result of
 ///   theirs) is refused before the tool runs (`require_grounding`): the answer names the

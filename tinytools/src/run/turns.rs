@@ -455,7 +455,8 @@ impl Run<'_> {
             {
                 asked.after_empty = true;
                 self.agent.emit(RunEvent::EmptyReply);
-                Reply::AskAgain(guard::EMPTY_REPLY.to_owned())
+                let request = if answered_a_call { guard::ANSWER_FROM_RESULT } else { guard::EMPTY_REPLY };
+                Reply::AskAgain(request.to_owned())
             }
             _ => Reply::Final,
         }
