@@ -374,12 +374,13 @@ impl Run<'_> {
         let Some(repeat) = self.transcript.messages.pop() else {
             return Instead::Declined;
         };
+        let silent = |asked: &Asked| matches!(asked, Asked::Answer(response) if response.content.trim().is_empty());
         let (_, mut asked) = self.ask(turn, surface, &[], true, spent).await;
-        if matches!(&asked, Asked::Answer(response) if response.content.trim().is_empty()) {
+        if silent(&asked) {
             // No text: offered no tools, the model wrote the call again. Asked in words, once.
             self.transcript.messages.push(Message::user(guard::ANSWER_FROM_RESULT));
             asked = self.ask(turn, surface, &[], true, spent).await.1;
-            if matches!(&asked, Asked::Answer(response) if response.content.trim().is_empty()) {
+            if silent(&asked) {
                 self.transcript.messages.pop();
             }
         }
