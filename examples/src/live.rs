@@ -273,6 +273,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
             RunEvent::Nudged { .. } => "nudge",
             RunEvent::CallAdopted { .. } => "call adopted from prose",
             RunEvent::EmptyReply => "empty reply",
+            RunEvent::CallRestated { .. } => "call restated",
             RunEvent::UndeclaredArgumentsDropped { .. } => "undeclared arguments dropped",
             RunEvent::ContextShrunk { .. } => "context shrunk",
             _ => return,

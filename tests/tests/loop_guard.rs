@@ -318,13 +318,15 @@ async fn a_call_spelt_out_in_prose_is_adopted_once_and_never_for_a_destructive_t
         ModelResponse::calls([("s", "tool_search", json!({"query": "hotel in Porto"}))]),
         ModelResponse::text(prose),
         ModelResponse::text(prose),
-        ModelResponse::text("unused"),
+        ModelResponse::text("Casa Azul has a room."),
     ]));
     let (outcome, events) =
         run_recorded(model, RunPolicy::default(), "Somewhere to sleep in Porto, 3 to 6 June, two of us.").await;
     // Spelt out again after the adopted call answered, the same call is not adopted twice (it
-    // would only be answered from its first answer): the sentence is the run's answer.
-    assert_eq!((outcome.answer.as_str(), outcome.turns), (prose, 3));
+    // would only be answered from its first answer): the sentence restates a call that ran, so
+    // the model is asked once for the answer.
+    assert_eq!((outcome.answer.as_str(), outcome.turns), ("Casa Azul has a room.", 4));
+    assert!(events.contains(&RunEvent::CallRestated { tool_name: "hotel_search".into() }), "{events:?}");
     let adopted: Vec<_> = events.into_iter().filter(|e| matches!(e, RunEvent::CallAdopted { .. })).collect();
     assert_eq!(adopted, [RunEvent::CallAdopted { call_id: "adopted_2".into(), tool_name: "hotel_search".into() }]);
     let messages = &outcome.transcript.messages;
@@ -389,7 +391,7 @@ async fn an_empty_reply_is_asked_for_its_answer_once() {
     // After a tool's answer the request points at it; before any, it asks for the answer.
     let asked = model.requests()[2].messages.last().cloned();
     assert!(
-        matches!(&asked, Some(Message::User { content }) if content == "The tool has answered (above). Now tell the user what it answered, in one sentence."),
+        matches!(&asked, Some(Message::User { content }) if content == "The tool has answered (above). Now tell the user what it answered, in one sentence, with the values it gave."),
         "{asked:?}"
     );
     let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("k is unknown.")]));

@@ -126,6 +126,13 @@ pub enum RunEvent {
     },
     /// The model replied with neither text nor a call; the run asked it once for its answer.
     EmptyReply,
+    /// The model's reply named a tool that had answered but told none of what it answered
+    /// (it described the call again: "you can use the `stock_quote` function…"); the run asked
+    /// it once for the answer.
+    CallRestated {
+        /// The tool the reply named.
+        tool_name: String,
+    },
     /// The run was about to end while values the last user message spelt out (quoted phrases,
     /// email addresses, `#channel`s) had gone into no call; it asked the model once whether a
     /// call still needs them (`LoopGuard::ask_about_unused_values`). Tools the question

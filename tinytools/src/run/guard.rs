@@ -118,9 +118,12 @@ fn canonical(value: &Value) -> String {
 /// request #57 on the acme/api repository was merged by squash.", "The price of one share of
 /// GLOBX is $685.83."); asked "Answer the user now in plain text", it answered "I'm sorry, but I
 /// don't have the ability to access your bank account" after `expense_report` had answered,
-/// and "Now reply to my request" made it copy the request back.
+/// and "Now reply to my request" made it copy the request back. "…, with the values it gave"
+/// also drew the answer from 8 replies that had described the call again instead ("To get the
+/// CPU usage on the checkout service…, you can call the `datadog_query_metrics` function…"),
+/// where without it 3 of the 8 still said only "The tool returned the slides".
 pub(super) const ANSWER_FROM_RESULT: &str =
-    "The tool has answered (above). Now tell the user what it answered, in one sentence.";
+    "The tool has answered (above). Now tell the user what it answered, in one sentence, with the values it gave.";
 
 /// The request sent once when the model replies with neither text nor a call before any tool
 /// has answered without error: measured on Qwen2.5-Coder-1.5B after a search that found

@@ -1,7 +1,8 @@
 //! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript.
 //!
 //! `agent.rs` builds a run and promotes tools; `turns.rs` is the loop of model calls;
-//! `adoption.rs` takes a call a reply spelt out in prose for the call;
+//! `adoption.rs` takes a call a reply spelt out in prose for the call; `restatement.rs` tells
+//! a reply that describes a call that ran from one that tells its answer;
 //! `call.rs` answers one tool call; `guard.rs` is the loop guard; `grounding.rs` refuses
 //! invented values of grounded arguments; `unused_values.rs` asks about a value of the request
 //! that no call used; `context.rs` shrinks a
@@ -17,6 +18,7 @@ mod grounding;
 mod guard;
 mod limits;
 mod policy;
+mod restatement;
 mod summarization;
 mod transcript;
 mod turns;

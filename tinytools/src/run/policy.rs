@@ -108,7 +108,10 @@ pub struct RunPolicy {
 ///   make the call it described, or to answer. A `Nudged` event records it.
 /// - A reply with neither text nor a call gets one request for the answer
 ///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event; so does a reply that is
-///   only a tool that has already run without error (an echo, never adopted as a call). Once
+///   only a tool that has already run without error (an echo, never adopted as a call), and
+///   one that names a tool that has answered but holds none of the values its results brought
+///   into the conversation (the call described again instead of its answer; a `CallRestated`
+///   event records it, here and after a repeat). Once
 ///   a tool has answered without error the request points at its answer, as after a repeat
 ///   above; before, it asks for the answer or for word that it cannot be done.
 /// - A call whose [grounded](crate::Grounding) argument holds a value that no user message and

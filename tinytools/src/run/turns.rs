@@ -362,7 +362,9 @@ impl Run<'_> {
     /// it otherwise got the repeat's answer back and ended "I'm sorry, but I can't assist with
     /// that." after `github_merge_pr` had merged. Otherwise the repeat goes back into the
     /// transcript ([`Instead::Declined`]) and is answered as before. `counts[i]` is how many
-    /// times `calls[i]` has now been repeated, for its `RepeatedCall` event.
+    /// times `calls[i]` has now been repeated, for its `RepeatedCall` event. A reply that
+    /// describes the call again instead of its answer ([`Run::restates_a_call_that_ran`]) is
+    /// asked once more the same way, and stays the answer if the model then says nothing.
     async fn answer_instead_of_repeat(
         &mut self,
         turn: usize,
@@ -376,12 +378,31 @@ impl Run<'_> {
         };
         let silent = |asked: &Asked| matches!(asked, Asked::Answer(response) if response.content.trim().is_empty());
         let (_, mut asked) = self.ask(turn, surface, &[], true, spent).await;
-        if silent(&asked) {
-            // No text: offered no tools, the model wrote the call again. Asked in words, once.
+        let restated = match &asked {
+            Asked::Answer(response) => {
+                self.restates_a_call_that_ran(&response.content).map(|name| (name.to_owned(), response.content.clone()))
+            }
+            _ => None,
+        };
+        if silent(&asked) || restated.is_some() {
+            // No text (offered no tools, the model wrote the call again), or the call told
+            // again instead of its answer: asked in words, once.
+            if let Some((tool_name, content)) = &restated {
+                self.agent.emit(RunEvent::CallRestated { tool_name: tool_name.clone() });
+                self.transcript.messages.push(Message::Assistant { content: content.clone(), tool_calls: Vec::new() });
+            }
             self.transcript.messages.push(Message::user(guard::ANSWER_FROM_RESULT));
-            asked = self.ask(turn, surface, &[], true, spent).await.1;
-            if silent(&asked) {
+            let again = self.ask(turn, surface, &[], true, spent).await.1;
+            if silent(&again) {
+                // Nothing more: the request goes, and a restatement stays the answer.
                 self.transcript.messages.pop();
+                if restated.is_some() {
+                    self.transcript.messages.pop();
+                } else {
+                    asked = again;
+                }
+            } else {
+                asked = again;
             }
         }
         match asked {
@@ -409,7 +430,7 @@ impl Run<'_> {
 
     /// What a reply without a call comes to under the loop guard: a call it spells out in
     /// prose, a nudge (it names a tool, before any tool answered), a request for the answer
-    /// (it is empty), or the run's answer.
+    /// (it is empty, an echo, or the call described again once it ran), or the run's answer.
     fn without_calls(
         &self,
         answer: &str,
@@ -450,12 +471,16 @@ impl Run<'_> {
                 self.agent.emit(RunEvent::Nudged { tool_name: name.to_owned() });
                 Reply::AskAgain(guard::nudge(name))
             }
-            _ if (answer.trim().is_empty() || self.echoes_a_tool_that_ran(answer, &offered))
-                && guard.ask_after_empty_reply
-                && !asked.after_empty =>
-            {
+            _ if guard.ask_after_empty_reply && !asked.after_empty => {
+                let event = if answer.trim().is_empty() || self.echoes_a_tool_that_ran(answer, &offered) {
+                    RunEvent::EmptyReply
+                } else if let Some(name) = self.restates_a_call_that_ran(answer) {
+                    RunEvent::CallRestated { tool_name: name.to_owned() }
+                } else {
+                    return Reply::Final;
+                };
                 asked.after_empty = true;
-                self.agent.emit(RunEvent::EmptyReply);
+                self.agent.emit(event);
                 let request = if answered_a_call { guard::ANSWER_FROM_RESULT } else { guard::EMPTY_REPLY };
                 Reply::AskAgain(request.to_owned())
             }
