@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::agent::Run;
 use super::events::RunEvent;
 use super::grounding::Ungrounded;
+use super::guard;
 use crate::discovery::unknown_call_query;
 use crate::middleware::ToolGate;
 use crate::model::ToolCall;
@@ -285,12 +286,8 @@ struct Undeclared<'r> {
 /// The line a call's answer starts with when arguments its tool does not declare were left out.
 fn left_out(tool: &str, names: &[String]) -> String {
     let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
-    let (list, them) = match names.as_slice() {
-        [one] => (one.clone(), "it"),
-        [first @ .., last] => (format!("{} and {last}", first.join(", ")), "them"),
-        [] => (String::new(), "them"),
-    };
-    format!("`{tool}` does not take {list}, so it ran without {them}:")
+    let them = if names.len() == 1 { "it" } else { "them" };
+    format!("`{tool}` does not take {}, so it ran without {them}:", guard::listed(&names))
 }
 
 /// One call's answer, and the deferred tools it makes the loop promote.

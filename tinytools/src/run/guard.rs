@@ -131,6 +131,18 @@ pub(super) const ANSWER_FROM_RESULT: &str =
 pub(super) const EMPTY_REPLY: &str =
     "Answer the user now in plain text. If you could not do what they asked, tell them so.";
 
+/// Items as a sentence lists them: "a", "a and b", "a, b and c".
+pub(super) fn listed(items: &[impl AsRef<str>]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [first @ .., last] => {
+            let first: Vec<&str> = first.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", first.join(", "), last.as_ref())
+        }
+    }
+}
+
 /// The nudge sent once when the model describes a call instead of making it.
 pub(super) fn nudge(name: &str) -> String {
     format!(
@@ -185,5 +197,14 @@ mod tests {
         let key = Repeats::key(&call("tool_search", r#"{"query":"x"}"#));
         repeats.record(key.clone(), &ToolResult::text("{\"matches\":[]}"), true, false);
         assert!(repeats.repeat(&key).is_some_and(|(_, n, fruitless)| n == 1 && fruitless));
+    }
+
+    #[test]
+    fn items_are_listed_as_a_sentence_lists_them() {
+        use super::listed;
+        assert_eq!(listed(&[] as &[&str]), "");
+        assert_eq!(listed(&["`a`"]), "`a`");
+        assert_eq!(listed(&["a", "b"]), "a and b");
+        assert_eq!(listed(&["a".to_owned(), "b".to_owned(), "c".to_owned()]), "a, b and c");
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::agent::Run;
 use super::events::Promotion;
+use super::guard;
 use crate::ToolSchema;
 use crate::discovery::CatalogTool;
 use crate::model::Message;
@@ -188,13 +189,8 @@ impl Run<'_> {
             return None;
         }
         let count = left.len();
-        let said = match left.as_slice() {
-            [one] => format!("{one} from my request has not gone into any call yet."),
-            [first @ .., last] => {
-                format!("{} and {last} from my request have not gone into any call yet.", first.join(", "))
-            }
-            [] => return None,
-        };
+        let have = if count == 1 { "has" } else { "have" };
+        let said = format!("{} from my request {have} not gone into any call yet.", guard::listed(&left));
         let kinds: Vec<&str> = left.iter().filter_map(|value| kind_of(value)).collect();
         let named = self.next_tools(&request, &called, &kinds).await;
         if named.is_empty() {
