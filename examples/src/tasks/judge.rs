@@ -300,11 +300,20 @@ fn result_of<'a>(matched: &[&Call<'a>], step: usize) -> Result<(&'a str, bool), 
 
 fn result_value(matched: &[&Call<'_>], step: usize, pointer: &str) -> Result<Value, String> {
     let (content, _) = result_of(matched, step)?;
-    let json: Value = serde_json::from_str(content)
-        .map_err(|_| format!("refers to step {}'s result, which is not JSON: {}", step + 1, clip(content)))?;
+    let json = json_of(content)
+        .ok_or_else(|| format!("refers to step {}'s result, which is not JSON: {}", step + 1, clip(content)))?;
     json.pointer(pointer)
         .cloned()
         .ok_or_else(|| format!("refers to {pointer} in step {}'s result, which has none: {}", step + 1, clip(content)))
+}
+
+/// A result's JSON: the whole content, or what follows a first line the run put before the
+/// tool's own output (the loop guard's "`stock_quote` does not take `vs_currency`, so it ran
+/// without it:").
+fn json_of(content: &str) -> Option<Value> {
+    serde_json::from_str(content)
+        .ok()
+        .or_else(|| content.split_once('\n').and_then(|(_, output)| serde_json::from_str(output).ok()))
 }
 
 /// A value as text: a string as written, anything else as JSON.
@@ -373,5 +382,59 @@ fn clip(text: &str) -> String {
         text.to_owned()
     } else {
         format!("{}…", text.chars().take(MAX).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tinytools::model::{Message, ToolCall};
+
+    use super::judge;
+    use crate::tasks;
+
+    /// A run of finance-price-to-slack whose quote came back as `quote`.
+    fn price_to_slack(quote: &str) -> Vec<Message> {
+        let call = |id: &str, name: &str, arguments: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let answer = |id: &str, name: &str, content: &str| Message::Tool {
+            call_id: id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: false,
+        };
+        vec![
+            Message::user("Post what GLOBX is trading at in #markets so the team sees it."),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call("1", "stock_quote", r#"{"symbol":"GLOBX","vs_currency":"USD"}"#)],
+            },
+            answer("1", "stock_quote", quote),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call(
+                    "2",
+                    "slack_post_message",
+                    r##"{"channel":"#markets","text":"GLOBX: $685.83"}"##,
+                )],
+            },
+            answer("2", "slack_post_message", "posted"),
+            Message::Assistant { content: "Posted.".into(), tool_calls: vec![] },
+        ]
+    }
+
+    #[test]
+    fn a_result_is_read_after_the_note_the_run_put_before_it() {
+        let task = tasks::get("finance-price-to-slack").expect("task");
+        let output = r#"{"currency":"USD","price":685.83,"symbol":"GLOBX"}"#;
+        let noted = format!("`stock_quote` does not take `vs_currency`, so it ran without it:\n{output}");
+        for quote in [output, noted.as_str()] {
+            let judged = judge(task, &price_to_slack(quote));
+            assert!(judged.success, "{quote}: {}", judged.reason);
+        }
+        let judged = judge(task, &price_to_slack("GLOBX is at 685.83"));
+        assert!(!judged.success && judged.reason.contains("not JSON"), "{}", judged.reason);
     }
 }
