@@ -493,7 +493,8 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
     for prose in [
         "Set your status: call `slack_set_status` with \"In a meeting\".",
         "Then call `currency_convert` with \"EUR\".",
-        "I called `counted` with the key k and the `scope` set to \"all\".",
+        // (It tells the call's answer, "value of k": a bare restatement is asked for that.)
+        "I called `counted` with the key k and the `scope` set to \"all\": value of k.",
     ] {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::calls([("c0", "counted", json!({"key": "k"}))]),

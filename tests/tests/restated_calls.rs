@@ -32,9 +32,19 @@ async fn echo_symbol(
     json!({"symbol": symbol, "ok": true})
 }
 
+/// Reads a note: its answer is text, not JSON.
+#[tool(read_only)]
+async fn note(
+    /// The note's title.
+    title: String,
+) -> String {
+    if title == "groceries" { "eggs, oat milk, coffee beans".to_owned() } else { format!("no note titled {title}") }
+}
+
 async fn run(model: Arc<ScriptedModel>, guard: LoopGuard) -> (RunOutcome, Vec<RunEvent>) {
     let mut registry = ToolRegistry::new();
     registry.register(SharePrice).expect("registers").register(EchoSymbol).expect("registers");
+    registry.register(Note).expect("registers");
     let policy = RunPolicy::default().with_loop_guard(guard);
     tinytools_integration_tests::run_recorded(Arc::new(registry), model, policy, "What is GLOBX trading at?").await
 }
@@ -104,6 +114,24 @@ async fn a_reply_that_names_the_tool_and_tells_a_value_it_brought_is_the_answer(
         ]));
         let (outcome, events) = run(model, LoopGuard::default()).await;
         assert_eq!((outcome.answer.as_str(), outcome.turns), (answer, 2), "{events:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_text_answer_is_told_by_its_new_words() {
+    // Measured: "To get the grocery list, call the `read_note` function with the title
+    // "groceries"." after the note had come back.
+    let restating = "To get the grocery list, call the `note` function with the title \"groceries\".";
+    for (reply, asked) in [(restating, true), ("Your `note` says: eggs, oat milk and coffee beans.", false)] {
+        let model = Arc::new(ScriptedModel::new([
+            ModelResponse::calls([("c", "note", json!({"title": "groceries"}))]),
+            ModelResponse::text(reply),
+            ModelResponse::text("Eggs, oat milk and coffee beans."),
+        ]));
+        let (outcome, events) = run(model, LoopGuard::default()).await;
+        assert_eq!(events.contains(&restated("note")), asked, "{reply}: {events:?}");
+        let answer = if asked { "Eggs, oat milk and coffee beans." } else { reply };
+        assert_eq!(outcome.answer, answer);
     }
 }
 

@@ -4,7 +4,8 @@
 //! with a sentence such as "To get the latest trading price of GLOBX in USD, you can use the
 //! `stock_quote` function with the `vs_currency` parameter set to "USD"." after `stock_quote`
 //! had answered `{"price": 685.83, ...}`: the user never hears the price. Such a reply names a
-//! tool that answered and holds none of the values that answer brought into the conversation;
+//! tool that answered and holds none of the values that answer brought into the conversation
+//! (of a text answer, none of its new words);
 //! the loop treats it like an empty reply and asks once for the answer
 //! ([`guard::ANSWER_FROM_RESULT`](super::guard::ANSWER_FROM_RESULT)).
 
@@ -64,8 +65,9 @@ impl Run<'_> {
 }
 
 /// The values of a tool's result, in lower case: the strings (of 2 to 80 characters) and
-/// numbers of its JSON, read from its first `{` or `[` (a note may come before it). A result
-/// that is not JSON has none.
+/// numbers of its JSON, read from its first `{` or `[` (a note may come before it); of a
+/// result that is not JSON, its words of three letters or more ("eggs, oat milk" gives `eggs`,
+/// `oat`, `milk`).
 fn result_values(content: &str) -> Vec<String> {
     fn walk(value: &Value, into: &mut Vec<String>) {
         match value {
@@ -81,12 +83,19 @@ fn result_values(content: &str) -> Vec<String> {
             Value::Bool(_) | Value::Null => {}
         }
     }
-    let Some(start) = content.find(['{', '[']) else {
-        return Vec::new();
-    };
+    let json = content
+        .find(['{', '['])
+        .and_then(|start| serde_json::Deserializer::from_str(&content[start..]).into_iter::<Value>().next())
+        .and_then(Result::ok);
     let mut values = Vec::new();
-    if let Some(Ok(json)) = serde_json::Deserializer::from_str(&content[start..]).into_iter::<Value>().next() {
-        walk(&json, &mut values);
+    match json {
+        Some(json) => walk(&json, &mut values),
+        None => values.extend(
+            content
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|word| word.chars().count() >= 3)
+                .map(str::to_lowercase),
+        ),
     }
     values
 }
@@ -100,7 +109,10 @@ mod tests {
         let content = "`stock_quote` does not take `vs_currency`, so it ran without it:\n\
                        {\"currency\":\"USD\",\"extended_hours\":false,\"price\":685.83,\"trades\":[{\"size\":3}],\"note\":null}";
         assert_eq!(result_values(content), ["usd", "685.83", "3"]);
-        assert!(result_values("merged acme/api#57 by squash").is_empty());
+        assert_eq!(
+            result_values("eggs, oat milk, coffee beans; 2 limes"),
+            ["eggs", "oat", "milk", "coffee", "beans", "limes"]
+        );
         let long = format!("{{\"body\": \"{}\", \"id\": \"x\"}}", "word ".repeat(30));
         assert!(result_values(&long).is_empty(), "a long text and a one-letter string are not values");
     }
