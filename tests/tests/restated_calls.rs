@@ -78,6 +78,15 @@ async fn a_reply_that_describes_a_call_that_ran_is_asked_once_for_its_answer() {
     let (outcome, _) = run(model, LoopGuard::default()).await;
     assert_eq!((outcome.answer.as_str(), outcome.turns), (RESTATED, 3));
 
+    // A reply past 8 KiB is not read for a restatement.
+    let long = format!("{RESTATED} {}", "More words. ".repeat(800));
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c", "share_price", json!({"symbol": "GLOBX"}))]),
+        ModelResponse::text(long.clone()),
+    ]));
+    let (outcome, _) = run(model, LoopGuard::default()).await;
+    assert_eq!((outcome.answer.as_str(), outcome.turns), (long.as_str(), 2));
+
     // Without the request for an answer, the restatement is the answer.
     let model = Arc::new(ScriptedModel::new([
         ModelResponse::calls([("c", "share_price", json!({"symbol": "GLOBX"}))]),

@@ -5,9 +5,10 @@
 //! `stock_quote` function with the `vs_currency` parameter set to "USD"." after `stock_quote`
 //! had answered `{"price": 685.83, ...}`: the user never hears the price. Such a reply names a
 //! tool that answered and holds none of the values that answer brought into the conversation
-//! (of a text answer, none of its new words);
-//! the loop treats it like an empty reply and asks once for the answer
-//! ([`guard::ANSWER_FROM_RESULT`](super::guard::ANSWER_FROM_RESULT)).
+//! (of a text answer, none of its new words); the loop treats it like an empty reply and asks
+//! once for the answer ([`guard::ANSWER_FROM_RESULT`](super::guard::ANSWER_FROM_RESULT)).
+
+use std::collections::HashSet;
 
 use serde_json::Value;
 
@@ -20,6 +21,13 @@ use crate::tool::TOOL_SEARCH;
 /// it neither makes a result's answer nor is looked for in a reply.
 const MAX_VALUE_CHARS: usize = 80;
 
+/// A reply longer than this is not read for a restatement: a restated call is a sentence or
+/// two, and the check must stay cheap beside a 100 kB result.
+const MAX_REPLY_BYTES: usize = 8 * 1024;
+
+/// At most this many distinct values of one result are looked for.
+const MAX_VALUES: usize = 256;
+
 impl Run<'_> {
     /// The tool `answer` names whose successful results brought values into the conversation
     /// (no user message and no call's arguments held them) of which `answer` holds none: a
@@ -28,6 +36,10 @@ impl Run<'_> {
     /// or the call's own arguments echoed back).
     pub(super) fn restates_a_call_that_ran(&self, answer: &str) -> Option<&str> {
         let messages = &self.transcript.messages;
+        let named = |message: &Message| matches!(message, Message::Tool { name, is_error: false, .. } if name != TOOL_SEARCH && prose::mentions(answer, name));
+        if answer.len() > MAX_REPLY_BYTES || !messages.iter().any(named) {
+            return None;
+        }
         let mut known = String::new();
         for message in messages {
             match message {
@@ -45,13 +57,10 @@ impl Run<'_> {
         let reply_without_commas = reply.replace(',', "");
         let told = |value: &str| reply.contains(value) || reply_without_commas.contains(value);
         let mut restated = None;
-        for message in messages {
-            let Message::Tool { name, content, is_error: false, .. } = message else {
+        for message in messages.iter().filter(|message| named(message)) {
+            let Message::Tool { name, content, .. } = message else {
                 continue;
             };
-            if name == TOOL_SEARCH || !prose::mentions(answer, name) {
-                continue;
-            }
             let new: Vec<String> = result_values(content).into_iter().filter(|value| !known.contains(value)).collect();
             if new.iter().any(|value| told(value)) {
                 return None;
@@ -67,7 +76,7 @@ impl Run<'_> {
 /// The values of a tool's result, in lower case: the strings (of 2 to 80 characters) and
 /// numbers of its JSON, read from its first `{` or `[` (a note may come before it); of a
 /// result that is not JSON, its words of three letters or more ("eggs, oat milk" gives `eggs`,
-/// `oat`, `milk`).
+/// `oat`, `milk`); each once, at most 256.
 fn result_values(content: &str) -> Vec<String> {
     fn walk(value: &Value, into: &mut Vec<String>) {
         match value {
@@ -97,6 +106,9 @@ fn result_values(content: &str) -> Vec<String> {
                 .map(str::to_lowercase),
         ),
     }
+    let mut seen = HashSet::new();
+    values.retain(|value| seen.insert(value.clone()));
+    values.truncate(MAX_VALUES);
     values
 }
 
@@ -115,5 +127,8 @@ mod tests {
         );
         let long = format!("{{\"body\": \"{}\", \"id\": \"x\"}}", "word ".repeat(30));
         assert!(result_values(&long).is_empty(), "a long text and a one-letter string are not values");
+        let words: Vec<String> = (0..300).map(|i| format!("word{i} word{i}")).collect();
+        let values = result_values(&words.join(" "));
+        assert_eq!((values.len(), values[1].as_str()), (256, "word1"), "each once, at most 256");
     }
 }
