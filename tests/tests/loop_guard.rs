@@ -277,9 +277,16 @@ fn narrating_then(then: ModelResponse) -> Arc<ScriptedModel> {
 }
 
 #[tokio::test]
-async fn a_call_described_in_prose_is_nudged_once() {
+async fn a_call_described_in_prose_is_nudged_once_when_the_nudge_is_on() {
+    // Off by default: measured on Qwen2.5-Coder-1.5B over nine live-suite runs, 42 nudges drew
+    // the same sentence back 34 times and never the call a task needed.
+    let nudging = RunPolicy::default().with_loop_guard(LoopGuard::default().with_nudge_described_calls(true));
+    let model = narrating_then(ModelResponse::text("unused"));
+    let outcome = Agent::new(registry(), model).run(vec![Message::user("k?")]).await.expect("runs");
+    assert_eq!((outcome.turns, outcome.answer.as_str()), (1, "To get it, call the `counted` function with the key k."));
+
     let model = narrating_then(ModelResponse::calls([("c", "counted", json!({"key": "k"}))]));
-    let (outcome, events) = run_recorded(model.clone(), RunPolicy::default(), "k?").await;
+    let (outcome, events) = run_recorded(model.clone(), nudging.clone(), "k?").await;
     assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "The value is known."));
     assert!(events.contains(&RunEvent::Nudged { tool_name: "counted".into() }));
     let nudge = &model.requests()[1].messages.last().cloned();
@@ -287,7 +294,8 @@ async fn a_call_described_in_prose_is_nudged_once() {
 
     // Described twice: one nudge only, and the second description is the answer.
     let model = narrating_then(ModelResponse::text("Just call `counted` yourself."));
-    let outcome = Agent::new(registry(), model).run(vec![Message::user("k?")]).await.expect("runs");
+    let outcome =
+        Agent::new(registry(), model).with_policy(nudging.clone()).run(vec![Message::user("k?")]).await.expect("runs");
     assert_eq!(outcome.answer, "Just call `counted` yourself.");
     assert_eq!(outcome.turns, 2);
 
@@ -296,7 +304,10 @@ async fn a_call_described_in_prose_is_nudged_once() {
         ModelResponse::calls([("c", "counted", json!({"key": "k"}))]),
         ModelResponse::text("`counted` says: value of k."),
     ]));
-    assert_eq!(Agent::new(registry(), model).run(vec![Message::user("k?")]).await.expect("runs").turns, 2);
+    assert_eq!(
+        Agent::new(registry(), model).with_policy(nudging).run(vec![Message::user("k?")]).await.expect("runs").turns,
+        2
+    );
     let off = RunPolicy::default().with_loop_guard(LoopGuard::off());
     let model = narrating_then(ModelResponse::text("unused"));
     assert_eq!(
@@ -348,9 +359,13 @@ async fn a_call_spelt_out_in_prose_is_adopted_once_and_never_for_a_destructive_t
         1
     );
 
-    // A destructive tool spelt out is only nudged; with the guard off, the prose is the answer.
+    // A destructive tool spelt out is never adopted: the prose is the answer, or with the nudge
+    // on, it is nudged.
     let destructive = "Call `github_merge_pr` with {\"repo\": \"acme/web\", \"number\": 57}.";
-    for (policy, turns) in [(RunPolicy::default(), 2), (RunPolicy::default().with_loop_guard(LoopGuard::off()), 1)] {
+    let nudging = RunPolicy::default().with_loop_guard(LoopGuard::default().with_nudge_described_calls(true));
+    for (policy, turns) in
+        [(nudging, 2), (RunPolicy::default(), 1), (RunPolicy::default().with_loop_guard(LoopGuard::off()), 1)]
+    {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::text(destructive),
             ModelResponse::text("I will not merge it without you."),

@@ -102,7 +102,8 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
         invite(),
         ModelResponse::text("Booked."),
     ]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), BOOK).await;
+    let nudging = RunPolicy::default().with_loop_guard(LoopGuard::default().with_nudge_described_calls(true));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, nudging, BOOK).await;
     assert!(events.iter().any(|e| matches!(e, RunEvent::Nudged { .. })), "{events:?}");
     assert_eq!((asked(&events).as_slice(), outcome.answer.as_str()), ([1].as_slice(), "Booked."));
 

@@ -103,9 +103,10 @@ pub struct RunPolicy {
 ///   it and answers with the tool's signature, from which the model writes the call) or may be
 ///   adopted at all. A `CallAdopted` event records it; the transcript keeps the call, not the
 ///   sentence.
-/// - A reply without a call that names a tool the model may call, before any tool has
-///   answered successfully, gets one nudge (`nudge_described_calls`): the run asks the model to
-///   make the call it described, or to answer. A `Nudged` event records it.
+/// - With `nudge_described_calls` on (off by default), a reply without a call that names a
+///   tool the model may call, before any tool has answered successfully, gets one nudge: the
+///   run asks the model to make the call it described, or to answer. A `Nudged` event records
+///   it.
 /// - A reply with neither text nor a call gets one request for the answer
 ///   (`ask_after_empty_reply`), recorded by an `EmptyReply` event; so does a reply that is
 ///   only a tool that has already run without error (an echo, never adopted as a call), and
@@ -150,7 +151,7 @@ pub struct RunPolicy {
 /// let guard = RunPolicy::default().loop_guard;
 /// assert_eq!(guard, LoopGuard::default());
 /// assert_eq!((guard.max_repeats, guard.answer_after_repeat, guard.adopt_described_calls), (3, true, true));
-/// assert!(guard.nudge_described_calls && guard.ask_after_empty_reply && guard.require_grounding);
+/// assert!(!guard.nudge_described_calls && guard.ask_after_empty_reply && guard.require_grounding);
 /// let off = LoopGuard::off();
 /// assert_eq!((off.max_repeats, off.adopt_described_calls, off.nudge_described_calls), (0, false, false));
 /// assert!(guard.ask_about_unused_values && !off.ask_about_unused_values);
@@ -172,7 +173,9 @@ pub struct LoopGuard {
     /// Take a call spelt out in prose (one offered, non-destructive tool and its arguments)
     /// for the call.
     pub adopt_described_calls: bool,
-    /// Nudge once when the model describes a call instead of making it.
+    /// Nudge once when the model describes a call instead of making it. Off by default:
+    /// measured on Qwen2.5-Coder-1.5B over nine runs of the live suite, 42 nudges drew the same
+    /// sentence back 34 times, 2 junk calls, and never a call a task needed; each cost a turn.
     pub nudge_described_calls: bool,
     /// Ask once for the answer when a reply has neither text nor a call.
     pub ask_after_empty_reply: bool,
@@ -197,7 +200,7 @@ impl Default for LoopGuard {
             max_repeats: 3,
             answer_after_repeat: true,
             adopt_described_calls: true,
-            nudge_described_calls: true,
+            nudge_described_calls: false,
             ask_after_empty_reply: true,
             require_grounding: true,
             ask_about_unused_values: true,
