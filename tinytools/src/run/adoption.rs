@@ -88,8 +88,9 @@ impl Run<'_> {
     /// always; once any tool other than `tool_search` has answered (the answer to a name no
     /// tool has does not count: measured on Qwen2.5-Coder-1.5B, after `create_document` was
     /// answered with the tools that may fit, it wrote `docs_create_document`'s call in prose
-    /// with its JSON, and the run ended there), every tool with side effects too — from then on the prose may repeat what a tool's output told the model to
-    /// do, and only a read-only call is adopted from it — except, in the reply to the
+    /// with its JSON, and the run ended there), every tool with side effects too — from then
+    /// on the prose may repeat what a tool's output told the model to do, and only a read-only
+    /// call is adopted from it — except, in the reply to the
     /// unused-value question, the tools it named (`just_named`, never destructive): that
     /// question asked for their call. Measured on Qwen2.5-Coder-1.5B at 1,041 tools: asked
     /// with `drive_share_file` named first, it answered "you can use the `drive_share_file`

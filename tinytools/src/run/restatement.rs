@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::agent::Run;
+use super::unused_values::scalars;
 use crate::dialect::prose;
 use crate::model::Message;
 use crate::tool::TOOL_SEARCH;
@@ -34,10 +35,18 @@ impl Run<'_> {
     /// restatement of the call, not its answer. `None` when the reply tells any such value,
     /// names no tool that answered, or the results brought nothing new (an answer of `true`,
     /// or the call's own arguments echoed back).
-    pub(super) fn restates_a_call_that_ran(&self, answer: &str) -> Option<&str> {
+    pub(super) fn restates_a_call_that_ran<'r>(&'r self, answer: &str) -> Option<&'r str> {
         let messages = &self.transcript.messages;
-        let named = |message: &Message| matches!(message, Message::Tool { name, is_error: false, .. } if name != TOOL_SEARCH && prose::mentions(answer, name));
-        if answer.len() > MAX_REPLY_BYTES || !messages.iter().any(named) {
+        // The results of tools the reply names, as (tool, result).
+        let named = |message: &'r Message| match message {
+            Message::Tool { name, content, is_error: false, .. }
+                if name != TOOL_SEARCH && prose::mentions(answer, name) =>
+            {
+                Some((name.as_str(), content.as_str()))
+            }
+            _ => None,
+        };
+        if answer.len() > MAX_REPLY_BYTES || !messages.iter().any(|message| named(message).is_some()) {
             return None;
         }
         let mut known = String::new();
@@ -57,16 +66,13 @@ impl Run<'_> {
         let reply_without_commas = reply.replace(',', "");
         let told = |value: &str| reply.contains(value) || reply_without_commas.contains(value);
         let mut restated = None;
-        for message in messages.iter().filter(|message| named(message)) {
-            let Message::Tool { name, content, .. } = message else {
-                continue;
-            };
+        for (name, content) in messages.iter().filter_map(named) {
             let new: Vec<String> = result_values(content).into_iter().filter(|value| !known.contains(value)).collect();
             if new.iter().any(|value| told(value)) {
                 return None;
             }
             if !new.is_empty() {
-                restated = Some(name.as_str());
+                restated = Some(name);
             }
         }
         restated
@@ -78,27 +84,20 @@ impl Run<'_> {
 /// result that is not JSON, its words of three letters or more ("eggs, oat milk" gives `eggs`,
 /// `oat`, `milk`); each once, at most 256.
 fn result_values(content: &str) -> Vec<String> {
-    fn walk(value: &Value, into: &mut Vec<String>) {
-        match value {
-            Value::Object(members) => members.values().for_each(|member| walk(member, into)),
-            Value::Array(items) => items.iter().for_each(|item| walk(item, into)),
-            Value::String(text) => {
-                let text = text.trim();
-                if (2..=MAX_VALUE_CHARS).contains(&text.chars().count()) {
-                    into.push(text.to_lowercase());
-                }
-            }
-            Value::Number(number) => into.push(number.to_string()),
-            Value::Bool(_) | Value::Null => {}
+    let value = |leaf: &Value| match leaf {
+        Value::String(text) => {
+            let text = text.trim();
+            (2..=MAX_VALUE_CHARS).contains(&text.chars().count()).then(|| text.to_lowercase())
         }
-    }
+        other => Some(other.to_string()),
+    };
     let json = content
         .find(['{', '['])
         .and_then(|start| serde_json::Deserializer::from_str(&content[start..]).into_iter::<Value>().next())
         .and_then(Result::ok);
     let mut values = Vec::new();
     match json {
-        Some(json) => walk(&json, &mut values),
+        Some(json) => values.extend(scalars(&json).into_iter().filter_map(value)),
         None => values.extend(
             content
                 .split(|c: char| !c.is_alphanumeric())

@@ -101,20 +101,30 @@ pub(crate) fn unused<'a>(values: &'a [String], arguments: &[String]) -> Vec<&'a 
 
 /// Every string and number in a call's arguments (the whole text when it is not JSON).
 fn leaves(arguments: &str) -> Vec<String> {
-    fn walk(value: &Value, into: &mut Vec<String>) {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value) => scalars(&value)
+            .into_iter()
+            .map(|leaf| match leaf {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        Err(_) => vec![arguments.to_owned()],
+    }
+}
+
+/// The strings and numbers in `value`, however deep, in order (booleans and nulls left out).
+pub(super) fn scalars(value: &Value) -> Vec<&Value> {
+    fn walk<'v>(value: &'v Value, into: &mut Vec<&'v Value>) {
         match value {
-            Value::String(text) => into.push(text.clone()),
-            Value::Number(number) => into.push(number.to_string()),
+            Value::String(_) | Value::Number(_) => into.push(value),
             Value::Array(items) => items.iter().for_each(|item| walk(item, into)),
             Value::Object(members) => members.values().for_each(|item| walk(item, into)),
             Value::Bool(_) | Value::Null => {}
         }
     }
     let mut into = Vec::new();
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value) => walk(&value, &mut into),
-        Err(_) => into.push(arguments.to_owned()),
-    }
+    walk(value, &mut into);
     into
 }
 
