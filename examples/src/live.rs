@@ -7,7 +7,7 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::run::{Agent, RunError, RunEvent, RunPolicy};
+use tinytools::run::{Agent, Aids, RunError, RunEvent, RunPolicy};
 use tinytools::{ToolRegistry, ToolSchema};
 
 use crate::catalogue;
@@ -83,8 +83,8 @@ pub struct Arm {
     pub searched: bool,
     /// The model's answer.
     pub answer: String,
-    /// How the run ended, and what the run did about the model on the way (loop guard,
-    /// nudges, context shrinking), as `Debug` text: `"RepeatedCalls after 2 repeated calls"`.
+    /// How the run ended, and what the run did about the model on the way (the aids that
+    /// acted, context shrinking), as `Debug` text: `"Answered after adopt_prose_calls"`.
     pub ending: String,
 }
 
@@ -254,6 +254,16 @@ pub struct LiveTask<'a> {
     pub pre_promotion: PrePromotion,
 }
 
+/// The aids the environment names in `TOOL_DEFERRAL_AIDS`: `none`, `small` (the small-model
+/// preset) or, by default, `standard`.
+pub fn aids_from_env() -> Aids {
+    match env_var("TOOL_DEFERRAL_AIDS").as_deref() {
+        Some("none") => Aids::none(),
+        Some("small") => Aids::small_model(),
+        _ => Aids::standard(),
+    }
+}
+
 /// Runs `task` over `registry` against `model` and reports the arm.
 ///
 /// # Errors
@@ -265,17 +275,13 @@ pub async fn run_task(model: Arc<dyn ChatModel>, registry: ToolRegistry, task: L
         .with_manifest_token_budget(manifest_token_budget)
         .with_pre_promotion(pre_promotion);
     let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(6);
-    let interventions = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+    let policy = policy.with_aids(aids_from_env());
+    let interventions = Arc::new(Mutex::new(Vec::<String>::new()));
     let noted = interventions.clone();
     let sink = move |event: &RunEvent| {
         let kind = match event {
-            RunEvent::RepeatedCall { .. } => "repeated call",
-            RunEvent::Nudged { .. } => "nudge",
-            RunEvent::CallAdopted { .. } => "call adopted from prose",
-            RunEvent::EmptyReply => "empty reply",
-            RunEvent::CallRestated { .. } => "call restated",
-            RunEvent::UndeclaredArgumentsDropped { .. } => "undeclared arguments dropped",
-            RunEvent::ContextShrunk { .. } => "context shrunk",
+            RunEvent::AidActed { aid, .. } => aid.clone(),
+            RunEvent::ContextShrunk { .. } => "context shrunk".to_owned(),
             _ => return,
         };
         if let Ok(mut noted) = noted.lock() {

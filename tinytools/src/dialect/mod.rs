@@ -9,9 +9,9 @@
 mod envelope;
 mod json_tag;
 mod pformat;
-pub(crate) mod prose;
+
 mod recovery;
-mod relaxed_json;
+pub(crate) mod relaxed_json;
 
 use std::sync::Arc;
 

@@ -151,9 +151,8 @@ fn is_definition(call: &Value) -> bool {
 /// The text of a reply that made calls, without what is left of the calls' own syntax: a
 /// reply reduced to stray braces, brackets and commas (`{}}`, what a small model's doubled
 /// braces leave once its call is read) is no text at all. That residue matters: the reply goes
-/// back to the model as its own earlier turn, and a small model copies it — measured on
-/// Qwen2.5-Coder-1.5B, a history with `{` before its call made it answer `{` and stop, where the
-/// same history without it made the right call.
+/// back to the model as its own earlier turn, and a small model copies it (a history with `{`
+/// before its call can make it answer `{` and stop).
 pub(crate) fn without_residue(text: &str) -> String {
     if text.chars().any(char::is_alphanumeric) {
         text.trim_matches(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '[' | ']' | ',')).to_owned()

@@ -10,7 +10,7 @@ pub(super) const MAX_DEPTH: usize = 128;
 
 /// The JSON value starting at byte `at` of `text` and how many bytes it takes: strict JSON
 /// first, then the relaxed reading (comments, trailing commas).
-pub(super) fn read_value(text: &str, at: usize, marks: &OnceCell<Marks>) -> Option<(Value, usize)> {
+pub(crate) fn read_value(text: &str, at: usize, marks: &OnceCell<Marks>) -> Option<(Value, usize)> {
     let candidate = &text[at..];
     let mut stream = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
     if let Some(Ok(value)) = stream.next() {
@@ -24,7 +24,7 @@ pub(super) fn read_value(text: &str, at: usize, marks: &OnceCell<Marks>) -> Opti
 
 /// Where lines end and block comments could close in a reply, found in one pass the first time
 /// a comment is met, so no comment's end is searched for twice however many readings start.
-pub(super) struct Marks {
+pub(crate) struct Marks {
     newlines: Vec<usize>,
     /// The byte offset of the `*` of each `*/`.
     block_ends: Vec<usize>,

@@ -224,9 +224,8 @@ impl DiscoveryBridge {
         // The same declaration the loop promotes the tool with.
         let matches: Vec<ToolSchema> =
             outcome.matched.iter().filter_map(|hit| self.prepared_schema(&hit.name)).collect();
-        // A small model copies a tool result's sentences: "Call the tool that fits by its own
-        // name, ..." came back word for word as Qwen2.5-Coder-1.5B's answer; this note made it
-        // write the call (or spell it out, which the loop guard adopts) in both measured cases.
+        // A small model copies a tool result's sentences word for word: the note states the
+        // next step as the model should take it.
         let note = if matches.is_empty() {
             "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name; if no tool can do it, tell the user so."
         } else {

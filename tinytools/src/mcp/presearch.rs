@@ -14,9 +14,8 @@
 //!   ([`GatewayPreSearch::forwarding`]): the gateway resolves a bare name that one server has,
 //!   and otherwise answers with the catalogue's tools that fit.
 //!
-//! On the live task suite with a 1.5B local model this host solved as many tasks through the
-//! gateway as the same model with every tool flattened into the request, at 22 % of its first
-//! call's prompt tokens (`docs/live.md`); a plain MCP client that does neither solved almost none.
+//! How this host compares with every tool flattened into the request, and with a plain MCP
+//! client, is measured in `docs/live.md`.
 
 use std::sync::Arc;
 
@@ -46,9 +45,8 @@ pub const CALL_TOOL: &str = "call_tool";
 /// of a name the run does not offer (a tool the model read in `tool_search`'s manifest) to
 /// `call_tool` instead of refusing it.
 ///
-/// On the live task suite with a 1.5B local model this host solved as many tasks through
-/// `tinytools-gateway` as the same model with every tool flattened into the request, at 22 % of
-/// its first call's prompt tokens (`docs/live.md`).
+/// Its measured cost and success against every tool flattened into the request are in
+/// `docs/live.md`.
 ///
 /// ```
 /// use serde_json::{Value, json};

@@ -26,8 +26,16 @@ pub enum Message {
         /// The text.
         content: String,
     },
-    /// The user's words.
+    /// The user's words: only what the user wrote. The run never writes one.
     User {
+        /// The text.
+        content: String,
+    },
+    /// Text the run itself wrote to the model (an [aid](crate::run::aids)'s request, the
+    /// request for a final answer): never the user's words. Providers send it as their API
+    /// demands (a user turn on the OpenAI and Anthropic wires); context shrinking, grounding
+    /// and host UIs tell it from the user's messages.
+    Feedback {
         /// The text.
         content: String,
     },
@@ -57,6 +65,11 @@ impl Message {
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::User { content: content.into() }
+    }
+
+    /// A message the run wrote to the model (see [`Message::Feedback`]).
+    pub fn feedback(content: impl Into<String>) -> Self {
+        Self::Feedback { content: content.into() }
     }
 
     /// A system message.

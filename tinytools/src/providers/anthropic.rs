@@ -80,7 +80,9 @@ impl Anthropic {
                     system.push(content.clone());
                     continue;
                 }
-                Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
+                Message::User { content } | Message::Feedback { content } => {
+                    ("user", vec![json!({"type": "text", "text": content})])
+                }
                 Message::Assistant { content, tool_calls } => {
                     let mut blocks = Vec::new();
                     if !content.is_empty() {

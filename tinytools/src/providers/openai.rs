@@ -184,7 +184,7 @@ impl OpenAiCompatible {
 fn message(message: &Message) -> Value {
     match message {
         Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::User { content } | Message::Feedback { content } => json!({"role": "user", "content": content}),
         Message::Assistant { content, tool_calls } if tool_calls.is_empty() => {
             json!({"role": "assistant", "content": content})
         }

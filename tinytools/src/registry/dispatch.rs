@@ -126,6 +126,21 @@ impl ToolRegistry {
     }
 }
 
+impl ToolRegistry {
+    /// Runs a call admission has already accepted (`args` from [`Admitted::into_args`]), owning
+    /// the registry: a `'static` future the agent loop can run off its own task, where its
+    /// timeout and cancellation always win.
+    pub(crate) async fn run_admitted(
+        self: std::sync::Arc<Self>,
+        name: String,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let entry = self.entry(&name)?;
+        Admitted { entry, args, state: &self.state }.run(&ctx).await
+    }
+}
+
 /// A call whose tool exists and whose arguments passed admission; [`run`](Self::run) it.
 #[derive(Debug)]
 pub struct Admitted<'r> {
@@ -135,6 +150,11 @@ pub struct Admitted<'r> {
 }
 
 impl Admitted<'_> {
+    /// The admitted arguments, for [`ToolRegistry::run_admitted`].
+    pub(crate) fn into_args(self) -> Value {
+        self.args
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         self.entry.name()

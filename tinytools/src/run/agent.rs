@@ -2,17 +2,19 @@
 
 use std::sync::Arc;
 
+use super::aids::{Aid, Aids};
 use super::error::RunError;
-use super::events::{EventSink, Promotion, RunEvent};
-use super::grounding::Grounds;
+use super::events::EventSink;
+use super::outcome::RunOutcome;
 use super::policy::RunPolicy;
-use super::transcript::{ToolPatch, Transcript};
-use crate::discovery::{DiscoveryBridge, RankOutcome};
+use super::state::{Run, Setup};
+use super::transcript::Transcript;
+use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
-use crate::model::{ChatModel, Message, Usage};
-use crate::schema::{EstimatedTokens, TokenCounter, count_tool_schema_tokens};
+use crate::model::{ChatModel, Message};
+use crate::schema::{EstimatedTokens, TokenCounter};
 use crate::surface::{AllowList, Rule, Surface};
-use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
+use crate::{CancellationToken, ToolContext, ToolRegistry};
 
 /// Runs conversations against a model with a registry's tools.
 ///
@@ -23,12 +25,19 @@ use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
 /// match the new user message. Each turn sends the Direct tools (and `tool_search` when
 /// anything is deferred), then every promoted tool, in the order promoted; runs the model's
 /// tool calls concurrently, keeping their results in call order; and stops when the model
-/// answers without calling a tool, the turn limit is reached, or the run is cancelled. A
-/// deferred tool is called by its own name — there is no wrapper — so every gate sees the real
-/// name and arguments. Unknown, Hidden and refused names get the unknown-tool answer; arguments
-/// admission refuses get every violation and the tool's compact signature (and a deferred tool
-/// called that way is promoted); a tool that fails, panics or times out gets an error result;
-/// the run goes on.
+/// answers without calling a tool (**a reply without calls is the answer**), the turn limit is
+/// reached, or the run is cancelled. A deferred tool is called by its own name — there is no
+/// wrapper — so every gate sees the real name and arguments. Unknown, Hidden and refused names
+/// get the unknown-tool answer; arguments admission refuses get every violation and the tool's
+/// compact signature (and a deferred tool called that way is promoted); a tool that fails,
+/// panics or times out gets an error result; the run goes on. An identical call runs again
+/// each time it is made.
+///
+/// [Aids](super::aids) may correct the model's turns, each named and opt-in: the default,
+/// [`Aids::standard`], only ends a run whose model gets the same result for the same call
+/// three times in a row. Whatever the aids, a tool with side effects runs only from a call
+/// the model emitted as a call, and the run's own words reach the model as
+/// [`Message::Feedback`], never as the user's.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -62,61 +71,18 @@ use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
 /// # Ok::<(), tinytools::RegistryError>(())
 /// ```
 pub struct Agent {
-    pub(super) registry: Arc<ToolRegistry>,
-    pub(super) model: Arc<dyn ChatModel>,
-    pub(super) policy: RunPolicy,
-    pub(super) middleware: Vec<Arc<dyn Middleware>>,
+    registry: Arc<ToolRegistry>,
+    model: Arc<dyn ChatModel>,
+    policy: RunPolicy,
+    middleware: Vec<Arc<dyn Middleware>>,
     events: Option<Arc<dyn EventSink>>,
     counter: Arc<dyn TokenCounter>,
-    pub(super) state: Option<Arc<dyn Fn(ToolContext) -> ToolContext + Send + Sync>>,
+    state: Option<Arc<ToolState>>,
     rules: Vec<Arc<dyn Rule>>,
 }
 
-/// How a run ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StopReason {
-    /// The model answered without calling a tool.
-    Answered,
-    /// `RunPolicy::max_turns` model calls were made.
-    TurnLimit,
-    /// The run's cancellation token fired.
-    Cancelled,
-    /// The model kept repeating one call (`RunPolicy::loop_guard`): the run stopped offering
-    /// tools and the answer is what the model said when asked for its final answer.
-    RepeatedCalls,
-}
-
-/// What a run produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunOutcome {
-    /// The model's last text.
-    pub answer: String,
-    /// Why the run stopped.
-    pub stop: StopReason,
-    /// Everything needed to resume it.
-    pub transcript: Transcript,
-    /// Model calls made.
-    pub turns: usize,
-    /// Usage summed over the calls that reported it.
-    pub usage: Usage,
-}
-
-/// One run in progress: what every step of it reads and writes.
-pub(super) struct Run<'a> {
-    pub(super) agent: &'a Agent,
-    pub(super) bridge: DiscoveryBridge,
-    pub(super) transcript: Transcript,
-    pub(super) promoted: Vec<ToolSchema>,
-    pub(super) cancel: CancellationToken,
-    /// The user message pre-promotion ranked, until its follow-up promotion has run.
-    pub(super) follow_up: Option<String>,
-    /// What a grounded argument's value may be copied from.
-    pub(super) grounds: Grounds,
-    /// The user's request: the last user message when the run started (the loop guard's own
-    /// requests are user messages too, and come after it).
-    pub(super) request: Option<String>,
-}
+/// Host state added to every tool call's context.
+pub(super) type ToolState = dyn Fn(ToolContext) -> ToolContext + Send + Sync;
 
 impl Agent {
     /// An agent with the default policy, no middleware, no event sink.
@@ -158,6 +124,21 @@ impl Agent {
     #[must_use]
     pub fn with_policy(mut self, policy: RunPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Sets the [aids](super::aids) (default [`Aids::standard`]): `Aids::none()` for the core
+    /// alone, `Aids::small_model()` for the aids measured on small local models.
+    #[must_use]
+    pub fn with_aids(mut self, aids: Aids) -> Self {
+        self.policy.aids = aids;
+        self
+    }
+
+    /// Adds one aid after those the policy has.
+    #[must_use]
+    pub fn with_aid(mut self, aid: impl Aid + 'static) -> Self {
+        self.policy.aids = std::mem::take(&mut self.policy.aids).with(aid);
         self
     }
 
@@ -229,162 +210,24 @@ impl Agent {
         cancel: CancellationToken,
         fresh: bool,
     ) -> Result<RunOutcome, RunError> {
-        let bridge = DiscoveryBridge::for_run(self.surface(), &self.policy);
-        let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
-        let mut run = Run {
-            agent: self,
-            bridge,
-            transcript,
-            promoted,
-            cancel,
-            follow_up: None,
-            grounds: Grounds::default(),
-            request: None,
+        let setup = Setup {
+            registry: &self.registry,
+            model: self.model.as_ref(),
+            policy: &self.policy,
+            middleware: &self.middleware,
+            events: self.events.as_deref(),
+            counter: self.counter.as_ref(),
+            state: self.state.as_deref(),
         };
+        let bridge = DiscoveryBridge::over(self.surface(), self.policy.discovery.clone())
+            .with_preparation(self.policy.tool_schemas);
+        let mut run = Run::new(setup, bridge, transcript, cancel);
         if fresh {
             for middleware in &self.middleware {
                 middleware.before_agent(&mut run.transcript.messages).await;
             }
         }
-        run.grounds = Grounds::of(&run.transcript.messages);
-        run.request = run.transcript.messages.iter().rev().find_map(|message| match message {
-            Message::User { content } => Some(content.clone()),
-            _ => None,
-        });
-        let surface = run.bridge.advertised(self.counter.as_ref());
-        let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
-        let active = run.bridge.is_active();
-        self.emit(RunEvent::ToolsAdvertised {
-            direct: surface.len() - usize::from(active),
-            deferred: if active { run.bridge.catalog().len() } else { 0 },
-            schema_bytes,
-        });
-        run.pre_promote().await;
-        let callable_by_name = run.callable_by_name();
-        run.turns(surface, callable_by_name).await
-    }
-
-    /// The token counter that sizes the manifest and the promotion budgets.
-    pub(super) fn counter(&self) -> &dyn TokenCounter {
-        self.counter.as_ref()
-    }
-
-    pub(super) fn emit(&self, event: RunEvent) {
-        tracing::debug!(target: "tinytools::run", ?event);
-        if let Some(sink) = &self.events {
-            sink.emit(&event);
-        }
-    }
-}
-
-impl Run<'_> {
-    /// The deferred tools the model may call by name this run (only while discovery is on);
-    /// fixed at run start with the catalogue.
-    pub(super) fn callable_by_name(&self) -> Vec<String> {
-        if !self.bridge.is_active() {
-            return Vec::new();
-        }
-        self.bridge.catalog().iter().map(|tool| tool.schema().name.clone()).collect()
-    }
-
-    pub(super) fn finish(self, answer: String, stop: StopReason, turns: usize, usage: Usage) -> RunOutcome {
-        RunOutcome { answer, stop, transcript: self.transcript, turns, usage }
-    }
-
-    /// Query-aware discovery: when the conversation ends with a user message, ranks it against
-    /// the catalogue and promotes the hits that pass the floor and fit the token budget.
-    async fn pre_promote(&mut self) {
-        let pre = self.agent.policy.discovery.pre_promotion;
-        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
-            return;
-        }
-        let Some(Message::User { content }) = self.transcript.messages.last() else {
-            return;
-        };
-        let query = content.trim();
-        if query.is_empty() {
-            return;
-        }
-        let query = query.to_owned();
-        let wanted = pre.limit.saturating_add(self.promoted.len());
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
-        let (chosen, confidences) = self.pre_promotable(&outcome, pre.limit, true).into_iter().unzip();
-        let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
-        self.promote(chosen, cause);
-        if pre.after_tool_result > 0 {
-            self.follow_up = Some(query);
-        }
-    }
-
-    /// The follow-up of query-aware discovery, once a tool has answered the user message:
-    /// the same message ranked again, its next hits promoted (at most
-    /// `after_tool_result`, under the same floor and budget). Runs once per message.
-    pub(super) async fn promote_after_tool_result(&mut self) {
-        let Some(query) = self.follow_up.take() else {
-            return;
-        };
-        let pre = self.agent.policy.discovery.pre_promotion;
-        let wanted = pre.after_tool_result.saturating_add(self.promoted.len());
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
-        let (chosen, confidences) = self.pre_promotable(&outcome, pre.after_tool_result, true).into_iter().unzip();
-        let cause = Promotion::AfterToolResult { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
-        self.promote(chosen, cause);
-    }
-
-    /// The hits of a ranking that pre-promotion would load, in rank order, with their
-    /// confidences: at or above the floor, at most the limit, while their declarations fit the
-    /// token budget, at most `limit`; tools already promoted are passed over when `only_new`.
-    /// Serves the user-message and follow-up paths (only new tools) and the unknown-name path
-    /// (whose answer names every fitting tool, promoted before or not).
-    pub(super) fn pre_promotable(&self, outcome: &RankOutcome, limit: usize, only_new: bool) -> Vec<(ToolSchema, f32)> {
-        let pre = self.agent.policy.discovery.pre_promotion;
-        let (mut chosen, mut spent) = (Vec::new(), 0_usize);
-        for hit in &outcome.matched {
-            let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
-                continue;
-            };
-            if chosen.len() == limit || (only_new && self.promoted.iter().any(|tool| tool.name == hit.name)) {
-                continue;
-            }
-            let Some(schema) = self.bridge.prepared_schema(&hit.name) else {
-                continue;
-            };
-            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), self.agent.counter.as_ref());
-            if spent.saturating_add(cost) > pre.token_budget {
-                continue;
-            }
-            spent += cost;
-            chosen.push((schema, confidence));
-        }
-        chosen
-    }
-
-    /// [`Run::promote`] for tools named by a call's answer: each name the bridge can prepare
-    /// (a Deferred tool on the run's surface) is promoted; any other name is passed over.
-    pub(super) fn promote_names(&mut self, names: Vec<String>, cause: Promotion) {
-        let found = names.iter().filter_map(|name| self.bridge.prepared_schema(name)).collect();
-        self.promote(found, cause);
-    }
-
-    /// Adds newly promoted declarations to every later request, once each, in order, as one
-    /// transcript patch.
-    pub(super) fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {
-        let mut added: Vec<ToolSchema> = Vec::new();
-        for schema in found {
-            let known = self.promoted.iter().chain(&added).any(|tool| tool.name == schema.name);
-            if !known {
-                added.push(schema);
-            }
-        }
-        if added.is_empty() {
-            return;
-        }
-        if let Promotion::UserMessage { confidences, .. } | Promotion::AfterToolResult { confidences, .. } = &cause {
-            debug_assert_eq!(confidences.len(), added.len(), "pre-promotion chose only new tools");
-        }
-        let names = added.iter().map(|tool| tool.name.clone()).collect();
-        self.agent.emit(RunEvent::ToolsPromoted { names, cause });
-        self.transcript.patches.push(ToolPatch { at_message: self.transcript.messages.len(), added: added.clone() });
-        self.promoted.extend(added);
+        run.start().await;
+        run.turns().await
     }
 }

@@ -88,58 +88,12 @@ pub enum RunEvent {
         /// What went wrong (for the host; the model reads a short note).
         error: String,
     },
-    /// The model repeated a call it had made before; it was answered with the first answer.
-    RepeatedCall {
-        /// The repeated call.
-        call_id: String,
-        /// The tool it names.
-        tool_name: String,
-        /// How many times this call has now been repeated.
-        repeats: usize,
-        /// Whether this repeat made the run stop offering tools and ask for the final answer.
-        stopped: bool,
-    },
-    /// The model described a call to this tool in prose instead of making it; the run asked it
-    /// once to make the call or answer.
-    Nudged {
-        /// The tool the reply named.
-        tool_name: String,
-    },
-    /// The model spelt a call out in prose (the tool and its arguments) instead of making it;
-    /// the run took it for the call (`LoopGuard::adopt_described_calls`).
-    CallAdopted {
-        /// The id the run gave the call.
-        call_id: String,
-        /// The tool.
-        tool_name: String,
-    },
-    /// A read-only tool's call named arguments the tool does not declare, and nothing else was
-    /// wrong with it: it ran without them (`LoopGuard::drop_undeclared_arguments`), and its
-    /// answer names them.
-    UndeclaredArgumentsDropped {
-        /// The call.
-        call_id: String,
-        /// The tool.
-        tool_name: String,
-        /// The arguments left out, in name order.
-        names: Vec<String>,
-    },
-    /// The model replied with neither text nor a call; the run asked it once for its answer.
-    EmptyReply,
-    /// The model's reply named a tool that had answered but told none of what it answered
-    /// (it described the call again: "you can use the `stock_quote` function…"); the run asked
-    /// it once for the answer.
-    CallRestated {
-        /// The tool the reply named.
-        tool_name: String,
-    },
-    /// The run was about to end while values the last user message spelt out (quoted phrases,
-    /// email addresses, `#channel`s) had gone into no call; it asked the model once whether a
-    /// call still needs them (`LoopGuard::ask_about_unused_values`). Tools the question
-    /// promoted come as `ToolsPromoted`.
-    UnusedValues {
-        /// How many values no call had used.
-        count: usize,
+    /// An [aid](super::aids) acted on the model's turn.
+    AidActed {
+        /// The aid's [name](super::aids::Aid::name).
+        aid: String,
+        /// What it did.
+        action: AidAction,
     },
     /// The conversation did not fit the model's window (the provider said so, or
     /// `RunPolicy::context_window` did): it was shrunk before the request was sent again.
@@ -197,10 +151,47 @@ pub enum Promotion {
     UnknownName,
     /// The model called a tool with an invented value for a [grounded](crate::Grounding)
     /// argument; these are the tools that value must come from, and the refusal named them.
-    /// Also the tools a template placeholder and the text around it ranked to
-    /// (`GLOBX is trading at $<current-price>`: the tools that may give a current price), named
-    /// by the placeholder's refusal.
     GroundingSource,
+    /// An [aid](super::aids)'s feedback or answer promoted them.
+    Aid {
+        /// The aid's name.
+        aid: String,
+    },
+}
+
+/// What an [aid](super::aids) did ([`RunEvent::AidActed`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AidAction {
+    /// It sent the model a [feedback](crate::model::Message::Feedback) message.
+    Feedback {
+        /// Whether the next turn offers no tools.
+        without_tools: bool,
+        /// Whether that turn's reply ends the run.
+        final_answer: bool,
+    },
+    /// It took a call for the model's reply.
+    TookCall {
+        /// The id the run gave the call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+    },
+    /// It answered a call without running it.
+    AnsweredCall {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+    },
+    /// It ran a call on adjusted arguments.
+    AdjustedCall {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+    },
 }
 
 /// Receives a run's events.

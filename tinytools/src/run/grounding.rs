@@ -1,15 +1,13 @@
-//! The grounding check ([`LoopGuard::require_grounding`](super::LoopGuard::require_grounding)):
-//! a call whose [grounded](crate::Grounding) argument holds a value the conversation never
-//! gave is refused before the tool runs, and the model is told where the value comes from; so
-//! is a call to a tool with side effects whose argument holds a template placeholder
-//! (`$<current-price>`) that the conversation never wrote.
+//! The grounding gate: a call whose [grounded](crate::Grounding) argument (the tool author's
+//! opt-in) holds a value the conversation never gave is refused before the tool runs, and the
+//! model is told where the value comes from.
 
 use serde_json::Value;
 
-use super::agent::Run;
 use crate::model::Message;
-use crate::tool::{Placeholder, TOOL_SEARCH, appears_in, grounded_values, placeholder_in, spelled_in};
-use crate::{ToolExposure, ToolResult};
+use crate::surface::Surface;
+use crate::tool::{TOOL_SEARCH, appears_in, grounded_values, spelled_in};
+use crate::{ToolExposure, ToolRegistry, ToolResult};
 
 /// How much of an invented value the refusal quotes back.
 const MAX_QUOTED_CHARS: usize = 80;
@@ -70,72 +68,39 @@ pub(super) struct Ungrounded {
     pub(super) reason: String,
     pub(super) answer: ToolResult,
     pub(super) promote: Vec<String>,
-    /// For a placeholder, its words and the text around it (`current price: GLOBX is trading
-    /// at $<current-price>`): what the missing value is, for the caller to rank against the
-    /// deferred catalogue.
-    pub(super) missing: Option<String>,
 }
 
-impl Run<'_> {
-    /// [`Run::ungrounded`] when the run's loop guard asks for grounding; `strict` is the
-    /// arguments as strict mode rewrote them, if it did.
-    pub(super) fn grounding_refusal(&self, name: &str, strict: Option<&str>, raw: &str) -> Option<Ungrounded> {
-        if !self.agent.policy.loop_guard.require_grounding {
-            return None;
-        }
-        let arguments = strict.unwrap_or(raw);
-        self.ungrounded(name, arguments).or_else(|| self.placeholder(name, arguments))
-    }
+/// What the gate reads besides the grounds: the tool's declaration and the run's surface.
+pub(super) struct Gate<'r> {
+    pub(super) registry: &'r ToolRegistry,
+    pub(super) surface: &'r Surface,
+    /// Whether `tool_search` is on, for the refusal's advice.
+    pub(super) discovery: bool,
+}
 
-    /// The refusal of a call to a tool with side effects whose argument holds a template
-    /// placeholder that no user message or tool result holds. Measured on
-    /// Qwen2.5-Coder-1.5B: asked to post a price it had not looked up, it posted
-    /// "GLOBX is trading at $<current-price>" in every run.
-    fn placeholder(&self, name: &str, arguments: &str) -> Option<Ungrounded> {
-        if !self.agent.registry.get(name)?.annotations().has_side_effects() {
-            return None;
-        }
-        let Placeholder { argument, hole: placeholder, context } =
-            placeholder_in(&serde_json::from_str(arguments).ok()?)?;
-        if self.grounds.counting(&[]).any(|text| text.contains(&placeholder)) {
-            return None;
-        }
-        let with = if self.bridge.is_active() { " with a tool (`tool_search` finds one)" } else { " with a tool" };
-        let text = format!(
-            "`{argument}` holds the placeholder \"{placeholder}\", not a value, and `{name}` would use it as written. \
-             Get the real value first{with}, then call `{name}` again with it in place of \"{placeholder}\"."
-        );
-        Some(Ungrounded {
-            reason: format!("placeholder in `{argument}`: a template hole, not a value"),
-            answer: ToolResult::error(text),
-            promote: Vec::new(),
-            missing: Some(missing_of(&placeholder, &context)),
-        })
-    }
-
+impl Grounds {
     /// The refusal of a call to `name` whose grounded argument holds a value the run's grounds
     /// do not; `None` when every grounded value is found (or the tool declares none).
-    pub(super) fn ungrounded(&self, name: &str, arguments: &str) -> Option<Ungrounded> {
-        let grounding = self.agent.registry.get(name)?.spec().grounding;
+    pub(super) fn refusal(&self, gate: &Gate<'_>, name: &str, arguments: &str) -> Option<Ungrounded> {
+        let grounding = gate.surface.get(name)?.spec().grounding;
         if grounding.is_empty() {
             return None;
         }
         let args: Value = serde_json::from_str(arguments).ok()?;
-        let surface = self.bridge.surface();
+        let surface = gate.surface;
         for rule in grounding {
             // A source the run cannot offer could never have answered: it is not asked for,
             // and never named.
             let sources: Vec<&str> = rule.sources.iter().copied().filter(|s| surface.exposure(s).is_some()).collect();
             let Some(value) =
-                grounded_values(&args, rule.argument).into_iter().find(|v| !self.grounds.hold(v, &sources))
+                grounded_values(&args, rule.argument).into_iter().find(|v| !self.hold(v, &sources))
             else {
                 continue;
             };
             let quoted: String = value.chars().take(MAX_QUOTED_CHARS).collect();
             let argument = rule.argument;
-            // Measured: Qwen2.5-Coder-1.5B copied the user's `t_5530` as `T_5530`, and read
-            // "call `gmail_search` first" as a reason to search for something else.
-            if let Some(spelling) = self.grounds.spelling(&value, &sources) {
+            // A value copied in other letter case is told its spelling, not sent to look it up.
+            if let Some(spelling) = self.spelling(&value, &sources) {
                 let text = format!(
                     "`{argument}` \"{quoted}\" is not spelled as in this conversation, which has \"{spelling}\". \
                      Values are case-sensitive: call `{name}` again with `{argument}` \"{spelling}\", exactly as \
@@ -146,15 +111,13 @@ impl Run<'_> {
                     reason,
                     answer: ToolResult::error(text),
                     promote: Vec::new(),
-                    missing: None,
                 });
             }
-            // Measured: Qwen2.5-Coder-1.5B sent `slack_post_message` a `thread_ts` it had made
-            // up, for a post the user wanted in the channel. Optional, the guess is best left out.
-            let optional = !required(self.agent.registry.get(name)?.schema(), argument);
+            // An optional guess is best left out.
+            let optional = !required(gate.registry.get(name)?.schema(), argument);
             let text = match (sources.as_slice(), optional) {
                 ([], false) => {
-                    let look_up = if self.bridge.is_active() {
+                    let look_up = if gate.discovery {
                         "Look it up with a tool first (`tool_search` finds one)"
                     } else {
                         "Look it up with a tool first"
@@ -207,7 +170,7 @@ impl Run<'_> {
                     sources.join(", ")
                 )
             };
-            return Some(Ungrounded { reason, answer: ToolResult::error(text), promote, missing: None });
+            return Some(Ungrounded { reason, answer: ToolResult::error(text), promote });
         }
         None
     }
@@ -216,35 +179,4 @@ impl Run<'_> {
 /// Whether `schema` lists `argument` as required.
 fn required(schema: &crate::ToolSchema, argument: &str) -> bool {
     schema.parameters.get("required").and_then(Value::as_array).is_some_and(|names| names.iter().any(|n| n == argument))
-}
-
-/// The longest stretch of a placeholder's surrounding text that goes into the ranking query.
-const MAX_CONTEXT_BYTES: usize = 200;
-
-/// The query that finds what fills a placeholder: its words, then the text it sits in (at
-/// most [`MAX_CONTEXT_BYTES`]). Measured with BM25 over the example catalogue: "current price"
-/// alone ranks `crypto_price` above `stock_quote`, and the model took the first tool named;
-/// with "GLOBX is trading at" beside it `stock_quote` comes first.
-fn missing_of(placeholder: &str, context: &str) -> String {
-    let words = placeholder.trim_matches(['<', '>']).replace(['-', '_'], " ");
-    let mut end = context.len().min(MAX_CONTEXT_BYTES);
-    while !context.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{words}: {}", &context[..end])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_placeholder_is_ranked_by_its_words_and_at_most_200_bytes_around_it() {
-        assert_eq!(missing_of("<current-price>", "At $<current-price>"), "current price: At $<current-price>");
-        assert_eq!(missing_of("<YOUR_EMAIL>", "<YOUR_EMAIL>"), "YOUR EMAIL: <YOUR_EMAIL>");
-        // 'é' is two bytes: byte 200 falls inside one, and the cut steps back to a boundary.
-        let long = format!("x{}", "é".repeat(150));
-        let query = missing_of("<a-b>", &long);
-        assert_eq!(query, format!("a b: x{}", "é".repeat(99)));
-    }
 }

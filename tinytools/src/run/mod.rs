@@ -1,33 +1,35 @@
-//! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript.
+//! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript, and the
+//! [aids](aids) that may correct a model's turns.
 //!
-//! `agent.rs` builds a run and promotes tools; `turns.rs` is the loop of model calls;
-//! `adoption.rs` takes a call a reply spelt out in prose for the call; `restatement.rs` tells
-//! a reply that describes a call that ran from one that tells its answer;
-//! `call.rs` answers one tool call; `guard.rs` is the loop guard; `grounding.rs` refuses
-//! invented values of grounded arguments; `unused_values.rs` asks about a value of the request
-//! that no call used; `context.rs` shrinks a
-//! conversation that overflows the window; `limits.rs` holds usage limits and size caps.
+//! The core: `agent.rs` builds a run; `state.rs` is the run in progress and how it promotes
+//! tools (`promotion.rs` the floor and budget); `turns.rs` is the loop; `ask.rs` one model
+//! call; `call.rs` one tool call through its gates; `grounding.rs` the grounding gate;
+//! `context.rs` shrinks a conversation that overflows the window; `limits.rs` holds usage
+//! limits and size caps; `seam.rs` is where the loop asks the aids, on the core's terms.
 
-mod adoption;
+pub mod aids;
+
 mod agent;
+mod ask;
 mod call;
 mod context;
 mod error;
 mod events;
 mod grounding;
-mod guard;
 mod limits;
+mod outcome;
 mod policy;
-mod restatement;
-mod summarization;
+mod promotion;
+mod seam;
+mod state;
 mod transcript;
 mod turns;
-mod unused_values;
 
-pub use agent::{Agent, RunOutcome, StopReason};
+pub use agent::Agent;
+pub use aids::Aids;
 pub use error::{ContextOverflow, RunError, RunFailure};
-pub use events::{EventSink, Promotion, RunEvent};
+pub use events::{AidAction, EventSink, Promotion, RunEvent};
 pub use limits::{RunCaps, UsageLimit, UsageLimitExceeded, UsageLimits};
-pub use policy::{Capture, LoopGuard, RunPolicy};
-pub use summarization::SummarizationPolicy;
+pub use outcome::{RunOutcome, StopReason};
+pub use policy::{Capture, RunPolicy};
 pub use transcript::{ToolPatch, Transcript};

@@ -8,8 +8,8 @@ use serde_json::Value;
 /// Small models skip the look-up of a two-step task and call the action tool with an id they
 /// invented (`contact_id: "12345"`, `key: "OPS-127"` copied from the parameter's own example).
 /// A tool that declares the argument grounded gets such a call refused before it runs, and
-/// the model is told where the value comes from, so the run turns back to the look-up (see
-/// [`LoopGuard::require_grounding`](crate::run::LoopGuard::require_grounding)).
+/// the model is told where the value comes from, so the run turns back to the look-up (the
+/// agent loop's grounding gate, always on for a tool that declares it).
 ///
 /// A value is grounded when it appears, as a whole token, in a user message or in a result of
 /// a call that ran without error: any tool's result, or with [`sources`](Self::sources), a

@@ -1,22 +1,90 @@
-//! Template placeholders in a call's arguments: `"GLOBX is trading at $<current-price>"` is a
-//! sentence with a hole the model meant to fill, not a value. The loop refuses such a call to
-//! a tool with side effects (see `LoopGuard::require_grounding`) before it posts the hole.
+//! [`RefusePlaceholders`]: template placeholders in a call's arguments.
+//!
+//! `"ACME is trading at $<current-price>"` is a sentence with a hole the model meant to fill,
+//! not a value.
 
 use serde_json::Value;
+
+use super::{Aid, CallAction, RunView};
+use crate::ToolResult;
+use crate::model::{Message, ToolCall};
+
+/// Refuses, without running it, a call to a tool with side effects whose argument holds a
+/// template placeholder (`<current-price>`, `$<price>`: words in `<` `>`, a single one not an
+/// HTML element's name) that no user message or tool result holds: the answer names the hole,
+/// and the deferred tools its words and the text around it rank to (past query-aware
+/// discovery's floor) are named and promoted. A template the user asked for (`<first-name>` in
+/// their own words) passes. In `small_model`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RefusePlaceholders;
+
+/// The longest stretch of a placeholder's surrounding text that goes into the ranking query.
+const MAX_CONTEXT_BYTES: usize = 200;
+
+#[async_trait::async_trait]
+impl Aid for RefusePlaceholders {
+    fn name(&self) -> &'static str {
+        "refuse_placeholders"
+    }
+
+    async fn on_call(&self, view: &RunView<'_>, call: &ToolCall) -> CallAction {
+        if view.is_read_only(&call.name) || view.tool(&call.name).is_none() {
+            return CallAction::Run;
+        }
+        let Some(Placeholder { argument, hole, context }) =
+            serde_json::from_str(&call.arguments).ok().as_ref().and_then(placeholder_in)
+        else {
+            return CallAction::Run;
+        };
+        let grounded = view.messages().iter().any(|m| match m {
+            Message::User { content } | Message::Tool { content, is_error: false, .. } => content.contains(&hole),
+            _ => false,
+        });
+        if grounded {
+            return CallAction::Run;
+        }
+        let name = &call.name;
+        let with = if view.discovery_active() { " with a tool (`tool_search` finds one)" } else { " with a tool" };
+        let mut text = format!(
+            "`{argument}` holds the placeholder \"{hole}\", not a value, and `{name}` would use it as written. Get the \
+             real value first{with}, then call `{name}` again with it in place of \"{hole}\"."
+        );
+        let found: Vec<String> =
+            view.ranked(&missing_of(&hole, &context)).await.into_iter().map(|schema| schema.name).collect();
+        if !found.is_empty() {
+            let named: Vec<String> = found.iter().map(|name| format!("`{name}`")).collect();
+            text.push_str(&format!("\nNow callable, and may give it: {}.", named.join(", ")));
+        }
+        CallAction::Answer { result: ToolResult::error(text), promote: found }
+    }
+}
+
+/// The query that finds what fills a placeholder: its words, then the text it sits in (at
+/// most [`MAX_CONTEXT_BYTES`]); the text around the hole ranks its sources better than the
+/// hole's words alone.
+fn missing_of(placeholder: &str, context: &str) -> String {
+    let words = placeholder.trim_matches(['<', '>']).replace(['-', '_'], " ");
+    let mut end = context.len().min(MAX_CONTEXT_BYTES);
+    while !context.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{words}: {}", &context[..end])
+}
+
 
 /// The longest placeholder recognised, in bytes between its brackets.
 const MAX_PLACEHOLDER_BYTES: usize = 40;
 
 /// A template placeholder found in a call's arguments.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Placeholder {
+struct Placeholder {
     /// The top-level argument that holds it.
-    pub(crate) argument: String,
+    argument: String,
     /// The placeholder, brackets included: `<current-price>`.
-    pub(crate) hole: String,
-    /// The string it sits in (`GLOBX is trading at $<current-price>`): what the missing value
+    hole: String,
+    /// The string it sits in (`ACME is trading at $<current-price>`): what the missing value
     /// is about, which ranks its sources better than the hole's words alone.
-    pub(crate) context: String,
+    context: String,
 }
 
 /// The first template placeholder among a call's arguments (strings at any depth count for
@@ -26,7 +94,7 @@ pub(crate) struct Placeholder {
 /// and not be an HTML element's name (`<b>`, `<br>`, `<div>` are markup); anything holding
 /// other characters (`<@U123>`, `<https://x|link>`, `<a@b.com>`) or run into a letter or digit
 /// on either side (`if a<b and c>d`, `Vec<String>`) is not one.
-pub(crate) fn placeholder_in(args: &Value) -> Option<Placeholder> {
+fn placeholder_in(args: &Value) -> Option<Placeholder> {
     let Value::Object(members) = args else {
         return None;
     };
@@ -77,9 +145,8 @@ fn is_placeholder(inner: &str) -> bool {
 }
 
 /// The names of HTML's elements (the living standard's, with the common obsolete ones): a
-/// single bracketed word that is one of these is markup, not a hole. Measured on
-/// Qwen2.5-Coder-1.5B: it posted "GLOBX is trading at $<price>" as readily as
-/// "$<current-price>".
+/// single bracketed word that is one of these is markup, not a hole; any other single word
+/// (`$<price>`) is one.
 const HTML_ELEMENTS: &[&str] = &[
     "a",
     "abbr",
@@ -215,13 +282,13 @@ mod tests {
     #[test]
     fn a_bracketed_phrase_is_a_placeholder_and_markup_is_not() {
         let found = |args: Value| placeholder_in(&args).map(|found| (found.argument, found.hole));
-        let post = json!({"channel": "#markets", "text": "GLOBX is trading at $<current-price>"});
+        let post = json!({"channel": "#markets", "text": "ACME is trading at $<current-price>"});
         assert_eq!(
             placeholder_in(&post),
             Some(Placeholder {
                 argument: "text".into(),
                 hole: "<current-price>".into(),
-                context: "GLOBX is trading at $<current-price>".into()
+                context: "ACME is trading at $<current-price>".into()
             })
         );
         assert_eq!(found(json!({"text": "at $<price>"})), Some(("text".into(), "<price>".into())));
@@ -244,5 +311,14 @@ mod tests {
         }
         assert_eq!(found(json!("<not-args>")), None, "only an arguments object is read");
         assert_eq!(found(json!({"n": 3, "flag": true})), None);
+    }
+
+    #[test]
+    fn a_placeholder_is_ranked_by_its_words_and_at_most_200_bytes_around_it() {
+        assert_eq!(missing_of("<current-price>", "At $<current-price>"), "current price: At $<current-price>");
+        assert_eq!(missing_of("<YOUR_EMAIL>", "<YOUR_EMAIL>"), "YOUR EMAIL: <YOUR_EMAIL>");
+        let long = format!("x{}", "é".repeat(150));
+        let query = missing_of("<a-b>", &long);
+        assert_eq!(query, format!("a b: x{}", "é".repeat(99)));
     }
 }

@@ -3,15 +3,15 @@
 //!
 //! Small models often answer a request they have the tool for with a sentence such as
 //! "call the `hotel_search` tool with the arguments `{"city": "Porto", ...}`", or quote the
-//! call they mean inside a sentence. [`recover`](super::recovery::recover) never takes JSON
+//! call they mean inside a sentence. text recovery never takes JSON
 //! quoted in prose for a call; this module reads such a reply for the agent loop, which decides
-//! what to do with it (see `LoopGuard::adopt_described_calls`).
+//! what to do with it (see [`AdoptProseCalls`](super::AdoptProseCalls)).
 
 use std::cell::OnceCell;
 
 use serde_json::{Map, Value};
 
-use super::relaxed_json::read_value;
+use crate::dialect::relaxed_json::read_value;
 
 /// Replies longer than this are never read for a described call: a described call is a
 /// sentence or two, and the scan must stay cheap on an 8 MiB reply.

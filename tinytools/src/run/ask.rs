@@ -1,0 +1,157 @@
+//! One model call of a run: build the request (the conversation, the surface and the promoted
+//! tools, as the middleware leave them), ask the model within the usage limits, racing
+//! cancellation, shrinking the conversation once on a context overflow.
+
+use super::context::{self, Shrink};
+use super::error::{ContextOverflow, RunFailure};
+use super::events::RunEvent;
+use super::state::Run;
+use crate::ToolSchema;
+use crate::model::{ModelError, ModelRequest, ModelResponse, Usage};
+use crate::schema::count_tool_schema_tokens;
+
+/// What one request came to.
+pub(super) enum Asked {
+    Answer(ModelResponse),
+    Cancelled,
+    Failed(RunFailure),
+}
+
+/// What the run has spent so far.
+#[derive(Default)]
+pub(super) struct Spent {
+    pub(super) usage: Usage,
+    pub(super) requests: u64,
+}
+
+impl Run<'_> {
+    /// The request for this turn: the conversation, the surface and the promoted tools, as
+    /// the middleware leave them. A request after feedback that withholds tools carries none.
+    async fn build_request(&self, surface: &[ToolSchema], callable_by_name: &[String], no_tools: bool) -> ModelRequest {
+        let mut request = ModelRequest {
+            messages: self.transcript.messages.clone(),
+            tools: surface.to_vec(),
+            callable_by_name: callable_by_name.to_vec(),
+            max_response_bytes: Some(self.policy().caps.max_response_bytes),
+            destructive: Vec::new(),
+        };
+        if no_tools {
+            request.tools.clear();
+            request.callable_by_name.clear();
+        } else {
+            for middleware in self.setup.middleware {
+                middleware.before_model(&mut request).await;
+            }
+            request.tools.extend(self.promoted.iter().cloned());
+        }
+        let registry = &self.setup.registry;
+        let names = request.tools.iter().map(|tool| &tool.name).chain(&request.callable_by_name);
+        request.destructive = names
+            .filter(|name| registry.get(name).is_some_and(|tool| tool.annotations().destructive))
+            .cloned()
+            .collect();
+        for middleware in self.setup.middleware {
+            middleware.before_send(&mut request.messages, &request.tools).await;
+        }
+        request
+    }
+
+    /// Asks the model for this turn's answer. Shrinks the conversation first when
+    /// `RunPolicy::context_window` says the request will not fit, and once more (then retries)
+    /// when the provider reports a context-length error; races the run's cancellation; keeps
+    /// to the usage limits.
+    pub(super) async fn ask(
+        &mut self,
+        turn: usize,
+        surface: &[ToolSchema],
+        callable_by_name: &[String],
+        no_tools: bool,
+        spent: &mut Spent,
+    ) -> (ModelRequest, Asked) {
+        let policy = self.setup.policy;
+        let mut request = self.build_request(surface, callable_by_name, no_tools).await;
+        let tools_tokens = count_tool_schema_tokens(&request.tools, self.setup.counter);
+        if let Some(window) = policy.context_window {
+            let estimate = context::estimate(&request.messages, tools_tokens, self.setup.counter);
+            let target = context::fill(window);
+            if estimate > target {
+                let done = self.shrink(tools_tokens, target);
+                if !done.fits() {
+                    return (request, Asked::Failed(overflow(done, None, Some(window as u64)).into()));
+                }
+                request = self.build_request(surface, callable_by_name, no_tools).await;
+            }
+        }
+        let mut shrunk: Option<(Shrink, Option<u64>, Option<u64>)> = None;
+        loop {
+            if let Err(over) = policy.usage_limits.before_request(spent.requests) {
+                return (request, Asked::Failed(over.into()));
+            }
+            spent.requests += 1;
+            let outcome = match self.cancel.run_until_cancelled(self.setup.model.complete(&request)).await {
+                Some(outcome) => outcome,
+                None => return (request, Asked::Cancelled),
+            };
+            let mut response = match outcome {
+                Ok(response) => response,
+                Err(ModelError::ContextLength { message }) => {
+                    if let Some((done, prompt, window)) = shrunk {
+                        return (request, Asked::Failed(overflow(done, prompt, window).into()));
+                    }
+                    let (prompt, window) = context::reported_tokens(&message);
+                    let window = window.or(policy.context_window.map(|w| w as u64));
+                    let estimate = context::estimate(&request.messages, tools_tokens, self.setup.counter);
+                    let done = self.shrink(tools_tokens, context::target(estimate, prompt, window));
+                    if !done.cut_anything() {
+                        tracing::debug!(target: "tinytools::run", %message, "nothing left to cut");
+                        return (request, Asked::Failed(overflow(done, prompt, window).into()));
+                    }
+                    shrunk = Some((done, prompt, window));
+                    request = self.build_request(surface, callable_by_name, no_tools).await;
+                    continue;
+                }
+                Err(error) => return (request, Asked::Failed(error.into())),
+            };
+            for middleware in self.setup.middleware {
+                middleware.after_model(&mut response).await;
+            }
+            if let Some(reported) = response.usage {
+                spent.usage.prompt_tokens += reported.prompt_tokens;
+                spent.usage.completion_tokens += reported.completion_tokens;
+            }
+            self.emit(RunEvent::ModelCalled { turn, tools: request.tools.len(), usage: response.usage });
+            if let Err(over) = policy.usage_limits.after_response(spent.usage) {
+                return (request, Asked::Failed(over.into()));
+            }
+            return (request, Asked::Answer(response));
+        }
+    }
+
+    /// Shrinks the run's conversation toward `target` estimated tokens, keeps the transcript's
+    /// tool patches pointing at the same messages, and says what was cut.
+    fn shrink(&mut self, tools_tokens: usize, target: usize) -> Shrink {
+        let (done, kept) = context::shrink(&mut self.transcript.messages, tools_tokens, self.setup.counter, target);
+        for patch in &mut self.transcript.patches {
+            patch.at_message = kept.iter().filter(|&&i| i < patch.at_message).count();
+        }
+        self.emit(RunEvent::ContextShrunk {
+            compacted_results: done.compacted,
+            dropped_messages: done.dropped,
+            estimated_tokens_before: done.before,
+            estimated_tokens_after: done.after,
+        });
+        done
+    }
+}
+
+fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> ContextOverflow {
+    ContextOverflow {
+        estimated_tokens: done.after,
+        target_tokens: done.target,
+        prompt_tokens,
+        window,
+        compacted: done.compacted,
+        dropped: done.dropped,
+    }
+}
+

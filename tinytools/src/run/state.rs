@@ -1,0 +1,204 @@
+//! [`Run`]: one run in progress — what every step of the loop reads and writes — and how it
+//! promotes deferred tools.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::agent::ToolState;
+use super::aids::RunView;
+use super::events::{EventSink, Promotion, RunEvent};
+use super::grounding::{Gate, Grounds};
+use super::outcome::{RunOutcome, StopReason};
+use super::policy::RunPolicy;
+use super::promotion::promotable;
+use super::transcript::{ToolPatch, Transcript};
+use crate::discovery::DiscoveryBridge;
+use crate::middleware::Middleware;
+use crate::model::{ChatModel, Message, Usage};
+use crate::schema::TokenCounter;
+use crate::{CancellationToken, ToolRegistry, ToolSchema};
+
+/// What a run borrows from its agent.
+pub(super) struct Setup<'a> {
+    pub(super) registry: &'a Arc<ToolRegistry>,
+    pub(super) model: &'a dyn ChatModel,
+    pub(super) policy: &'a RunPolicy,
+    pub(super) middleware: &'a [Arc<dyn Middleware>],
+    pub(super) events: Option<&'a dyn EventSink>,
+    pub(super) counter: &'a dyn TokenCounter,
+    pub(super) state: Option<&'a ToolState>,
+}
+
+/// One run in progress.
+pub(super) struct Run<'a> {
+    pub(super) setup: Setup<'a>,
+    pub(super) bridge: DiscoveryBridge,
+    pub(super) transcript: Transcript,
+    pub(super) promoted: Vec<ToolSchema>,
+    pub(super) cancel: CancellationToken,
+    /// The user message pre-promotion ranked, until its follow-up promotion has run.
+    follow_up: Option<String>,
+    /// What a grounded argument's value may be copied from.
+    pub(super) grounds: Grounds,
+    /// The names the model could call in the latest request (declared or by name).
+    pub(super) offered: Vec<String>,
+    /// Feedback messages sent so far, by aid.
+    pub(super) feedback: BTreeMap<&'static str, usize>,
+    /// The model calls made so far.
+    pub(super) turn: usize,
+}
+
+impl<'a> Run<'a> {
+    pub(super) fn new(setup: Setup<'a>, bridge: DiscoveryBridge, transcript: Transcript, cancel: CancellationToken) -> Self {
+        let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
+        Self {
+            setup,
+            bridge,
+            transcript,
+            promoted,
+            cancel,
+            follow_up: None,
+            grounds: Grounds::default(),
+            offered: Vec::new(),
+            feedback: BTreeMap::new(),
+            turn: 0,
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Reads the conversation's grounds, reports the advertised surface, and runs query-aware
+    /// discovery on the latest user message.
+    pub(super) async fn start(&mut self) {
+        self.grounds = Grounds::of(&self.transcript.messages);
+        let surface = self.bridge.advertised(self.setup.counter);
+        let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
+        let active = self.bridge.is_active();
+        self.emit(RunEvent::ToolsAdvertised {
+            direct: surface.len() - usize::from(active),
+            deferred: if active { self.bridge.catalog().len() } else { 0 },
+            schema_bytes,
+        });
+        self.pre_promote().await;
+    }
+
+    pub(super) fn emit(&self, event: RunEvent) {
+        tracing::debug!(target: "tinytools::run", ?event);
+        if let Some(sink) = self.setup.events {
+            sink.emit(&event);
+        }
+    }
+
+    pub(super) fn policy(&self) -> &RunPolicy {
+        self.setup.policy
+    }
+
+    /// The user's request: the conversation's last user message.
+    pub(super) fn request(&self) -> Option<&str> {
+        self.transcript.messages.iter().rev().find_map(|message| match message {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+    }
+
+    /// What an aid sees of the run now.
+    pub(super) fn view(&self) -> RunView<'_> {
+        RunView {
+            messages: &self.transcript.messages,
+            request: self.request(),
+            turn: self.turn,
+            max_turns: self.policy().max_turns,
+            offered: &self.offered,
+            registry: self.setup.registry,
+            bridge: &self.bridge,
+            promoted: &self.promoted,
+            counter: self.setup.counter,
+            feedback: &self.feedback,
+        }
+    }
+
+    /// What the grounding gate reads besides the grounds.
+    pub(super) fn gate(&self) -> Gate<'_> {
+        Gate { registry: self.setup.registry, surface: self.bridge.surface(), discovery: self.bridge.is_active() }
+    }
+
+    /// The deferred tools the model may call by name this run (only while discovery is on).
+    pub(super) fn callable_by_name(&self) -> Vec<String> {
+        if !self.bridge.is_active() {
+            return Vec::new();
+        }
+        self.bridge.catalog().iter().map(|tool| tool.schema().name.clone()).collect()
+    }
+
+    pub(super) fn finish(self, answer: String, stop: StopReason, usage: Usage) -> RunOutcome {
+        RunOutcome { answer, stop, transcript: self.transcript, turns: self.turn, usage }
+    }
+
+    /// Query-aware discovery: when the conversation ends with a user message, ranks it against
+    /// the catalogue and promotes the hits that pass the floor and fit the token budget.
+    async fn pre_promote(&mut self) {
+        let pre = self.policy().discovery.pre_promotion;
+        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
+            return;
+        }
+        let Some(Message::User { content }) = self.transcript.messages.last() else {
+            return;
+        };
+        let query = content.trim().to_owned();
+        if query.is_empty() {
+            return;
+        }
+        let wanted = pre.limit.saturating_add(self.promoted.len());
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+        let chosen = promotable(&self.bridge, self.setup.counter, &self.promoted, &outcome, pre.limit, true);
+        let (chosen, confidences) = chosen.into_iter().unzip();
+        let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
+        self.promote(chosen, cause);
+        if pre.after_tool_result > 0 {
+            self.follow_up = Some(query);
+        }
+    }
+
+    /// The follow-up of query-aware discovery, once a tool has answered the user message:
+    /// the same message ranked again, its next hits promoted (at most `after_tool_result`,
+    /// under the same floor and budget). Runs once per message.
+    pub(super) async fn promote_after_tool_result(&mut self) {
+        let Some(query) = self.follow_up.take() else {
+            return;
+        };
+        let pre = self.policy().discovery.pre_promotion;
+        let wanted = pre.after_tool_result.saturating_add(self.promoted.len());
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+        let limit = pre.after_tool_result;
+        let chosen = promotable(&self.bridge, self.setup.counter, &self.promoted, &outcome, limit, true);
+        let (chosen, confidences) = chosen.into_iter().unzip();
+        let cause = Promotion::AfterToolResult { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
+        self.promote(chosen, cause);
+    }
+
+    /// [`Run::promote`] for tools named by a call's answer or an aid: each name the bridge can
+    /// prepare (a Deferred tool on the run's surface) is promoted; any other name is passed over.
+    pub(super) fn promote_names(&mut self, names: Vec<String>, cause: Promotion) {
+        let found = names.iter().filter_map(|name| self.bridge.prepared_schema(name)).collect();
+        self.promote(found, cause);
+    }
+
+    /// Adds newly promoted declarations to every later request, once each, in order, as one
+    /// transcript patch.
+    pub(super) fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {
+        let mut added: Vec<ToolSchema> = Vec::new();
+        for schema in found {
+            let known = self.promoted.iter().chain(&added).any(|tool| tool.name == schema.name);
+            if !known {
+                added.push(schema);
+            }
+        }
+        if added.is_empty() {
+            return;
+        }
+        let names = added.iter().map(|tool| tool.name.clone()).collect();
+        self.emit(RunEvent::ToolsPromoted { names, cause });
+        self.transcript.patches.push(ToolPatch { at_message: self.transcript.messages.len(), added: added.clone() });
+        self.promoted.extend(added);
+    }
+}
