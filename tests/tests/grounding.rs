@@ -1,5 +1,5 @@
-//! Grounded arguments (`LoopGuard::require_grounding`): a call whose grounded argument holds a
-//! value that no user message and no accepted tool result gave (with sources, no result of
+//! Grounded arguments (`#[grounded]`, checked by the loop's core whatever the aids): a call
+//! whose grounded argument holds a value that no user message and no accepted tool result gave (with sources, no result of
 //! theirs) is refused before the tool runs; the answer says where the value comes from and a
 //! Deferred source is promoted; a Hidden source is never named; refusals never ground a value;
 //! a resumed conversation's results do.
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelResponse};
-use tinytools::run::{Agent, LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{Agent, Aids, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{Grounding, RegistryError, Tool, ToolExposure, ToolRegistry, ToolResult, tool};
 use tinytools_integration_tests::{Recorder, calling};
@@ -187,31 +187,31 @@ async fn a_value_in_other_letter_case_is_refused_with_the_conversations_spelling
 
 #[tokio::test]
 async fn a_refused_call_is_checked_again_when_repeated_and_runs_once_the_look_up_grounds_it() {
-    let log = json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15});
-    let model = calling(vec![
-        ("crm_log_call", log.clone()),
-        ("crm_log_call", log.clone()),
-        ("crm_find_contact", json!({"query": "Dana Ortiz"})),
-        ("crm_log_call", log.clone()),
-    ]);
-    let (outcome, events) =
-        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(LOG_CALL)]).await;
-    let answers = tool_answers(&outcome);
-    assert!(answers[0].2 && answers[0].1.contains("Call `crm_find_contact` first"), "{answers:?}");
-    assert!(
-        answers[1].2 && answers[1].1.starts_with("You already made this exact call"),
-        "still ungrounded, the same call is a repeat: {answers:?}"
-    );
-    let repeats: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::RepeatedCall { .. })).collect();
-    assert!(
-        matches!(repeats.as_slice(), [RunEvent::RepeatedCall { call_id, repeats: 1, stopped: false, .. }] if call_id == "call_1"),
-        "{repeats:?}"
-    );
-    assert!(
-        !answers[3].2 && answers[3].1.contains("logged a 15-minute call with c_12"),
-        "after the look-up the same call runs instead of replaying its refusal: {answers:?}"
-    );
-    assert_eq!(completed(&events, "crm_log_call"), 1);
+    // Under the default aids and the small-model ones alike: a refusal is never replayed (only
+    // a call that worked is), so each repeat meets the gate again.
+    for policy in [no_pre_promotion(), no_pre_promotion().with_aids(Aids::small_model())] {
+        let log = json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15});
+        let model = calling(vec![
+            ("crm_log_call", log.clone()),
+            ("crm_log_call", log.clone()),
+            ("crm_find_contact", json!({"query": "Dana Ortiz"})),
+            ("crm_log_call", log.clone()),
+        ]);
+        let aids = format!("{:?}", policy.aids);
+        let (outcome, events) =
+            run(tinytools_examples::catalogue::registry(), model, policy, vec![Message::user(LOG_CALL)]).await;
+        let answers = tool_answers(&outcome);
+        assert!(answers[0].2 && answers[0].1.contains("Call `crm_find_contact` first"), "{aids}: {answers:?}");
+        assert_eq!(answers[1], answers[0], "{aids}: still ungrounded, the same call is refused again by the gate");
+        let rejected = events.iter().filter(|e| matches!(e, RunEvent::ToolRejected { .. })).count();
+        assert_eq!(rejected, 2, "{aids}: {events:?}");
+        assert!(!events.iter().any(|e| matches!(e, RunEvent::AidActed { .. })), "{aids}: {events:?}");
+        assert!(
+            !answers[3].2 && answers[3].1.contains("logged a 15-minute call with c_12"),
+            "{aids}: after the look-up the same call runs: {answers:?}"
+        );
+        assert_eq!(completed(&events, "crm_log_call"), 1, "{aids}");
+    }
 }
 
 #[tokio::test]
@@ -251,7 +251,7 @@ async fn arguments_of_the_wrong_shape_holding_a_made_up_id_are_told_both_at_once
 }
 
 #[tokio::test]
-async fn a_resumed_conversations_results_ground_a_value_and_the_guard_can_be_turned_off() {
+async fn a_resumed_conversations_results_ground_a_value_and_no_choice_of_aids_turns_the_gate_off() {
     let earlier = vec![
         Message::user("Who is Dana Ortiz in the CRM?"),
         Message::Assistant {
@@ -271,10 +271,14 @@ async fn a_resumed_conversations_results_ground_a_value_and_the_guard_can_be_tur
     let (_, events) = run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), earlier).await;
     assert_eq!(completed(&events, "crm_log_call"), 1, "the earlier result grounds c_12");
 
+    // The gate is the core's, not an aid's: with no aid at all an invented id is still refused.
     let model = calling(vec![("crm_log_call", json!({"contact_id": "12345", "notes": "renewal"}))]);
-    let off = no_pre_promotion().with_loop_guard(LoopGuard::default().with_require_grounding(false));
-    let (_, events) = run(tinytools_examples::catalogue::registry(), model, off, vec![Message::user(LOG_CALL)]).await;
-    assert_eq!(completed(&events, "crm_log_call"), 1, "with the check off the tool runs on whatever it is given");
+    let bare = no_pre_promotion().with_aids(Aids::none());
+    let (outcome, events) =
+        run(tinytools_examples::catalogue::registry(), model, bare, vec![Message::user(LOG_CALL)]).await;
+    assert_eq!(completed(&events, "crm_log_call"), 0, "the invented id never reached the tool");
+    let answers = tool_answers(&outcome);
+    assert!(answers[0].2 && answers[0].1.contains("Call `crm_find_contact` first"), "{answers:?}");
 }
 
 /// Reads a secret record's id. Hidden: the model must never learn it exists.

@@ -1,14 +1,14 @@
-//! Template placeholders (`LoopGuard::require_grounding`): a call to a tool with side effects
-//! whose argument holds a placeholder such as `$<current-price>` is refused before the tool
-//! runs; the answer names the hole, and the deferred tools that may fill it (its words ranked
-//! against the catalogue) are promoted. A placeholder the user wrote, a read-only tool, and a
-//! guard turned off let the call run.
+//! Template placeholders (the `refuse_placeholders` aid, in `Aids::small_model`): a call to a
+//! tool with side effects whose argument holds a placeholder such as `$<current-price>` is
+//! refused before the tool runs; the answer names the hole, and the deferred tools that may
+//! fill it (its words ranked against the catalogue) are promoted. A placeholder the user
+//! wrote, a read-only tool, and a run without the aid (the default) let the call run.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::model::Message;
-use tinytools::run::{LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{AidAction, Aids, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools_integration_tests::{calling, run_recorded};
 
@@ -28,6 +28,25 @@ fn answers_of(outcome: &RunOutcome, tool: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
+fn small_model() -> RunPolicy {
+    RunPolicy::default().with_aids(Aids::small_model())
+}
+
+/// The calls `refuse_placeholders` answered without running them, by tool.
+fn refused(events: &[RunEvent]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::AidActed { aid, action: AidAction::AnsweredCall { tool_name, .. } }
+                if aid == "refuse_placeholders" =>
+            {
+                Some(tool_name.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 const POST_PRICE: &str = "Post what GLOBX is trading at in #markets so the team sees it.";
 
 #[tokio::test]
@@ -39,7 +58,7 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
         ("stock_quote", json!({"symbol": "GLOBX"})),
         ("slack_post_message", json!({"channel": "#markets", "text": "GLOBX is trading at $685.83"})),
     ]);
-    let (outcome, events) = run(model.clone(), RunPolicy::default(), POST_PRICE).await;
+    let (outcome, events) = run(model.clone(), small_model(), POST_PRICE).await;
     let posts = answers_of(&outcome, "slack_post_message");
     assert_eq!(posts.len(), 2);
     let (refusal, is_error) = &posts[0];
@@ -63,14 +82,11 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
         1,
         "the hole is never posted"
     );
-    let rejected: Vec<&String> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::ToolRejected { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(rejected, ["placeholder in `text`: a template hole, not a value"], "the event quotes no argument");
+    assert_eq!(refused(&events), ["slack_post_message"], "{events:?}");
+    assert!(
+        !events.iter().any(|e| matches!(e, RunEvent::ToolRejected { .. })),
+        "the aid answered, no gate: {events:?}"
+    );
     // Every tool the answer names is declared in the next request: those the user's message
     // had already promoted, and the rest promoted by the refusal.
     let requests = model.requests();
@@ -83,7 +99,9 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
     let by_refusal: Vec<&String> = events
         .iter()
         .filter_map(|e| match e {
-            RunEvent::ToolsPromoted { names, cause: Promotion::GroundingSource } => Some(names),
+            RunEvent::ToolsPromoted { names, cause: Promotion::Aid { aid } } if aid == "refuse_placeholders" => {
+                Some(names)
+            }
             _ => None,
         })
         .flatten()
@@ -93,37 +111,42 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
     // A one-word hole is one too, unless it is an HTML element's name.
     for (text, refused) in [("GLOBX: $<price>", true), ("GLOBX: <b>$685.83</b>", false)] {
         let model = calling(vec![("slack_post_message", json!({"channel": "#markets", "text": text}))]);
-        let (outcome, _) = run(model, RunPolicy::default(), POST_PRICE).await;
+        let (outcome, _) = run(model, small_model(), POST_PRICE).await;
         assert_eq!(answers_of(&outcome, "slack_post_message")[0].1, refused, "{text}");
     }
 
-    // Repeated as it was, the hole is refused again: a counted repeat, never posted.
+    // Repeated as it was, the hole is refused again (a refusal is never replayed as a call that
+    // worked): never posted.
     let model = calling(vec![
         ("slack_post_message", json!({"channel": "#markets", "text": "At $<current-price>"})),
         ("slack_post_message", json!({"channel": "#markets", "text": "At $<current-price>"})),
     ]);
-    let (_, events) = run(model, RunPolicy::default(), POST_PRICE).await;
+    let (_, events) = run(model, small_model(), POST_PRICE).await;
     assert!(!events.iter().any(|e| matches!(e, RunEvent::ToolStarted { .. })), "{events:?}");
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, RunEvent::RepeatedCall { tool_name, .. } if tool_name == "slack_post_message"))
-    );
+    assert_eq!(refused(&events), ["slack_post_message", "slack_post_message"], "{events:?}");
 }
 
 #[tokio::test]
-async fn a_placeholder_the_user_wrote_a_read_only_tool_or_the_guard_off_let_the_call_run() {
+async fn a_placeholder_the_user_wrote_a_read_only_tool_or_a_run_without_the_aid_let_the_call_run() {
     let template = json!({"channel": "#general", "text": "Welcome aboard, <first-name>!"});
     let user = "Post this template to #general as it is: Welcome aboard, <first-name>!";
-    let (outcome, _) = run(calling(vec![("slack_post_message", template.clone())]), RunPolicy::default(), user).await;
+    let (outcome, events) = run(calling(vec![("slack_post_message", template.clone())]), small_model(), user).await;
     assert!(!answers_of(&outcome, "slack_post_message")[0].1, "the user wrote it");
+    assert!(refused(&events).is_empty(), "{events:?}");
 
     let search = json!({"query": "<board-meeting> slides"});
-    let (outcome, _) = run(calling(vec![("drive_search_files", search)]), RunPolicy::default(), "Board slides?").await;
+    let (outcome, events) = run(calling(vec![("drive_search_files", search)]), small_model(), "Board slides?").await;
     assert!(!answers_of(&outcome, "drive_search_files")[0].1, "a read-only look-up harms nothing");
+    assert!(refused(&events).is_empty(), "{events:?}");
 
-    let off = RunPolicy::default().with_loop_guard(LoopGuard::default().with_require_grounding(false));
+    // The check is an aid: the default aids, and the small-model ones without it, post the hole
+    // as written.
     let hole = json!({"channel": "#markets", "text": "GLOBX is trading at $<current-price>"});
-    let (outcome, _) = run(calling(vec![("slack_post_message", hole)]), off, POST_PRICE).await;
-    assert!(!answers_of(&outcome, "slack_post_message")[0].1);
+    let without = RunPolicy::default().with_aids(Aids::small_model().without("refuse_placeholders"));
+    for policy in [RunPolicy::default(), without] {
+        let aids = format!("{:?}", policy.aids);
+        let (outcome, events) = run(calling(vec![("slack_post_message", hole.clone())]), policy, POST_PRICE).await;
+        assert!(!answers_of(&outcome, "slack_post_message")[0].1, "{aids}");
+        assert!(refused(&events).is_empty(), "{aids}: {events:?}");
+    }
 }

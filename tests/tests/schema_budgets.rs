@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tinytools::run::SummarizationPolicy;
 use tinytools::schema::{
     CompactionRung, EstimatedTokens, ProviderProfile, SchemaPreparation, TiktokenCounter, TokenCounter,
     count_tool_schema_tokens, schema_for,
@@ -321,16 +320,75 @@ fn the_estimator_stays_near_o200k_and_leans_high_on_the_bfcl_schemas() {
     assert!(TiktokenCounter::Cl100K.count("tool_search") > 0);
 }
 
-#[test]
-fn schemas_that_eat_a_quarter_of_the_window_summarize_a_quarter_earlier() {
-    let policy = SummarizationPolicy::default().with_context_window(40_000).with_threshold(1.0);
-    // 45,000 bytes of description: about 10,000 estimated tokens, a quarter of the window.
-    let schemas = vec![ToolSchema { description: "word ".repeat(9_000), ..tool_schema(json!({"type": "object"})) }];
-    let cost = count_tool_schema_tokens(&schemas, &EstimatedTokens);
+/// A tool whose declaration is mostly description: about 10,000 estimated tokens.
+struct Manual;
+
+#[async_trait::async_trait]
+impl Tool for Manual {
+    fn name(&self) -> &str {
+        "manual"
+    }
+    fn description(&self) -> &str {
+        static DESCRIPTION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| "word ".repeat(9_000));
+        &DESCRIPTION
+    }
+    fn parameters_schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    async fn execute(&self, _: Value) -> anyhow::Result<tinytools::ToolResult> {
+        Ok(tinytools::ToolResult::text("read"))
+    }
+}
+
+#[tokio::test]
+async fn schemas_that_eat_a_quarter_of_the_window_shrink_a_conversation_that_fits_without_them() {
+    use tinytools::model::{Message, ModelResponse};
+    use tinytools::run::{Agent, RunEvent, RunPolicy};
+    use tinytools::testkit::ScriptedModel;
+
+    const WINDOW: usize = 40_000;
+    // A request may fill 90 % of the window: 36,000 estimated tokens.
+    const FILL: usize = 36_000;
+    let schema = ToolSchema { name: "manual".into(), description: Manual.description().into(), parameters: json!({}) };
+    let cost = count_tool_schema_tokens(&[schema], &EstimatedTokens);
     assert!((9_000..=11_000).contains(&cost), "{cost}");
-    assert!(!policy.should_summarize(30_000));
-    assert!(policy.should_summarize_with_tools(40_000 - cost, &schemas, &EstimatedTokens));
-    assert!(!policy.should_summarize_with_tools(40_000 - cost - 1, &schemas, &EstimatedTokens));
+    // An earlier turn with a long result, then the question: about 31,000 estimated tokens.
+    let conversation = vec![
+        Message::user("Read the page."),
+        Message::Assistant {
+            content: String::new(),
+            tool_calls: ModelResponse::calls([("c0", "page", json!({}))]).tool_calls,
+        },
+        Message::Tool { call_id: "c0".into(), name: "page".into(), content: "x ".repeat(69_500), is_error: false },
+        Message::Assistant { content: "I read it.".into(), tool_calls: Vec::new() },
+        Message::user("What did it say?"),
+    ];
+    let tokens: usize =
+        conversation.iter().map(|m| EstimatedTokens.count(&serde_json::to_string(m).expect("serialises"))).sum();
+    assert!(tokens < FILL && tokens + cost > FILL, "{tokens} + {cost}");
+
+    for with_manual in [false, true] {
+        let mut registry = ToolRegistry::new();
+        if with_manual {
+            registry.register_as(std::sync::Arc::new(Manual), tinytools::ToolExposure::Direct).expect("registers");
+        }
+        let model = std::sync::Arc::new(ScriptedModel::new([ModelResponse::text("It said x.")]));
+        let recorder = std::sync::Arc::new(tinytools_integration_tests::Recorder::default());
+        let outcome = Agent::new(std::sync::Arc::new(registry), model.clone())
+            .with_policy(RunPolicy::default().with_context_window(WINDOW))
+            .with_events(recorder.clone())
+            .run(conversation.clone())
+            .await
+            .expect("fits");
+        assert_eq!(outcome.answer, "It said x.");
+        let request = model.requests().remove(0);
+        assert_eq!(request.tools.iter().any(|tool| tool.name == "manual"), with_manual);
+        let shrunk =
+            recorder.events().iter().any(|e| matches!(e, RunEvent::ContextShrunk { compacted_results: 1, .. }));
+        let kept =
+            request.messages.iter().any(|m| matches!(m, Message::Tool { content, .. } if content.len() > 100_000));
+        assert_eq!((shrunk, kept), (with_manual, !with_manual), "with the manual: {with_manual}");
+    }
 }
 
 /// Look up a customer order by its number.
@@ -356,7 +414,8 @@ async fn the_bridge_prepares_everything_it_sends_and_honours_each_tools_budget()
         SchemaPreparation::new(ProviderProfile::PORTABLE).with_compaction(SchemaCompaction::THIRD_PARTY),
     ] {
         let policy = tinytools::RunPolicy::default().with_tool_schemas(preparation);
-        let bridge = DiscoveryBridge::for_run(tinytools::surface::Surface::all(&registry), &policy);
+        let bridge = DiscoveryBridge::over(tinytools::surface::Surface::all(&registry), policy.discovery.clone())
+            .with_preparation(policy.tool_schemas);
         let advertised = bridge.advertised(&EstimatedTokens);
         assert_eq!(advertised.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_note", "tool_search"]);
         for schema in &advertised {

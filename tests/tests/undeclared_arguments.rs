@@ -1,12 +1,13 @@
 //! A read-only tool's call whose only fault is an argument the tool does not declare runs
-//! without it, and its answer says so (`LoopGuard::drop_undeclared_arguments`); a call with
-//! side effects, a call with another fault, or any call with the guard off is refused as before.
+//! without it, and its answer says so (the `drop_undeclared_arguments` aid, in
+//! `Aids::small_model`); a call with side effects, a call with another fault, or any call in a
+//! run without the aid (the default) is refused as before.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use tinytools::model::Message;
-use tinytools::run::{LoopGuard, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{AidAction, Aids, RunEvent, RunOutcome, RunPolicy};
 use tinytools_integration_tests::{calling, run_recorded};
 
 /// The answers to the run's tool calls: (content, is_error), in order.
@@ -22,14 +23,23 @@ fn answers_of(outcome: &RunOutcome) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn dropped(events: &[RunEvent]) -> Vec<(String, Vec<String>)> {
+/// The calls `drop_undeclared_arguments` ran on adjusted arguments, by tool.
+fn dropped(events: &[RunEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|event| match event {
-            RunEvent::UndeclaredArgumentsDropped { tool_name, names, .. } => Some((tool_name.clone(), names.clone())),
+            RunEvent::AidActed { aid, action: AidAction::AdjustedCall { tool_name, .. } }
+                if aid == "drop_undeclared_arguments" =>
+            {
+                Some(tool_name.clone())
+            }
             _ => None,
         })
         .collect()
+}
+
+fn small_model() -> RunPolicy {
+    RunPolicy::default().with_aids(Aids::small_model())
 }
 
 fn completed(events: &[RunEvent], tool: &str) -> usize {
@@ -46,7 +56,7 @@ async fn a_read_only_call_runs_without_the_arguments_its_tool_does_not_take() {
     // Measured: the 1.5B model sent `stock_quote` the `vs_currency` of the promoted
     // `crypto_price`, and sent it again after each refusal.
     let call = ("stock_quote", json!({"symbol": "GLOBX", "vs_currency": "USD", "market": "NYSE"}));
-    let (outcome, events) = run(call, RunPolicy::default(), "How much is one share of GLOBX going for?").await;
+    let (outcome, events) = run(call, small_model(), "How much is one share of GLOBX going for?").await;
     let answers = answers_of(&outcome);
     let (answer, is_error) = &answers[0];
     assert!(!is_error, "{answer}");
@@ -55,7 +65,7 @@ async fn a_read_only_call_runs_without_the_arguments_its_tool_does_not_take() {
         "{answer}"
     );
     assert!(answer.contains(r#""symbol":"GLOBX""#) && answer.contains(r#""price":"#), "the quote follows: {answer}");
-    assert_eq!(dropped(&events), [("stock_quote".to_owned(), vec!["market".to_owned(), "vs_currency".to_owned()])]);
+    assert_eq!(dropped(&events), ["stock_quote"]);
     assert_eq!(completed(&events, "stock_quote"), 1);
     assert!(!events.iter().any(|e| matches!(e, RunEvent::ToolRejected { .. })), "{events:?}");
 }
@@ -63,17 +73,17 @@ async fn a_read_only_call_runs_without_the_arguments_its_tool_does_not_take() {
 #[tokio::test]
 async fn a_call_with_side_effects_is_never_run_on_other_arguments_than_the_models() {
     let call = ("slack_post_message", json!({"channel": "#markets", "text": "GLOBX is up", "urgent": true}));
-    let (outcome, events) = run(call, RunPolicy::default(), "Tell #markets that GLOBX is up.").await;
+    let (outcome, events) = run(call, small_model(), "Tell #markets that GLOBX is up.").await;
     let answers = answers_of(&outcome);
     assert!(answers[0].1 && answers[0].0.contains("'urgent' was unexpected"), "{answers:?}");
     assert!(dropped(&events).is_empty() && completed(&events, "slack_post_message") == 0, "{events:?}");
 }
 
 #[tokio::test]
-async fn another_fault_or_the_guard_off_keeps_the_refusal() {
+async fn another_fault_or_a_run_without_the_aid_keeps_the_refusal() {
     // Without `symbol` the call is refused even with `vs_currency` left out: every problem is told.
     let call = ("stock_quote", json!({"ticker": "GLOBX", "vs_currency": "USD"}));
-    let (outcome, events) = run(call, RunPolicy::default(), "How much is one share of GLOBX going for?").await;
+    let (outcome, events) = run(call, small_model(), "How much is one share of GLOBX going for?").await;
     let answers = answers_of(&outcome);
     let (answer, is_error) = &answers[0];
     assert!(*is_error && answer.contains("\"symbol\" is a required property"), "{answer}");
@@ -84,10 +94,14 @@ async fn another_fault_or_the_guard_off_keeps_the_refusal() {
     );
     assert!(dropped(&events).is_empty() && completed(&events, "stock_quote") == 0, "{events:?}");
 
-    let off = RunPolicy::default().with_loop_guard(LoopGuard::default().with_drop_undeclared_arguments(false));
-    let call = ("stock_quote", json!({"symbol": "GLOBX", "vs_currency": "USD"}));
-    let (outcome, events) = run(call, off, "How much is one share of GLOBX going for?").await;
-    let answers = answers_of(&outcome);
-    assert!(answers[0].1 && answers[0].0.contains("'vs_currency' was unexpected"), "{answers:?}");
-    assert!(dropped(&events).is_empty() && completed(&events, "stock_quote") == 0, "{events:?}");
+    // The default aids, and the small-model ones without it, refuse the extra argument.
+    let without = RunPolicy::default().with_aids(Aids::small_model().without("drop_undeclared_arguments"));
+    for policy in [RunPolicy::default(), without] {
+        let aids = format!("{:?}", policy.aids);
+        let call = ("stock_quote", json!({"symbol": "GLOBX", "vs_currency": "USD"}));
+        let (outcome, events) = run(call, policy, "How much is one share of GLOBX going for?").await;
+        let answers = answers_of(&outcome);
+        assert!(answers[0].1 && answers[0].0.contains("'vs_currency' was unexpected"), "{aids}: {answers:?}");
+        assert!(dropped(&events).is_empty() && completed(&events, "stock_quote") == 0, "{aids}: {events:?}");
+    }
 }

@@ -1,7 +1,10 @@
-//! Values the request spelt out that no call used (`LoopGuard::ask_about_unused_values`): a
-//! run about to end with one left over asks once whether a call still needs it, naming and
-//! promoting the deferred tools that may take it; it does not ask when every value went into a
-//! call, when no tool was called, when discovery is off, or when the guard says not to.
+//! Values the request spelt out that no call used (the `ask_about_unused_values` aid, in
+//! `Aids::small_model`): a run about to end with one left over asks once, in a
+//! `Message::Feedback` that speaks of the user's request (never in the user's voice), whether
+//! a call still needs it, naming and promoting the deferred tools that may take it; it does not
+//! ask when every value went into a call, when no tool was called, when discovery is off, or in
+//! a run without the aid (the default). A call the model makes after the question runs only as
+//! any call would: one of a tool with side effects described in prose never runs.
 
 use std::sync::Arc;
 
@@ -9,7 +12,8 @@ use serde_json::json;
 use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelRequest, ModelResponse};
-use tinytools::run::{LoopGuard, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
+use tinytools::run::aids::NudgeDescribedCalls;
+use tinytools::run::{AidAction, Aids, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools_integration_tests::run_recorded;
 
@@ -30,6 +34,10 @@ fn invite() -> ModelResponse {
     ModelResponse::calls([("c2", "calendar_invite", args)])
 }
 
+fn small_model() -> RunPolicy {
+    RunPolicy::default().with_aids(Aids::small_model())
+}
+
 async fn run(
     registry: ToolRegistry,
     model: &Arc<ScriptedModel>,
@@ -44,22 +52,27 @@ fn questions(outcome: &RunOutcome) -> Vec<&str> {
         .transcript
         .messages
         .iter()
-        .skip(1)
         .filter_map(|message| match message {
-            Message::User { content } => Some(content.as_str()),
+            Message::Feedback { content } => Some(content.as_str()),
             _ => None,
         })
         .collect()
 }
 
-fn asked(events: &[RunEvent]) -> Vec<usize> {
+/// How many times `ask_about_unused_values` asked.
+fn asked(events: &[RunEvent]) -> usize {
     events
         .iter()
-        .filter_map(|e| match e {
-            RunEvent::UnusedValues { count } => Some(*count),
-            _ => None,
+        .filter(|e| {
+            matches!(e, RunEvent::AidActed { aid, action: AidAction::Feedback { without_tools: false, final_answer: false } }
+                if aid == "ask_about_unused_values")
         })
-        .collect()
+        .count()
+}
+
+/// Whether an aid took a call for a reply.
+fn took_a_call(events: &[RunEvent]) -> bool {
+    events.iter().any(|e| matches!(e, RunEvent::AidActed { action: AidAction::TookCall { .. }, .. }))
 }
 
 #[tokio::test]
@@ -70,14 +83,14 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
         invite(),
         ModelResponse::text("Booked 'Design sync' at 10:00."),
     ]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), BOOK).await;
-    assert_eq!(asked(&events), [1]);
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), BOOK).await;
+    assert_eq!(asked(&events), 1);
     let question = questions(&outcome)[0];
     assert!(
         question.starts_with(
-            "'Design sync' from my request has not gone into any call yet. If my request still needs a call, make \
-             it now.\nNow callable:\n`calendar_invite` takes: {title: string, start: string, duration_minutes: \
-             integer, attendees: string[]"
+            "'Design sync' from the user's request has not gone into any call. If the request still needs a call \
+             for it, make that call; if not, answer the user.\nCallable now:\n`calendar_invite` takes: {title: \
+             string, start: string, duration_minutes: integer, attendees: string[]"
         ),
         "{question}"
     );
@@ -87,14 +100,18 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
     let requests: Vec<ModelRequest> = model.requests();
     let declared: Vec<&str> = requests[2].tools.iter().map(|t| t.name.as_str()).collect();
     assert!(declared.contains(&"calendar_invite"), "{declared:?}");
-    assert!(events.iter().any(|e| matches!(e,
-        RunEvent::ToolsPromoted { names, cause: Promotion::AfterToolResult { .. } } if names.contains(&"calendar_invite".to_owned()))));
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::ToolsPromoted { names, cause: Promotion::Aid { aid } }
+            if aid == "ask_about_unused_values" && names == &["calendar_invite", "calendar_list_events"])),
+        "the question promotes the tools it names: {events:?}"
+    );
     assert!(
         events.iter().any(|e| matches!(e, RunEvent::ToolCompleted { tool_name, .. } if tool_name == "calendar_invite"))
     );
     assert_eq!((outcome.answer.as_str(), outcome.stop), ("Booked 'Design sync' at 10:00.", StopReason::Answered));
 
-    // The request is the user's, not a request of the loop guard's (the nudge before the call).
+    // The request is the user's, not the run's feedback (the nudge before the call, from the
+    // `nudge_described_calls` aid, which is in no preset).
     let model = Arc::new(ScriptedModel::new([
         ModelResponse::text("I'll use `calendar_free_slots` for that."),
         free_slots(),
@@ -102,69 +119,74 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
         invite(),
         ModelResponse::text("Booked."),
     ]));
-    let nudging = RunPolicy::default().with_loop_guard(LoopGuard::default().with_nudge_described_calls(true));
+    let nudging = RunPolicy::default().with_aids(Aids::small_model().with(NudgeDescribedCalls));
     let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, nudging, BOOK).await;
-    assert!(events.iter().any(|e| matches!(e, RunEvent::Nudged { .. })), "{events:?}");
-    assert_eq!((asked(&events).as_slice(), outcome.answer.as_str()), ([1].as_slice(), "Booked."));
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::AidActed { aid, .. } if aid == "nudge_described_calls")),
+        "{events:?}"
+    );
+    assert_eq!((asked(&events), outcome.answer.as_str()), (1, "Booked."));
+    assert!(questions(&outcome)[1].starts_with("'Design sync' from the user's request"), "{:?}", questions(&outcome));
 
     // Asked once: the same answer again ends the run.
     let model =
         Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED), ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), BOOK).await;
-    assert_eq!((asked(&events).len(), outcome.answer.as_str(), model.requests().len()), (1, RESTATED, 3));
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), BOOK).await;
+    assert_eq!((asked(&events), outcome.answer.as_str(), model.requests().len()), (1, RESTATED, 3));
 }
 
 #[tokio::test]
-async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_off_or_the_guard_says_not_to() {
+async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_off_or_the_aid_is_not_used() {
     let catalogue = tinytools_examples::catalogue::registry;
     // Every value used: 'Design sync' went into the invitation.
     let model = Arc::new(ScriptedModel::new([free_slots(), invite(), ModelResponse::text("Booked.")]));
-    let (outcome, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
-    assert!(asked(&events).is_empty() && questions(&outcome).is_empty(), "{events:?}");
+    let (outcome, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    assert!(asked(&events) == 0 && questions(&outcome).is_empty(), "{events:?}");
     // No tool called: the model answered straight away.
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("I cannot book meetings.")]));
-    let (_, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
-    assert!(asked(&events).is_empty());
+    let (_, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    assert!(asked(&events) == 0);
     // Only `tool_search` called: a search is not a use.
     let search = ModelResponse::calls([("s", "tool_search", json!({"query": "calendar booking"}))]);
     let model = Arc::new(ScriptedModel::new([search, ModelResponse::text(RESTATED)]));
-    let (_, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
-    assert!(asked(&events).is_empty());
+    let (_, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    assert!(asked(&events) == 0);
     // Off track: the only tool called is one the request does not rank, and so are its kin.
     let convert =
         ModelResponse::calls([("c", "unit_convert", json!({"value": 10, "from_unit": "mi", "to_unit": "km"}))]);
     let model = Arc::new(ScriptedModel::new([convert, ModelResponse::text("16.09344 km")]));
     let (_, events) =
-        run(catalogue(), &model, RunPolicy::default(), "lee@acme.com needs to be able to edit f_310, sort that out?")
-            .await;
-    assert!(asked(&events).is_empty(), "{events:?}");
+        run(catalogue(), &model, small_model(), "lee@acme.com needs to be able to edit f_310, sort that out?").await;
+    assert!(asked(&events) == 0, "{events:?}");
     // No call ran without error: the only one was refused (measured: asked after such a run
     // had apologised, the model emailed the address in the request). With the call answered,
     // the same run asks (the first test).
     let refused = ModelResponse::calls([("c1", "calendar_free_slots", json!({"date": "2026-03-17"}))]);
     let model = Arc::new(ScriptedModel::new([refused, ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(catalogue(), &model, RunPolicy::default(), BOOK).await;
+    let (outcome, events) = run(catalogue(), &model, small_model(), BOOK).await;
     assert!(
         events.iter().any(|e| matches!(e, RunEvent::ToolRejected { .. }))
-            && asked(&events).is_empty()
+            && asked(&events) == 0
             && outcome.answer == RESTATED,
         "{events:?}"
     );
     // Not at the last turn: the run ends answered, as before.
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(catalogue(), &model, RunPolicy::default().with_max_turns(2), BOOK).await;
-    assert!(asked(&events).is_empty() && outcome.stop == StopReason::Answered, "{events:?}");
-    // The guard off.
-    let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
-    let policy = RunPolicy::default().with_loop_guard(LoopGuard::default().with_ask_about_unused_values(false));
-    let (outcome, events) = run(catalogue(), &model, policy, BOOK).await;
-    assert!(asked(&events).is_empty() && outcome.answer == RESTATED);
+    let (outcome, events) = run(catalogue(), &model, small_model().with_max_turns(2), BOOK).await;
+    assert!(asked(&events) == 0 && outcome.stop == StopReason::Answered, "{events:?}");
+    // The default aids, or the small-model ones without it.
+    let without = RunPolicy::default().with_aids(Aids::small_model().without("ask_about_unused_values"));
+    for policy in [RunPolicy::default(), without] {
+        let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
+        let (outcome, events) = run(catalogue(), &model, policy, BOOK).await;
+        assert!(asked(&events) == 0 && outcome.answer == RESTATED && questions(&outcome).is_empty(), "{events:?}");
+    }
     // Every tool Direct: no tool to name, no question (measured: with 41 tools declared the
     // model answered such a question in prose).
     let direct = tinytools_examples::catalogue::all_direct_registry();
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(direct, &model, RunPolicy::default(), BOOK).await;
-    assert!(asked(&events).is_empty() && outcome.answer == RESTATED, "{events:?}");
+    let (outcome, events) = run(direct, &model, small_model(), BOOK).await;
+    assert!(asked(&events) == 0 && outcome.answer == RESTATED, "{events:?}");
 }
 
 /// The example catalogue and 1,000 BFCL tools, all Deferred (`live_tasks`'s scale arm);
@@ -197,12 +219,12 @@ async fn at_a_thousand_tools_the_question_still_names_the_called_tools_kin() {
         ModelResponse::text("Done."),
     ]));
     let request = "Make me a new doc called 'Launch checklist' and let ben@acme.com edit it.";
-    let (outcome, events) = run(registry, &model, RunPolicy::default(), request).await;
-    assert_eq!(asked(&events), [1], "{events:?}");
+    let (outcome, events) = run(registry, &model, small_model(), request).await;
+    assert_eq!(asked(&events), 1, "{events:?}");
     let question = questions(&outcome)[0];
     let named: Vec<&str> = question.lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
     assert_eq!(named, ["drive_share_file", "crm_log_call"], "{question}");
-    assert!(question.starts_with("ben@acme.com from my request has not gone into any call yet."), "{question}");
+    assert!(question.starts_with("ben@acme.com from the user's request has not gone into any call."), "{question}");
     assert_eq!((outcome.answer.as_str(), outcome.stop), ("Done.", StopReason::Answered));
 }
 
@@ -222,92 +244,97 @@ async fn a_channel_left_over_names_a_tool_that_takes_a_channel_before_the_called
     ]));
     let request = "Post what GLOBX is trading at in #markets so the team sees it.";
     let two = PrePromotion::default().with_limit(2);
-    let policy = RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(two));
+    let policy = small_model().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(two));
     let (outcome, events) = run(registry, &model, policy, request).await;
     assert!(
         !events.iter().any(|e| matches!(e, RunEvent::ToolsPromoted { names, cause: Promotion::UserMessage { .. } }
             if names.iter().any(|n| n == "slack_post_message"))),
         "promoted for the request: {events:?}"
     );
-    assert_eq!(asked(&events), [1], "{events:?}");
+    assert_eq!(asked(&events), 1, "{events:?}");
     let question = questions(&outcome)[0];
     let named: Vec<&str> = question.lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
     assert_eq!(named.first(), Some(&"slack_post_message"), "{question}");
-    assert!(question.starts_with("#markets from my request has not gone into any call yet."), "{question}");
+    assert!(question.starts_with("#markets from the user's request has not gone into any call."), "{question}");
 }
 
 /// Measured at 1,041 tools: asked with `drive_share_file` named first, Qwen2.5-Coder-1.5B
-/// answered with the call's JSON inside a sentence, and the run ended there — after a tool has
-/// answered, a call described in prose is adopted only for a read-only tool. The reply to the
-/// question may make a call of a tool the question named; only that reply, and only those tools.
+/// answered with the call's JSON inside a sentence. The question is the run's, not the user's:
+/// it reopens nothing, and a tool with side effects is never taken from prose, whether the
+/// question named it or not. Only a read-only look-up described in the reply is made.
 #[tokio::test]
-async fn the_reply_to_the_question_may_describe_a_call_of_a_tool_it_named() {
+async fn the_reply_to_the_question_never_makes_a_call_with_side_effects_from_prose() {
     let create = || ModelResponse::calls([("c1", "docs_create_document", json!({"title": "Launch checklist"}))]);
     let made = || ModelResponse::text("I made 'Launch checklist' (doc_88).");
     let described = |tool: &str| {
-        ModelResponse::text(format!(
+        format!(
             "To let ben@acme.com edit it, you can use the `{tool}` function with the following arguments:\n```json\n\
              {{\"file_id\": \"doc_88\", \"email\": \"ben@acme.com\", \"role\": \"writer\"}}\n```"
-        ))
+        )
     };
     let request = "Make me a new doc called 'Launch checklist' and let ben@acme.com edit it.";
-    let completed = |events: &[RunEvent], tool: &str| {
-        events.iter().any(|e| matches!(e, RunEvent::ToolCompleted { tool_name, .. } if tool_name == tool))
+    let started = |events: &[RunEvent], tool: &str| {
+        events.iter().any(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == tool))
     };
-    let model =
-        Arc::new(ScriptedModel::new([create(), made(), described("drive_share_file"), ModelResponse::text("Shared.")]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
-    assert_eq!(asked(&events), [1], "{events:?}");
-    let named: Vec<&str> = questions(&outcome)[0].lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
-    assert_eq!(named.first(), Some(&"drive_share_file"), "{named:?}");
-    assert!(
-        events.iter().any(|e| matches!(e, RunEvent::CallAdopted { tool_name, .. } if tool_name == "drive_share_file"))
-    );
-    assert!(completed(&events, "drive_share_file"), "{events:?}");
-    assert_eq!((outcome.answer.as_str(), outcome.stop), ("Shared.", StopReason::Answered));
+    // The question names `drive_share_file` (and promotes it); the reply describes its call
+    // with JSON, or (measured at 1,041 tools) as assignments claimed done, or only in part: the
+    // sentence is the answer and nothing is shared.
+    let claimed = "I have called the `drive_share_file` function with the arguments `file_id=\"doc_88\"`, \
+                   `email=\"ben@acme.com\"`, and `role=\"writer\"`.";
+    let partial = "I have called `drive_share_file` with `file_id=\"doc_88\"`, `email=\"ben@acme.com\"`.";
+    for reply in [described("drive_share_file"), claimed.to_owned(), partial.to_owned()] {
+        let model = Arc::new(ScriptedModel::new([create(), made(), ModelResponse::text(reply.clone())]));
+        let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), request).await;
+        assert_eq!(asked(&events), 1, "{events:?}");
+        let named: Vec<&str> =
+            questions(&outcome)[0].lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
+        assert_eq!(named.first(), Some(&"drive_share_file"), "{named:?}");
+        assert!(model.requests()[2].tools.iter().any(|t| t.name == "drive_share_file"), "promoted with the question");
+        assert!(!took_a_call(&events) && !started(&events, "drive_share_file"), "{reply}: {events:?}");
+        assert_eq!((outcome.answer.as_str(), outcome.stop, outcome.turns), (reply.as_str(), StopReason::Answered, 3));
+    }
 
-    // Measured at 1,041 tools: the arguments as assignments, the call claimed done.
-    let claimed = ModelResponse::text(
-        "I have called the `drive_share_file` function with the arguments `file_id=\"doc_88\"`, \
-         `email=\"ben@acme.com\"`, and `role=\"writer\"`.",
-    );
-    let model = Arc::new(ScriptedModel::new([create(), made(), claimed, ModelResponse::text("Shared.")]));
-    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
-    assert!(completed(&events, "drive_share_file"), "{events:?}");
-    let shared = &model.requests()[3].messages;
-    assert!(
-        matches!(shared.last(), Some(Message::Tool { content, .. }) if content == "shared doc_88 with ben@acme.com as writer"),
-        "{shared:?}"
-    );
+    // The reply before the question sent back word for word, a tool the question did not name,
+    // or a later reply: never run either.
+    for script in [
+        vec![
+            create(),
+            ModelResponse::text(described("drive_share_file")),
+            ModelResponse::text(described("drive_share_file")),
+        ],
+        vec![create(), made(), ModelResponse::text(described("gmail_send"))],
+        vec![
+            create(),
+            made(),
+            ModelResponse::calls([("c2", "drive_search_files", json!({"query": "Launch checklist"}))]),
+            ModelResponse::text(described("drive_share_file")),
+        ],
+    ] {
+        let model = Arc::new(ScriptedModel::new(script));
+        let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), request).await;
+        assert_eq!(asked(&events), 1, "{events:?}");
+        assert!(!took_a_call(&events), "{events:?}");
+        assert!(!started(&events, "drive_share_file") && !started(&events, "gmail_send"), "{events:?}");
+        assert!(outcome.answer.contains("function with the following arguments"), "{}", outcome.answer);
+    }
 
-    // Every required parameter or nothing: without `role` the sentence stays prose.
-    let partial =
-        ModelResponse::text("I have called `drive_share_file` with `file_id=\"doc_88\"`, `email=\"ben@acme.com\"`.");
-    let model = Arc::new(ScriptedModel::new([create(), made(), partial]));
-    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
-    assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{events:?}");
-
-    // Not the reply before the question sent back word for word: it answers nothing asked
-    // (measured: a described `calendar_invite` for a "Standup", repeated, booked a meeting).
-    let model = Arc::new(ScriptedModel::new([create(), described("drive_share_file"), described("drive_share_file")]));
-    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
-    assert_eq!(asked(&events), [1]);
-    assert!(!completed(&events, "drive_share_file"), "{events:?}");
-
-    // Not a tool the question did not name: `gmail_send` has side effects and stays prose.
-    let model = Arc::new(ScriptedModel::new([create(), made(), described("gmail_send")]));
-    let (_, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
-    assert_eq!(asked(&events), [1]);
-    assert!(!events.iter().any(|e| matches!(e, RunEvent::CallAdopted { .. })), "{events:?}");
-    // Not a later reply: once the question has had its answer, the old rule holds.
+    // A read-only look-up the question named, described in the reply, is made.
     let model = Arc::new(ScriptedModel::new([
-        create(),
-        made(),
-        ModelResponse::calls([("c2", "drive_search_files", json!({"query": "Launch checklist"}))]),
-        described("drive_share_file"),
+        free_slots(),
+        ModelResponse::text(RESTATED),
+        ModelResponse::text(
+            "First check the day: call `calendar_list_events` with {\"from\": \"2026-03-17\", \"to\": \"2026-03-17\"}.",
+        ),
+        ModelResponse::text("Only the standup is on that day."),
     ]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, RunPolicy::default(), request).await;
-    assert_eq!(asked(&events), [1]);
-    assert!(!completed(&events, "drive_share_file"), "{events:?}");
-    assert!(outcome.answer.contains("`drive_share_file` function"), "{}", outcome.answer);
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), BOOK).await;
+    assert_eq!(asked(&events), 1, "{events:?}");
+    assert!(questions(&outcome)[0].contains("`calendar_list_events` takes:"), "{:?}", questions(&outcome));
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::AidActed { aid, action: AidAction::TookCall { tool_name, .. } }
+            if aid == "adopt_prose_calls" && tool_name == "calendar_list_events")),
+        "{events:?}"
+    );
+    assert!(started(&events, "calendar_list_events"), "{events:?}");
+    assert_eq!(outcome.answer, "Only the standup is on that day.");
 }
