@@ -108,7 +108,10 @@ pub fn arm(
     let discovery = ToolDiscoveryPolicy::default()
         .with_manifest_token_budget(manifest_token_budget)
         .with_pre_promotion(pre_promotion);
-    let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(max_turns);
+    let policy = RunPolicy::default()
+        .with_discovery(discovery)
+        .with_max_turns(max_turns)
+        .with_aids(crate::live::aids_from_env());
     Ok(ArmSpec {
         kind,
         registry: Arc::new(registry),

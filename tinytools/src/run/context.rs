@@ -217,6 +217,16 @@ mod tests {
     }
 
     #[test]
+    fn the_runs_feedback_goes_before_the_users_latest_words() {
+        let mut messages = conversation();
+        messages.push(Message::feedback("The tool has answered (above). Now tell the user what it answered."));
+        messages.extend(turn("d", "small"));
+        let (_, _) = shrink(&mut messages, 0, &EstimatedTokens, 10);
+        assert!(messages.iter().any(|m| matches!(m, Message::User { content } if content == "second question")));
+        assert!(!messages.iter().any(|m| matches!(m, Message::Feedback { .. })), "{messages:?}");
+    }
+
+    #[test]
     fn reported_counts_are_read_from_openai_and_llama_messages() {
         let openai =
             "This model's maximum context length is 128000 tokens. However, your messages resulted in 130417 tokens.";
