@@ -7,10 +7,10 @@ use std::sync::LazyLock;
 use serde_json::{Map, Value};
 use tinytools::model::Message;
 use tinytools::tool::TOOL_SEARCH;
+use tinytools_examples::catalogue;
 
 use super::{Arg, Expect, Step, Task};
-use crate::bench::CALL_TOOL;
-use crate::catalogue;
+use crate::CALL_TOOL;
 
 /// A judged run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ struct Call<'a> {
 ///
 /// ```
 /// use tinytools::model::{Message, ToolCall};
-/// use tinytools_examples::tasks;
+/// use tinytools_bench::tasks;
 ///
 /// let task = tasks::get("finance-share-price").unwrap();
 /// let call = ToolCall { id: "1".into(), name: "stock_quote".into(), arguments: r#"{"symbol":"globx"}"#.into() };
