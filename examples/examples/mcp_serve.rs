@@ -9,13 +9,12 @@
 //! ```
 //!
 //! `--family finance,travel` serves only those families' tools (`notes` is `read_note`): the
-//! `live_tasks` gateway arm starts one server per family behind `tinytools-gateway`.
+//! `live_tasks` gateway arm (`tinytools-bench`) starts one server per family behind `tinytools-gateway`.
 
 use std::sync::Arc;
 
 use tinytools::ToolRegistry;
 use tinytools::mcp::McpToolServer;
-use tinytools_examples::bench;
 use tinytools_examples::catalogue;
 
 #[tokio::main(flavor = "current_thread")]
@@ -62,7 +61,7 @@ fn families() -> Result<Option<Vec<String>>, String> {
 
 /// The catalogue's tools of these families, with the catalogue's exposure.
 fn registry_of(wanted: &[String]) -> Result<ToolRegistry, String> {
-    let families = bench::families();
+    let families = catalogue::families();
     let mut names: Vec<&str> = Vec::new();
     for family in wanted {
         let Some((_, members)) = families.iter().find(|(known, _)| known == family) else {

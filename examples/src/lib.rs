@@ -1,11 +1,15 @@
 //! Shared pieces of the tinytools examples: the 41-tool catalogue of the spec's live proof,
-//! the loaders and metrics of the retrieval evaluation, the live benchmark's task suite and
-//! judge, where the reference MCP servers and the embedding model live.
+//! the loaders and metrics of the retrieval evaluation (the public sets in `../shared/eval`),
+//! the spec's live A/B, the offline scripted model, and where the reference MCP servers and the
+//! embedding model live.
 //!
 //! `read_note` is Direct; the 40-tool long tail is Deferred, in families. Every tool answers
 //! with deterministic, made-up data so examples and tests run offline.
+//!
+//! The live task-suite benchmark (its 62 tasks, judge and arms, and the `live_tasks`,
+//! `pre_promotion_eval` and `retrieval_eval` programs) is the `tinytools-bench` crate, in
+//! `bench/`, which runs over this catalogue.
 
-pub mod bench;
 pub mod catalogue;
 pub mod eval;
 pub mod live;
@@ -13,4 +17,3 @@ pub mod mcp_peers;
 pub mod models;
 pub mod scripted;
 pub mod surface;
-pub mod tasks;

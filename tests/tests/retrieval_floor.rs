@@ -1,7 +1,7 @@
 //! Retrieval quality floors on the public eval sets in `../shared/eval` (beside the checkout,
 //! as in CI): the default ranking and the embedding ranker must not lose what
 //! `docs/retrieval.md` records.
-//! The full report is `cargo run --release -p tinytools-examples --example retrieval_eval`.
+//! The full report is `cargo run --release -p tinytools-bench --bin retrieval_eval`.
 
 use std::path::PathBuf;
 

@@ -50,6 +50,30 @@ fn registry_from(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
     registry
 }
 
+/// The family `read_note` (which has none) is listed under by [`families`].
+pub const NOTES_FAMILY: &str = "notes";
+
+/// The catalogue's tool names by family (`read_note` under [`NOTES_FAMILY`]), families in
+/// catalogue order: what `mcp_serve --family` serves, one MCP server per family.
+///
+/// ```
+/// let families = tinytools_examples::catalogue::families();
+/// assert_eq!(families[0], ("notes".to_owned(), vec!["read_note".to_owned()]));
+/// assert_eq!(families.iter().map(|(_, names)| names.len()).sum::<usize>(), 41);
+/// ```
+pub fn families() -> Vec<(String, Vec<String>)> {
+    let mut families: Vec<(String, Vec<String>)> = Vec::new();
+    for tool in tools() {
+        let family = tool.family().unwrap_or(NOTES_FAMILY).to_owned();
+        let name = tool.name().to_owned();
+        match families.iter_mut().find(|(known, _)| *known == family) {
+            Some((_, names)) => names.push(name),
+            None => families.push((family, vec![name])),
+        }
+    }
+    families
+}
+
 /// A small deterministic number from text, so made-up data is stable across runs.
 pub(crate) fn stable_number(text: &str, modulo: u64) -> u64 {
     text.bytes()

@@ -1,25 +1,37 @@
-//! The live task-suite benchmark: every task of [`crate::tasks`] run through the agent loop
-//! against a real model, in arms that expose the catalogue differently, and what each arm
-//! costs and achieves. The `live_tasks` example is its command line.
+//! The live task-suite benchmark: every task of [`tasks`] run through the agent loop against
+//! a real model, in arms that expose the 41-tool example catalogue
+//! (`tinytools_examples::catalogue`) differently, and what each arm costs and achieves.
 //!
 //! Arms ([`ArmKind`]): every tool Direct; the long tail Deferred behind `tool_search` alone
 //! (the spec's bridge); the same with query-aware discovery (pre-promotion, the default
 //! policy); the same over a catalogue grown by BFCL distractors; and the catalogue as MCP
 //! servers behind the `tinytools-gateway` binary ([`gateway_arm`]).
+//!
+//! The crate's programs, run from the workspace root:
+//!
+//! ```text
+//! cargo run --release -p tinytools-bench --bin live_tasks -- ...           # the benchmark (docs/live.md)
+//! cargo run --release -p tinytools-bench --bin pre_promotion_eval -- ...   # pre-promotion's floor, offline
+//! cargo run --release -p tinytools-bench --bin retrieval_eval -- ...       # tool_search's ranking on a public set
+//! ```
+//!
+//! The eval sets (BFCL, MetaTool) are read at run time from `../shared/eval` beside the
+//! checkout, through `tinytools_examples::eval`.
 
+mod aids;
 mod arms;
 mod gateway;
 mod report;
 mod schedule;
 mod scripted;
+pub mod tasks;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+pub use aids::{AidsChoice, apply_aids};
 pub use arms::{ArmKind, ArmSpec, arm};
-pub use gateway::{
-    CALL_TOOL, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, families, gateway_arm, gateway_config,
-};
+pub use gateway::{CALL_TOOL, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, gateway_arm, gateway_config};
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;
@@ -29,7 +41,7 @@ use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelRespon
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
 
-use crate::tasks::{self, Task};
+use crate::tasks::Task;
 
 /// Records what a model is sent and what it reports, per run.
 struct Recording {
@@ -54,8 +66,9 @@ impl ChatModel for Recording {
     }
 }
 
-/// Runs one task in one arm: a fresh agent over the arm's registry and policy, the arm's
-/// system prompt, the task's words. A failed model call is a failed task, never a crash.
+/// Runs one task in one arm: a fresh agent over the arm's registry and policy (with the arm's
+/// [aids](apply_aids)), the arm's system prompt, the task's words. A failed model call is a
+/// failed task, never a crash.
 pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) -> TaskResult {
     let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
     let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
@@ -68,13 +81,13 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         }
         None => (spec.registry.clone(), Vec::new(), None),
     };
-    let mut agent = Agent::new(registry, recording.clone()).with_policy(spec.policy.clone()).with_events(Arc::new(
-        move |event: &RunEvent| {
+    let policy = apply_aids(spec.policy.clone(), spec.aids);
+    let mut agent =
+        Agent::new(registry, recording.clone()).with_policy(policy).with_events(Arc::new(move |event: &RunEvent| {
             if let Ok(mut log) = sink.lock() {
                 log.push(event.clone());
             }
-        },
-    ));
+        }));
     if let Some(forwarding) = forwarding {
         agent = agent.with_middleware(forwarding);
     }

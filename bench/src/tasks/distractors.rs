@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use tinytools::tool::{TOOL_SEARCH, check_tool_name};
 use tinytools::{Tool, ToolRegistry};
-
-use crate::catalogue;
-use crate::eval::{self, EvalTool};
+use tinytools_examples::catalogue;
+use tinytools_examples::eval::{self, EvalTool};
 
 /// Where BFCL's tool definitions live: `shared/eval/bfcl/tools.jsonl` beside the checkout.
 pub fn bfcl_tools_path() -> PathBuf {

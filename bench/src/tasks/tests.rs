@@ -3,9 +3,9 @@ use std::collections::HashSet;
 use serde_json::Value;
 use tinytools::ToolExposure;
 use tinytools::model::{Message, ToolCall};
+use tinytools_examples::catalogue;
 
 use super::*;
-use crate::catalogue;
 
 /// A transcript built turn by turn, one call per model turn, ids numbered.
 struct Transcript {

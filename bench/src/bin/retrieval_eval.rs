@@ -1,7 +1,7 @@
 //! Retrieval quality of `tool_search`'s ranking on a public tool-retrieval set.
 //!
 //! ```text
-//! cargo run --release -p tinytools-examples --example retrieval_eval -- \
+//! cargo run --release -p tinytools-bench --bin retrieval_eval -- \
 //!     --tools ../shared/eval/bfcl/tools.jsonl --queries ../shared/eval/bfcl/queries.jsonl
 //! ```
 //!
@@ -210,7 +210,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     .with_parameter_descriptions(parameter_descriptions)
                     .with_family(family);
             }
-            other => return Err(format!("unknown option `{other}`; see the example's header")),
+            other => return Err(format!("unknown option `{other}`; see the binary's header")),
         }
     }
     if options.tools.as_os_str().is_empty() || options.queries.as_os_str().is_empty() {

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use tinytools::discovery::PrePromotion;
-use tinytools::model::ChatModel;
-use tinytools_examples::bench::{self, ArmKind, KeywordModel};
-use tinytools_examples::tasks;
+use tinytools::model::{ChatModel, ModelResponse};
+use tinytools::testkit::ScriptedModel;
+use tinytools_bench::{self as bench, AidsChoice, ArmKind, KeywordModel, tasks};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
@@ -16,7 +16,7 @@ async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
     let all: Vec<&tasks::Task> = tasks::all().iter().collect();
     let mut specs = Vec::new();
     for kind in ArmKind::ALL {
-        match bench::arm(kind, 400, 1_000, PrePromotion::default(), 8) {
+        match bench::arm(kind, 400, 1_000, PrePromotion::default(), 8, AidsChoice::Standard) {
             Ok(spec) => specs.push(spec),
             Err(message) if kind == ArmKind::Scale => eprintln!("skipped the scale arm: {message}"),
             Err(message) => panic!("{message}"),
@@ -54,4 +54,21 @@ async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
     assert!(pre("discovery") > 0);
     let table = bench::table(&reports);
     assert!(table.lines().count() >= 4, "{table}");
+}
+
+/// `--aids` reaches every run: an empty reply is asked once more for the answer with the
+/// standard aids (and `small`, the same for now), and ends the run without any.
+#[tokio::test]
+async fn the_aids_choice_reaches_the_run() {
+    let task = tasks::get("finance-share-price").expect("a task of the suite");
+    let mut model_calls = Vec::new();
+    for aids in AidsChoice::ALL {
+        let spec = bench::arm(ArmKind::Discovery, 60, 0, PrePromotion::default(), 8, aids).expect("the arm");
+        assert_eq!(spec.aids, aids);
+        let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("No idea.")]));
+        let result = bench::run_task(model, &spec, task).await;
+        assert!(result.error.is_none(), "{aids:?}: {:?}", result.error);
+        model_calls.push((aids.name(), result.model_calls));
+    }
+    assert_eq!(model_calls, [("none", 1), ("standard", 2), ("small", 2)]);
 }

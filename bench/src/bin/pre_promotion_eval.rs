@@ -1,8 +1,8 @@
 //! How query-aware discovery's floor trades promotions against mistakes, measured offline.
 //!
 //! ```text
-//! cargo run --release -p tinytools-examples --example pre_promotion_eval            # a table
-//! cargo run --release -p tinytools-examples --example pre_promotion_eval -- --json  # one JSON object
+//! cargo run --release -p tinytools-bench --bin pre_promotion_eval            # a table
+//! cargo run --release -p tinytools-bench --bin pre_promotion_eval -- --json  # one JSON object
 //! ```
 //!
 //! For each floor it ranks every user message of three sets with the catalogue's BM25 (the
@@ -30,8 +30,8 @@ use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
 use tinytools::providers::HttpOptions;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker};
+use tinytools_bench::tasks::{self, Expect};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
-use tinytools_examples::tasks::{self, Expect};
 use tinytools_examples::{catalogue, live, models};
 
 const FLOORS: [f32; 9] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::run::RunPolicy;
+use tinytools_examples::catalogue;
+use tinytools_examples::live::SYSTEM_PROMPT;
 
-use super::PreSearch;
-use super::gateway::GatewayProcess;
-use crate::live::SYSTEM_PROMPT;
-use crate::{catalogue, tasks};
+use crate::gateway::GatewayProcess;
+use crate::{AidsChoice, PreSearch, tasks};
 
 /// Which exposure an arm measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum ArmKind {
     Scale,
     /// The catalogue as MCP servers behind the `tinytools-gateway` binary: the model sees the
     /// gateway's `tool_search`, `call_tool` and `notes__read_note` (built by
-    /// [`gateway_arm`](super::gateway_arm), which starts processes).
+    /// [`gateway_arm`](crate::gateway_arm), which starts processes).
     Gateway,
 }
 
@@ -62,8 +62,11 @@ pub struct ArmSpec {
     pub kind: ArmKind,
     /// Tools registered.
     pub registry: Arc<ToolRegistry>,
-    /// The run policy.
+    /// The run policy, before the aids.
     pub policy: RunPolicy,
+    /// The aids every run gets, applied over [`policy`](Self::policy) when its agent is built
+    /// ([`apply_aids`](crate::apply_aids)).
+    pub aids: AidsChoice,
     /// The system message every run starts with.
     pub system_prompt: Cow<'static, str>,
     /// The gateway the arm's tools call (the gateway arm only); it stops when the last
@@ -84,38 +87,37 @@ impl ArmSpec {
 
 /// Builds an arm. `manifest_token_budget` sizes `tool_search`'s manifest, `distractors` the
 /// scale arm's BFCL additions, `pre_promotion` the discovery and scale arms' query-aware
-/// discovery (the bridge arm always runs without it), `max_turns` every run.
+/// discovery (the bridge arm always runs without it), `max_turns` and `aids` every run.
 ///
 /// # Errors
 /// When the scale arm cannot read the BFCL set, and for the gateway arm, which
-/// [`gateway_arm`](super::gateway_arm) builds.
+/// [`gateway_arm`](crate::gateway_arm) builds.
 pub fn arm(
     kind: ArmKind,
     manifest_token_budget: usize,
     distractors: usize,
     pre_promotion: PrePromotion,
     max_turns: usize,
+    aids: AidsChoice,
 ) -> Result<ArmSpec, String> {
     let registry = match kind {
         ArmKind::AllDirect => catalogue::all_direct_registry(),
         ArmKind::Bridge | ArmKind::Discovery => catalogue::registry(),
         ArmKind::Scale => tasks::scale_registry(distractors)?,
         ArmKind::Gateway => {
-            return Err("the gateway arm starts processes: build it with `bench::gateway_arm`".to_owned());
+            return Err("the gateway arm starts processes: build it with `tinytools_bench::gateway_arm`".to_owned());
         }
     };
     let pre_promotion = if kind == ArmKind::Bridge { PrePromotion::off() } else { pre_promotion };
     let discovery = ToolDiscoveryPolicy::default()
         .with_manifest_token_budget(manifest_token_budget)
         .with_pre_promotion(pre_promotion);
-    let policy = RunPolicy::default()
-        .with_discovery(discovery)
-        .with_max_turns(max_turns)
-        .with_aids(crate::live::aids_from_env());
+    let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(max_turns);
     Ok(ArmSpec {
         kind,
         registry: Arc::new(registry),
         policy,
+        aids,
         system_prompt: Cow::Borrowed(SYSTEM_PROMPT),
         gateway: None,
         pre_search: None,

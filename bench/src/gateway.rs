@@ -9,7 +9,7 @@
 //! family's tools, `read_note` made Direct), fills the gateway's cache with `tinytools-gateway
 //! report` (so the first `tools/list` already lists every tool), then starts `tinytools-gateway
 //! --config ... --cache-dir ...` and imports its tools. The gateway is the binary a user
-//! installs, never linked in: `tinytools-gateway`'s test fixture depends on this crate.
+//! installs, started as a process, never linked in.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 use tinytools::mcp::{McpImport, McpServer, McpTool};
 use tinytools::run::RunPolicy;
 use tinytools::{SchemaCompaction, Tool, ToolAnnotations, ToolContext, ToolExposure, ToolRegistry, ToolResult};
+use tinytools_examples::catalogue;
 
-use super::{ArmKind, ArmSpec};
-use crate::catalogue;
+use crate::{AidsChoice, ArmKind, ArmSpec};
 
 /// The name `tinytools-gateway` gives its forwarding tool.
 pub use tinytools::mcp::CALL_TOOL;
@@ -32,9 +32,6 @@ pub use tinytools::mcp::CALL_TOOL;
 pub const GATEWAY_SYSTEM_PROMPT: &str = "You are a helpful assistant. You cannot know live data such as \
 prices, the weather or the user's accounts: get it with a tool, never guess it. Reply in one short sentence \
 once you have the result.";
-
-/// The family `read_note` (which has none) is served under.
-const NOTES: &str = "notes";
 
 /// Where the two programs the gateway arm starts are.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,8 +47,8 @@ pub struct GatewayBinaries {
 impl GatewayBinaries {
     /// The binaries a `cargo build` puts beside this program: `<profile>/tinytools-gateway` and
     /// `<profile>/examples/mcp_serve`, where `<profile>` is the directory of the running
-    /// executable (or its parent, for an example or a test). Whether they exist is
-    /// [`check`](Self::check)ed when the arm starts.
+    /// executable (the `live_tasks` binary's), or its parent for an example or a test. Whether
+    /// they exist is [`check`](Self::check)ed when the arm starts.
     ///
     /// # Errors
     /// When the running executable cannot be found.
@@ -81,8 +78,9 @@ impl GatewayBinaries {
             if !path.is_file() {
                 return Err(format!(
                     "the gateway arm needs the {what} binary at {}, which is missing; build it with `cargo \
-                     build{release} -p tinytools-gateway -p tinytools-examples --example mcp_serve --example \
-                     live_tasks` (or give its path: --gateway-bin, --catalogue-server)",
+                     build{release} -p tinytools-gateway -p tinytools-examples -p tinytools-bench --bin \
+                     tinytools-gateway --example mcp_serve --bin live_tasks` (or give its path: --gateway-bin, \
+                     --catalogue-server)",
                     path.display()
                 ));
             }
@@ -141,28 +139,14 @@ impl std::fmt::Debug for GatewayProcess {
     }
 }
 
-/// The catalogue's tool names by family (`read_note` under `notes`), families in catalogue order.
-pub fn families() -> Vec<(String, Vec<String>)> {
-    let mut families: Vec<(String, Vec<String>)> = Vec::new();
-    for tool in catalogue::tools() {
-        let family = tool.family().unwrap_or(NOTES).to_owned();
-        let name = tool.name().to_owned();
-        match families.iter_mut().find(|(known, _)| *known == family) {
-            Some((_, names)) => names.push(name),
-            None => families.push((family, vec![name])),
-        }
-    }
-    families
-}
-
 /// The gateway's config: one server per family, each the catalogue server told its family and
 /// allowed only its tools; `read_note` Direct, as in the other arms.
 pub fn gateway_config(catalogue_server: &Path) -> Value {
-    let servers: Map<String, Value> = families()
+    let servers: Map<String, Value> = catalogue::families()
         .into_iter()
         .map(|(family, names)| {
             let mut gateway = json!({"allow": names});
-            if family == NOTES {
+            if family == catalogue::NOTES_FAMILY {
                 gateway["tools"] = json!({"read_note": "direct"});
             }
             let server = json!({
@@ -179,8 +163,9 @@ pub fn gateway_config(catalogue_server: &Path) -> Value {
 /// Starts the gateway over the catalogue's servers and builds the arm: its registry is the
 /// gateway's tools, Direct, under the gateway's own names; its system prompt is
 /// [`GATEWAY_SYSTEM_PROMPT`] then, when `instructions`, the gateway's handshake instructions
-/// (as MCP clients show a server's instructions to their model). `serve_args` go to the
-/// gateway after its `--config` and `--cache-dir` (such as `--embedding-model DIR`).
+/// (as MCP clients show a server's instructions to their model); every run gets `max_turns`
+/// and `aids`. `serve_args` go to the gateway after its `--config` and `--cache-dir` (such as
+/// `--embedding-model DIR`).
 ///
 /// # Errors
 /// When a binary is missing, the directory cannot be written, the cache cannot be filled (a
@@ -190,6 +175,7 @@ pub async fn gateway_arm(
     max_turns: usize,
     instructions: bool,
     serve_args: &[String],
+    aids: AidsChoice,
 ) -> Result<ArmSpec, String> {
     binaries.check()?;
     let dir = fresh_dir()?;
@@ -239,6 +225,7 @@ pub async fn gateway_arm(
         kind: ArmKind::Gateway,
         registry: Arc::new(registry),
         policy,
+        aids,
         system_prompt: system_prompt.into(),
         gateway: Some(Arc::new(process)),
         pre_search: None,

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use tinytools::model::Message;
 
-use super::ArmSpec;
+use crate::ArmSpec;
 
 /// One task run.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 //! catalogue of a thousand tools.
 //!
 //! ```
-//! use tinytools_examples::tasks::{self, Expect};
+//! use tinytools_bench::tasks::{self, Expect};
 //!
 //! let task = tasks::get("finance-share-price").unwrap();
 //! assert_eq!(task.family, "finance");

@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use tinytools::model::ChatModel;
 
-use super::{ArmKind, ArmReport, ArmSpec, TaskResult, run_task};
 use crate::tasks::Task;
+use crate::{ArmKind, ArmReport, ArmSpec, TaskResult, run_task};
 
 /// One task run still to do: which arm, which round, which task.
 #[derive(Clone, Copy, Debug)]
@@ -93,15 +93,17 @@ pub async fn run_arms(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{KeywordModel, arm};
+    use crate::{AidsChoice, KeywordModel, arm};
     use tinytools::discovery::PrePromotion;
 
     #[test]
     fn every_arm_gets_every_task_in_order_whatever_the_lanes() {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let kinds = [ArmKind::AllDirect, ArmKind::Bridge, ArmKind::Discovery];
-        let specs: Vec<ArmSpec> =
-            kinds.iter().map(|&kind| arm(kind, 60, 0, PrePromotion::default(), 4).unwrap()).collect();
+        let specs: Vec<ArmSpec> = kinds
+            .iter()
+            .map(|&kind| arm(kind, 60, 0, PrePromotion::default(), 4, AidsChoice::Standard).unwrap())
+            .collect();
         let tasks: Vec<&Task> = crate::tasks::all().iter().take(5).collect();
         let heard = Mutex::new(Vec::new());
         for lanes in [1, 3, 8] {

@@ -7,10 +7,10 @@ use std::sync::LazyLock;
 use serde_json::{Map, Value};
 use tinytools::model::Message;
 use tinytools::tool::TOOL_SEARCH;
+use tinytools_examples::catalogue;
 
 use super::{Arg, Expect, Step, Task};
-use crate::bench::CALL_TOOL;
-use crate::catalogue;
+use crate::CALL_TOOL;
 
 /// A judged run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ struct Call<'a> {
 ///
 /// ```
 /// use tinytools::model::{Message, ToolCall};
-/// use tinytools_examples::tasks;
+/// use tinytools_bench::tasks;
 ///
 /// let task = tasks::get("finance-share-price").unwrap();
 /// let call = ToolCall { id: "1".into(), name: "stock_quote".into(), arguments: r#"{"symbol":"globx"}"#.into() };
@@ -308,8 +308,8 @@ fn result_value(matched: &[&Call<'_>], step: usize, pointer: &str) -> Result<Val
 }
 
 /// A result's JSON: the whole content, or what follows a first line the run put before the
-/// tool's own output (the loop guard's "`stock_quote` does not take `vs_currency`, so it ran
-/// without it:").
+/// tool's own output (the `drop_undeclared_arguments` aid's "`stock_quote` does not take
+/// `vs_currency`, so it ran without it:").
 fn json_of(content: &str) -> Option<Value> {
     serde_json::from_str(content)
         .ok()

@@ -1,32 +1,44 @@
-//! The `live_tasks` benchmark's gateway arm (`tinytools_examples::bench::gateway_arm`) through
-//! this package's real binary: scripted models search and call through `call_tool`, and the
+//! The `live_tasks` benchmark's gateway arm (`tinytools_bench::gateway_arm`) through the real
+//! `tinytools-gateway` binary: scripted models search and call through `call_tool`, and the
 //! task judge counts each forwarded call as the catalogue tool it names.
 //!
-//! The test lives here because only this package's tests are sure to have the gateway binary
-//! built (`CARGO_BIN_EXE_tinytools-gateway`; the examples package cannot depend on the gateway,
-//! whose fixture depends on it). The catalogue servers are the gateway's fixture server, which
-//! serves the whole catalogue (`calendar_cancel_event` Hidden, plus two fault tools) whatever
-//! its arguments: the arm's per-family `allow` lists keep each server to its family.
+//! The arm runs the binaries the `live_tasks` binary would: `tinytools-gateway` and the
+//! `mcp_serve` example (one server per family, `--family`), from this test's profile directory
+//! (`target/debug`). This package cannot name another package's binaries, so they are built
+//! beforehand: `cargo test --workspace` builds both (the gateway for its own tests, every
+//! example); alone, `cargo build -p tinytools-gateway -p tinytools-examples --bin
+//! tinytools-gateway --example mcp_serve` first. When they are missing the tests are skipped
+//! with a note, or fail when `TINYTOOLS_GATEWAY_ARM_REQUIRED=1` (`.ci/run` sets it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
-use tinytools_examples::bench::{self, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, KeywordModel, PreSearch};
-use tinytools_examples::tasks::{self, Task};
+use tinytools_bench::tasks::{self, Task};
+use tinytools_bench::{
+    self as bench, AidsChoice, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, KeywordModel, PreSearch,
+};
 
-fn binaries() -> GatewayBinaries {
-    GatewayBinaries {
-        gateway: PathBuf::from(env!("CARGO_BIN_EXE_tinytools-gateway")),
-        catalogue_server: PathBuf::from(env!("CARGO_BIN_EXE_gateway-fixture-server")),
+/// The gateway and the catalogue server beside this test, or `None` (the test skipped, with a
+/// note) when they are not built and not required.
+fn binaries() -> Option<GatewayBinaries> {
+    let binaries = GatewayBinaries::beside_current_exe().expect("the test executable has a directory");
+    match binaries.check() {
+        Ok(()) => Some(binaries),
+        Err(why) if std::env::var("TINYTOOLS_GATEWAY_ARM_REQUIRED").is_ok_and(|v| v == "1") => panic!("{why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
     }
 }
 
-async fn arm() -> ArmSpec {
-    bench::gateway_arm(&binaries(), 8, true, &[]).await.expect("the gateway arm starts")
+/// The arm over the built binaries, or `None` when they are not there (see [`binaries`]).
+async fn arm() -> Option<ArmSpec> {
+    let binaries = binaries()?;
+    Some(bench::gateway_arm(&binaries, 8, true, &[], AidsChoice::Standard).await.expect("the gateway arm starts"))
 }
 
 /// Solves a task the way a good model would through the gateway: each step's tool found with
@@ -70,13 +82,13 @@ impl ChatModel for Oracle {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_sees_the_gateways_tools_and_calls_through_it_are_judged_as_the_tools_they_forward() {
-    let spec = arm().await;
+    let Some(spec) = arm().await else { return };
     assert_eq!(spec.kind, ArmKind::Gateway);
     let mut offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
     offered.sort();
     assert_eq!(offered, ["call_tool", "notes__read_note", "tool_search"]);
     assert!(spec.registry.deferred_schemas().is_empty(), "the run's own bridge stays off");
-    assert_eq!(spec.tools(), 40, "the fixture hides calendar_cancel_event");
+    assert_eq!(spec.tools(), 41, "mcp_serve serves the whole catalogue, one family per server");
     assert!(spec.system_prompt.contains("call_tool"), "the gateway's instructions: {}", spec.system_prompt);
 
     for id in ["finance-share-price", "notes-biggest-holding-price", "jira-comment-on-found"] {
@@ -95,13 +107,13 @@ async fn the_model_sees_the_gateways_tools_and_calls_through_it_are_judged_as_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scripted_keyword_model_runs_the_gateway_arm_end_to_end() {
-    let spec = arm().await;
+    let Some(spec) = arm().await else { return };
     let chosen = ["finance-premarket-trades", "none-capital-australia", "calendar-week-agenda"];
     let tasks: Vec<&Task> = chosen.iter().map(|id| tasks::get(id).expect("a task of the suite")).collect();
     let reports = bench::run_arms(Arc::new(KeywordModel), std::slice::from_ref(&spec), &tasks, 1, 2, |_, _| {}).await;
     let report = &reports[0];
     assert_eq!(report.arm, "gateway");
-    assert_eq!(report.tools, 40);
+    assert_eq!(report.tools, 41);
     for result in &report.results {
         assert!(result.error.is_none(), "{}: {:?}", result.id, result.error);
     }
@@ -119,7 +131,7 @@ async fn the_scripted_keyword_model_runs_the_gateway_arm_end_to_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_calls_it_through_the_gateway() {
-    let mut spec = arm().await;
+    let Some(mut spec) = arm().await else { return };
     let missing = PreSearch::new(&tinytools::ToolRegistry::new(), 3, 320).unwrap_err().to_string();
     assert!(missing.contains("`tool_search`"), "{missing}");
     spec.pre_search = Some(PreSearch::new(&spec.registry, 3, 320).unwrap());
@@ -172,7 +184,7 @@ impl ChatModel for Guesser {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pre_searching_host_sends_names_it_does_not_offer_to_the_gateway() {
-    let mut spec = arm().await;
+    let Some(mut spec) = arm().await else { return };
     // Nothing offered, so every name the model writes but `tool_search` is the gateway's to answer.
     spec.pre_search = Some(PreSearch::new(&spec.registry, 0, 320).unwrap());
     let task = tasks::get("finance-premarket-trades").expect("a task of the suite");

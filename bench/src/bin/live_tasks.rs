@@ -6,13 +6,14 @@
 //!
 //! ```text
 //! ../shared/live/local-model.sh start                       # once: a local model on 127.0.0.1
-//! cargo run --release -p tinytools-examples --example live_tasks
-//! cargo run --release -p tinytools-examples --example live_tasks -- --json > results.json
-//! cargo run -p tinytools-examples --example live_tasks -- --scripted   # offline, what CI runs
+//! cargo run --release -p tinytools-bench --bin live_tasks
+//! cargo run --release -p tinytools-bench --bin live_tasks -- --json > results.json
+//! cargo run -p tinytools-bench --bin live_tasks -- --scripted   # offline, what CI runs
 //!
-//! # the gateway arm: build the gateway and the catalogue server beside the example first
-//! cargo build --release -p tinytools-gateway -p tinytools-examples --example mcp_serve --example live_tasks
-//! target/release/examples/live_tasks --arms all-direct,gateway
+//! # the gateway arm: build the gateway and the catalogue server beside this binary first
+//! cargo build --release -p tinytools-gateway -p tinytools-examples -p tinytools-bench \
+//!     --bin tinytools-gateway --example mcp_serve --bin live_tasks
+//! target/release/live_tasks --arms all-direct,gateway
 //! ```
 //!
 //! The gateway arm writes a config in a temporary directory (one server per family: the
@@ -48,7 +49,10 @@
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
 //! `--expand` (the deferred arms rank each query with the model's own search keywords added,
 //! `tinytools::rank::ExpandingRanker` around the ranker: one short extra call per ranked query,
-//! reported apart); `--max-turns N` (default 8); `--timeout-secs N` (provider
+//! reported apart); `--max-turns N` (default 8); `--aids none|standard|small` (the aids every
+//! run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
+//! `standard` the library's default, `small` the small-model preset; recorded as `aids` in the
+//! report); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
 //! the other arms' task runs then share N lanes, default 3, the arms alternating task by task:
@@ -68,8 +72,8 @@ use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
-use tinytools_examples::bench::{self, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
-use tinytools_examples::tasks::{self, Task};
+use tinytools_bench::tasks::{self, Task};
+use tinytools_bench::{self as bench, AidsChoice, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
 use tinytools_examples::{live, models};
 
 /// The suite's manifest budget: no names fit, so `tool_search` states the count and the
@@ -89,6 +93,7 @@ struct Options {
     distractors: usize,
     pre_promotion: PrePromotion,
     max_turns: usize,
+    aids: AidsChoice,
     timeout: Duration,
     json: bool,
     transcripts: Option<String>,
@@ -138,7 +143,12 @@ async fn run(options: Options) -> Result<(), String> {
         };
         (options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url))
     };
-    eprintln!("live_tasks: {} tasks x {} run(s), model {name}", options.tasks.len(), options.runs);
+    eprintln!(
+        "live_tasks: {} tasks x {} run(s), model {name}, aids {}",
+        options.tasks.len(),
+        options.runs,
+        options.aids.name()
+    );
     // One embedding ranker for every arm: each tool is embedded once, whichever arm asks first.
     let mut ranker: Option<Arc<dyn ToolRanker>> = if options.minilm {
         let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
@@ -171,8 +181,14 @@ async fn run(options: Options) -> Result<(), String> {
             } else {
                 Vec::new()
             };
-            let mut spec =
-                bench::gateway_arm(&binaries, options.max_turns, options.gateway_instructions, &serve_args).await?;
+            let mut spec = bench::gateway_arm(
+                &binaries,
+                options.max_turns,
+                options.gateway_instructions,
+                &serve_args,
+                options.aids,
+            )
+            .await?;
             if options.gateway_pre_search {
                 let pre = options.pre_promotion;
                 spec.pre_search =
@@ -195,8 +211,14 @@ async fn run(options: Options) -> Result<(), String> {
             specs.push(spec);
             continue;
         }
-        let mut spec =
-            bench::arm(*kind, options.manifest_tokens, options.distractors, options.pre_promotion, options.max_turns)?;
+        let mut spec = bench::arm(
+            *kind,
+            options.manifest_tokens,
+            options.distractors,
+            options.pre_promotion,
+            options.max_turns,
+            options.aids,
+        )?;
         if let Some(ranker) = &ranker {
             spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
             // The first search over the scale arm embeds its 1,041 tools (about 10 s here), and a
@@ -235,6 +257,7 @@ async fn run(options: Options) -> Result<(), String> {
         "runs_per_task": options.runs,
         "manifest_token_budget": options.manifest_tokens,
         "pre_promotion": format!("{:?}", options.pre_promotion),
+        "aids": options.aids.name(),
         "lanes": lanes,
         "ranker": ranker.as_ref().map(|ranker| ranker.name().to_owned()),
         "keyword_expansion": expander.as_ref().map(|expander| expander.usage()),
@@ -249,7 +272,11 @@ async fn run(options: Options) -> Result<(), String> {
     if options.json {
         println!("{summary}");
     } else {
-        println!("model {name}, {lanes} lane(s), {wall_s:.0} s in all\n\n{}", bench::table(&reports));
+        println!(
+            "model {name}, aids {}, {lanes} lane(s), {wall_s:.0} s in all\n\n{}",
+            options.aids.name(),
+            bench::table(&reports)
+        );
         if let Some(expander) = &expander {
             println!("keyword expansion: {}, not counted above", expander.usage());
         }
@@ -271,6 +298,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         distractors: 1_000,
         pre_promotion: PrePromotion::default(),
         max_turns: 8,
+        aids: AidsChoice::default(),
         timeout: Duration::from_secs(900),
         json: false,
         transcripts: None,
@@ -340,6 +368,11 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             },
             "--expand" => options.expand = true,
             "--max-turns" => options.max_turns = number(value()?)?,
+            "--aids" => {
+                let name = value()?;
+                options.aids = AidsChoice::parse(name.trim())
+                    .ok_or_else(|| format!("unknown aids `{name}`: none, standard or small"))?;
+            }
             "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
             "--json" => options.json = true,
             "--transcripts" => options.transcripts = Some(value()?),
@@ -353,7 +386,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--no-gateway-instructions" => options.gateway_instructions = false,
             "--gateway-pre-search" => options.gateway_pre_search = true,
             "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
-            other => return Err(format!("unknown option `{other}` (the options are in the example's header)")),
+            other => return Err(format!("unknown option `{other}` (the options are in the binary's header)")),
         }
     }
     if options.tasks.is_empty() {
