@@ -11,7 +11,7 @@ use serde_json::json;
 use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelResponse};
-use tinytools::run::{AidAction, Agent, Aids, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
+use tinytools::run::{Agent, AidAction, Aids, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools_bench::tasks;
 
@@ -127,4 +127,3 @@ async fn a_channel_left_over_names_a_tool_that_takes_a_channel_before_the_called
     assert_eq!(named.first(), Some(&"slack_post_message"), "{question}");
     assert!(question.starts_with("#markets from the user's request has not gone into any call."), "{question}");
 }
-

@@ -135,7 +135,11 @@ async fn a_proposed_or_explained_call_in_prose_never_runs_under_any_preset() {
             let policy = RunPolicy::default().with_aids(aids.clone());
             let (outcome, events) = run(model, policy, "Draft a release note for #general.").await;
             assert_eq!(started(&events, "chat_post"), 0, "{aids:?}: {reply}\n{events:?}");
-            let kept = outcome.transcript.messages.iter().any(|m| matches!(m, Message::Assistant { content, .. } if content == reply));
+            let kept = outcome
+                .transcript
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::Assistant { content, .. } if content == reply));
             assert!(kept, "the reply stays in the transcript as written: {:?}", outcome.transcript.messages);
         }
     }
@@ -216,14 +220,19 @@ async fn the_same_result_three_times_in_a_row_ends_the_run_with_one_feedback() {
     let requests = model.requests();
     assert!(requests[3].tools.is_empty(), "the final request offers no tools");
     assert!(matches!(requests[3].messages.last(), Some(Message::Feedback { .. })));
-    let feedback = events.iter().filter(|e| matches!(e, RunEvent::AidActed { aid, .. } if aid == "stop_repeats")).count();
+    let feedback =
+        events.iter().filter(|e| matches!(e, RunEvent::AidActed { aid, .. } if aid == "stop_repeats")).count();
     assert_eq!(feedback, 1);
 }
 
 #[tokio::test]
 async fn a_template_placeholder_in_a_document_body_is_accepted_by_default() {
     let model = Arc::new(ScriptedModel::new([
-        ModelResponse::calls([("c1", "doc_create", json!({"title": "Welcome", "body": "Dear <first-name>, welcome!"}))]),
+        ModelResponse::calls([(
+            "c1",
+            "doc_create",
+            json!({"title": "Welcome", "body": "Dear <first-name>, welcome!"}),
+        )]),
         ModelResponse::text("Created the template."),
     ]));
     let (_, events) = run(model, RunPolicy::default(), "Make a welcome letter template.").await;
@@ -270,7 +279,9 @@ async fn a_blocking_tool_is_cut_off_at_its_timeout() {
     ]));
     let policy = RunPolicy::default().with_tool_timeout(Duration::from_millis(50));
     let (outcome, events) = run(model, policy, "Look up k.").await;
-    let failed = events.iter().any(|e| matches!(e, RunEvent::ToolFailed { error, .. } if error.contains("did not finish within 50 ms")));
+    let failed = events
+        .iter()
+        .any(|e| matches!(e, RunEvent::ToolFailed { error, .. } if error.contains("did not finish within 50 ms")));
     assert!(failed, "{events:?}");
     let answer = outcome.transcript.messages.iter().find_map(|m| match m {
         Message::Tool { content, is_error: true, .. } => Some(content.clone()),

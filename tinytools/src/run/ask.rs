@@ -154,4 +154,3 @@ fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> Co
         dropped: done.dropped,
     }
 }
-

@@ -134,7 +134,13 @@ impl Run<'_> {
     /// a made-up grounded value among the bad arguments told at once (fixing the shape alone
     /// would only earn the grounding refusal on the next turn). A deferred tool's refusal
     /// promotes it.
-    fn refused(&self, call: &ToolCall, exposure: Option<ToolExposure>, arguments: &str, error: &ToolError) -> CallAnswer {
+    fn refused(
+        &self,
+        call: &ToolCall,
+        exposure: Option<ToolExposure>,
+        arguments: &str,
+        error: &ToolError,
+    ) -> CallAnswer {
         let mut reason = error.to_string();
         let mut answer = CallAnswer::just(self.rejection(&call.name, error));
         if let Some(refusal) = self.grounds.refusal(&self.gate(), &call.name, arguments) {

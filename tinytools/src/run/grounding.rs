@@ -92,8 +92,7 @@ impl Grounds {
             // A source the run cannot offer could never have answered: it is not asked for,
             // and never named.
             let sources: Vec<&str> = rule.sources.iter().copied().filter(|s| surface.exposure(s).is_some()).collect();
-            let Some(value) =
-                grounded_values(&args, rule.argument).into_iter().find(|v| !self.hold(v, &sources))
+            let Some(value) = grounded_values(&args, rule.argument).into_iter().find(|v| !self.hold(v, &sources))
             else {
                 continue;
             };
@@ -107,11 +106,7 @@ impl Grounds {
                      written there."
                 );
                 let reason = format!("ungrounded `{argument}`: its value is in the conversation in other letter case");
-                return Some(Ungrounded {
-                    reason,
-                    answer: ToolResult::error(text),
-                    promote: Vec::new(),
-                });
+                return Some(Ungrounded { reason, answer: ToolResult::error(text), promote: Vec::new() });
             }
             // An optional guess is best left out.
             let optional = !required(gate.registry.get(name)?.schema(), argument);

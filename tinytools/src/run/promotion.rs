@@ -1,9 +1,9 @@
 //! Which ranked deferred tools a run may promote: query-aware discovery's floor, limit and
 //! token budget, shared by pre-promotion, the unknown-name answer and the aids.
 
+use crate::ToolSchema;
 use crate::discovery::{DiscoveryBridge, RankOutcome};
 use crate::schema::{TokenCounter, count_tool_schema_tokens};
-use crate::ToolSchema;
 
 /// The hits of a ranking that pre-promotion would load, in rank order, with their
 /// confidences: at or above the floor, at most `limit`, while their declarations fit the token

@@ -49,7 +49,12 @@ pub(super) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    pub(super) fn new(setup: Setup<'a>, bridge: DiscoveryBridge, transcript: Transcript, cancel: CancellationToken) -> Self {
+    pub(super) fn new(
+        setup: Setup<'a>,
+        bridge: DiscoveryBridge,
+        transcript: Transcript,
+        cancel: CancellationToken,
+    ) -> Self {
         let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
         Self {
             setup,

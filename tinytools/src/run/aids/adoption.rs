@@ -161,10 +161,9 @@ mod tests {
     #[test]
     fn a_look_up_sentence_names_no_other_argument() {
         let known = ["stock_quote", "symbol"];
-        for text in [
-            "Call `stock_quote` with the `symbol` \"ACME\".",
-            "Use the stock_quote function with the symbol \"ACME\".",
-        ] {
+        for text in
+            ["Call `stock_quote` with the `symbol` \"ACME\".", "Use the stock_quote function with the symbol \"ACME\"."]
+        {
             assert!(!names_another(text, "ACME", &known), "{text}");
         }
         let known = ["jira_search_issues", "jql"];

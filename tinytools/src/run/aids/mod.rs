@@ -54,9 +54,6 @@ pub use undeclared::DropUndeclaredArguments;
 pub use unused_values::AskAboutUnusedValues;
 pub use view::RunView;
 
-#[cfg(test)]
-pub(crate) use unused_values::literal_values;
-
 use crate::ToolResult;
 use crate::model::{Message, ToolCall};
 

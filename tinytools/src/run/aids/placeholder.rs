@@ -71,7 +71,6 @@ fn missing_of(placeholder: &str, context: &str) -> String {
     format!("{words}: {}", &context[..end])
 }
 
-
 /// The longest placeholder recognised, in bytes between its brackets.
 const MAX_PLACEHOLDER_BYTES: usize = 40;
 

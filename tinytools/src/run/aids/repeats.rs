@@ -103,7 +103,9 @@ impl Aid for ReplayRepeats {
         let calls = view.calls();
         let latest = &calls[calls.len().saturating_sub(view.latest_calls())..];
         let only_replays = !latest.is_empty()
-            && latest.iter().all(|(_, answer)| matches!(answer, Some((content, false)) if content.starts_with(REPLAYED)));
+            && latest
+                .iter()
+                .all(|(_, answer)| matches!(answer, Some((content, false)) if content.starts_with(REPLAYED)));
         only_replays.then(|| Feedback::new(ANSWER_FROM_RESULT).without_tools())
     }
 }

@@ -111,7 +111,10 @@ impl RunView<'_> {
     /// Whether the surface tool `name` has answered a call without error in this run.
     pub fn ran_ok(&self, name: &str) -> bool {
         self.tool(name).is_some()
-            && self.messages.iter().any(|m| matches!(m, Message::Tool { name: ran, is_error: false, .. } if ran == name))
+            && self
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::Tool { name: ran, is_error: false, .. } if ran == name))
     }
 
     /// Whether a surface tool other than `tool_search` has answered (with or without error).
@@ -131,7 +134,8 @@ impl RunView<'_> {
                     calls.extend(tool_calls.iter().map(|call| (call, None)));
                 }
                 Message::Tool { call_id, content, is_error, .. } => {
-                    let answered = calls[open.clone()].iter_mut().find(|(call, answer)| call.id == *call_id && answer.is_none());
+                    let answered =
+                        calls[open.clone()].iter_mut().find(|(call, answer)| call.id == *call_id && answer.is_none());
                     if let Some((_, answer)) = answered {
                         *answer = Some((content.as_str(), *is_error));
                     }
