@@ -115,3 +115,64 @@ fn the_runtime_modules_have_no_dependency_cycles() {
         .collect();
     assert!(cycles.is_empty(), "modules that depend on each other: {cycles:?}\n{graph:#?}");
 }
+
+/// `file → files of run/ it names` (`super::x` from a file of run/; `super::super::x` from a
+/// file of `run/aids/`, which counts as one node `aids`), code only: doc comments and tests
+/// aside.
+fn run_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = source_root().join("run");
+    let code = |path: &Path| -> String {
+        let text = std::fs::read_to_string(path).expect("readable");
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default().to_owned();
+        text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+    };
+    let names = |text: &str, prefix: &str| -> BTreeSet<String> {
+        text.match_indices(prefix).map(|(at, _)| ident_at(&text[at + prefix.len()..]).to_owned()).collect()
+    };
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let in_aids = file.parent().is_some_and(|p| p.ends_with("aids"));
+        let text = code(&file);
+        let (node, deps) = if in_aids {
+            ("aids".to_owned(), names(&text, "super::super::"))
+        } else if stem == "mod" {
+            continue;
+        } else {
+            (stem, names(&text, "super::"))
+        };
+        graph.entry(node).or_default().extend(deps);
+    }
+    let nodes: BTreeSet<String> = graph.keys().cloned().collect();
+    for (node, deps) in &mut graph {
+        deps.retain(|d| nodes.contains(d) && d != node);
+    }
+    graph
+}
+
+#[test]
+fn the_files_of_the_run_module_have_no_dependency_cycles() {
+    let graph = run_graph();
+    assert!(graph.len() > 10 && graph["turns"].contains("call"), "the scan sees the run's files: {graph:?}");
+    let cycles: Vec<(String, String)> = graph
+        .keys()
+        .flat_map(|a| {
+            reachable(&graph, a).into_iter().filter(|b| reachable(&graph, b).contains(a)).map(move |b| (a.clone(), b))
+        })
+        .filter(|(a, b)| a < b)
+        .collect();
+    assert!(cycles.is_empty(), "files of run/ that depend on each other: {cycles:?}\n{graph:#?}");
+}
+
+/// The aids are outside the core: no core file but the seam, the policy and the run's state
+/// (which builds the aids' view) names them.
+#[test]
+fn the_core_of_the_run_names_the_aids_only_at_its_seam() {
+    let graph = run_graph();
+    let naming: BTreeSet<&str> =
+        graph.iter().filter(|(node, deps)| *node != "aids" && deps.contains("aids")).map(|(n, _)| n.as_str()).collect();
+    let allowed: BTreeSet<&str> = ["seam", "policy", "state", "agent"].into();
+    assert!(naming.is_subset(&allowed), "core files that name the aids: {naming:?}");
+}

@@ -144,7 +144,7 @@ impl DeferredCatalog {
     }
 
     /// BM25's best `limit` tools for `query`, with confidences. The query's numbers (a run of
-    /// digits with no letter beside it: "15% of 2,340", `evt_2291`) match only a number a
+    /// digits with no letter beside it: "15% of 2,340", `ev_4410`) match only a number a
     /// tool's name has; any other is left out, and counts as a word no tool has. Measured with
     /// `pre_promotion_eval` (`docs/retrieval.md`): matched, "what's 15% of 2,340?" promoted
     /// `aws_list_instances` (its "EC2") and `calendar_invite` (its "15:00:00Z").

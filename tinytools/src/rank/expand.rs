@@ -1,7 +1,7 @@
 //! [`ExpandingRanker`]: a chat model's search keywords added to the query before ranking.
 //!
-//! A user's message often shares no word with the tool it needs ("somewhere to sleep in
-//! Porto" and `hotel_search`), and BM25 cannot rank what it cannot match. A small model can
+//! A user's message often shares no word with the tool it needs ("a bed for the night in
+//! Lisbon" and `hotel_search`), and BM25 cannot rank what it cannot match. A small model can
 //! name the kind of service a message needs in one short line ("hotel booking search"), and
 //! that line bridges the gap. The measured gain, with the models and the command, is in
 //! `docs/retrieval.md`.
@@ -104,10 +104,10 @@ impl std::fmt::Display for ExpansionUsage {
 /// let model = Arc::new(ScriptedModel::new([ModelResponse::text("hotel booking API, search")]));
 /// let ranker = ExpandingRanker::new(Arc::new(Bm25Ranker), model);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let query = ranker.expand("Find us somewhere to sleep in Porto").await;
-/// assert_eq!(query, "Find us somewhere to sleep in Porto\nhotel booking search");
+/// let query = ranker.expand("Get us a bed for the night in Lisbon").await;
+/// assert_eq!(query, "Get us a bed for the night in Lisbon\nhotel booking search");
 /// // The same query again is answered from the cache: the script has no second turn.
-/// assert_eq!(ranker.expand("Find us somewhere to sleep in Porto").await, query);
+/// assert_eq!(ranker.expand("Get us a bed for the night in Lisbon").await, query);
 /// assert_eq!(ranker.usage().calls, 1);
 /// # });
 /// ```

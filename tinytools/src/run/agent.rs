@@ -7,7 +7,7 @@ use super::error::RunError;
 use super::events::EventSink;
 use super::outcome::RunOutcome;
 use super::policy::RunPolicy;
-use super::state::{Run, Setup};
+use super::state::{Run, Setup, ToolState};
 use super::transcript::Transcript;
 use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
@@ -80,9 +80,6 @@ pub struct Agent {
     state: Option<Arc<ToolState>>,
     rules: Vec<Arc<dyn Rule>>,
 }
-
-/// Host state added to every tool call's context.
-pub(super) type ToolState = dyn Fn(ToolContext) -> ToolContext + Send + Sync;
 
 impl Agent {
     /// An agent with the default policy, no middleware, no event sink.

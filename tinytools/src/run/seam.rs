@@ -8,10 +8,20 @@ use std::sync::Arc;
 use super::aids::{Aid, CallAction, Feedback, ReplyAction};
 use super::events::{AidAction, Promotion, RunEvent};
 use super::state::Run;
-use super::turns::Next;
 use crate::ToolResult;
 use crate::model::ToolCall;
 use crate::tool::TOOL_SEARCH;
+
+/// What the next request offers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Next {
+    /// The surface and the promoted tools.
+    Tools,
+    /// No tools (an aid's feedback asked for that).
+    NoTools,
+    /// No tools, and the reply ends the run.
+    Final,
+}
 
 /// What the loop does with a reply without calls.
 pub(super) enum OnReply {

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::agent::ToolState;
 use super::aids::RunView;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
@@ -16,7 +15,10 @@ use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message, Usage};
 use crate::schema::TokenCounter;
-use crate::{CancellationToken, ToolRegistry, ToolSchema};
+use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
+
+/// Host state added to every tool call's context.
+pub(super) type ToolState = dyn Fn(ToolContext) -> ToolContext + Send + Sync;
 
 /// What a run borrows from its agent.
 pub(super) struct Setup<'a> {

@@ -9,21 +9,10 @@ use super::call::CallAnswer;
 use super::error::RunError;
 use super::events::{Promotion, RunEvent};
 use super::outcome::{RunOutcome, StopReason};
-use super::seam::{Fate, OnReply};
+use super::seam::{Fate, Next, OnReply};
 use super::state::Run;
 use crate::ToolContent;
 use crate::model::{Message, ToolCall};
-
-/// What the next request offers.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
-    /// The surface and the promoted tools.
-    Tools,
-    /// No tools (an aid's feedback asked for that).
-    NoTools,
-    /// No tools, and the reply ends the run.
-    Final,
-}
 
 impl Run<'_> {
     pub(super) async fn turns(mut self) -> Result<RunOutcome, RunError> {

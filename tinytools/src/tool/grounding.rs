@@ -15,7 +15,7 @@ use serde_json::Value;
 /// a call that ran without error: any tool's result, or with [`sources`](Self::sources), a
 /// result of one of those tools (a source the run cannot offer — Hidden, narrowed away, not
 /// registered — is ignored, and when none is left any tool's result counts). The user's own
-/// words always count: a user who says "scrap evt_2291" has given the id. The refusal names
+/// words always count: a user who says "scrap ev_4410" has given the id. The refusal names
 /// the sources, so the model knows which tool to call first.
 ///
 /// Strings and numbers are checked, and each string or number of an array; other values, and
@@ -93,7 +93,7 @@ pub(crate) fn appears_in(value: &str, text: &str) -> bool {
 }
 
 /// How `text` spells `value` when it holds it as a whole token but in other ASCII letter case
-/// (`t_5530` for `T_5530`): the spelling a refusal points the model to. `None` when the text
+/// (`m_7781` for `M_7781`): the spelling a refusal points the model to. `None` when the text
 /// holds no such token.
 pub(crate) fn spelled_in<'t>(value: &str, text: &'t str) -> Option<&'t str> {
     if value.is_empty() {
@@ -137,11 +137,11 @@ mod tests {
 
     #[test]
     fn a_value_in_other_letter_case_is_found_with_the_texts_spelling() {
-        let request = "Can you pull up conversation t_5530? And ops-127.";
-        assert_eq!(spelled_in("T_5530", request), Some("t_5530"));
+        let request = "Can you pull up conversation m_7781? And ops-127.";
+        assert_eq!(spelled_in("M_7781", request), Some("m_7781"));
         assert_eq!(spelled_in("OPS-127", request), Some("ops-127"));
         assert_eq!(spelled_in("t_553", request), None, "still a whole token");
-        assert_eq!(spelled_in("T_55300", request), None);
+        assert_eq!(spelled_in("M_77810", request), None);
         assert_eq!(spelled_in("", request), None);
         assert_eq!(spelled_in("ÉTÉ", "l'été"), None, "only ASCII letters fold");
     }

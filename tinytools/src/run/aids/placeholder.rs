@@ -300,7 +300,7 @@ mod tests {
             "<DIV> <Span> <h1> <x>",
             "Vec<String> and fn f<T>()",
             "<@U123> <!here> <https://x.io|the-link>",
-            "Ben <ben@acme.com>",
+            "Ben <bo@example.org>",
             "<-x> <x-> <x--y> <1-up>",
             "if a<b and c>d then",
             "<a phrase with more than forty bytes between its brackets>",

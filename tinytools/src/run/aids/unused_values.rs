@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn a_value_is_used_when_an_argument_holds_it_in_any_case() {
         let values = literal_values("Book 'Team sync' with ana@example.com and post in #markets.");
-        let call = leaves(r#"{"title": "team SYNC", "attendees": ["Priya@Acme.com"], "n": 3}"#);
+        let call = leaves(r#"{"title": "team SYNC", "attendees": ["Ana@Example.com"], "n": 3}"#);
         assert_eq!(unused(&values, &call), ["#markets"]);
         assert_eq!(
             unused(&values, &leaves(r#"{"channel": "markets", "text": "Team sync with ana@example.com"}"#)),
