@@ -58,6 +58,43 @@ use crate::ToolResult;
 use crate::model::{Message, ToolCall};
 
 /// One correction of a model's turns. See the [module docs](self).
+///
+/// ```
+/// use std::sync::Arc;
+/// use tinytools::model::{Message, ModelResponse};
+/// use tinytools::run::aids::{Aid, Feedback, ReplyAction, RunView};
+/// use tinytools::run::{Agent, RunEvent};
+/// use tinytools::testkit::ScriptedModel;
+/// use tinytools::ToolRegistry;
+///
+/// /// Asks once for an answer in English when a reply has none.
+/// struct AskForText;
+///
+/// #[async_trait::async_trait]
+/// impl Aid for AskForText {
+///     fn name(&self) -> &'static str {
+///         "ask_for_text"
+///     }
+///
+///     async fn on_reply(&self, view: &RunView<'_>, reply: &str) -> ReplyAction {
+///         if reply.trim().is_empty() && view.feedback_sent(self.name()) == 0 {
+///             ReplyAction::Feedback(Feedback::new("Please answer in plain text."))
+///         } else {
+///             ReplyAction::Accept
+///         }
+///     }
+/// }
+///
+/// let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("Hello!")]));
+/// let agent = Agent::new(Arc::new(ToolRegistry::new()), model.clone()).with_aid(AskForText);
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let outcome = agent.run(vec![Message::user("Hi")]).await?;
+/// assert_eq!((outcome.answer.as_str(), outcome.turns), ("Hello!", 2));
+/// let asked = &model.requests()[1].messages[2];
+/// assert_eq!(asked, &Message::feedback("Please answer in plain text."));
+/// # Ok::<(), tinytools::run::RunError>(())
+/// # }).unwrap();
+/// ```
 #[async_trait::async_trait]
 pub trait Aid: Send + Sync {
     /// Its name, as events and `docs/aids.md` give it (`snake_case`).
