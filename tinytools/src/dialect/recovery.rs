@@ -29,10 +29,17 @@
 //! A name is only ever changed to an offered tool: [`repair_name`] either finds the one
 //! offered tool it means (one edit away, same script, not destructive) or the name is passed
 //! through untouched, so nothing runs under a name other than the one written or an offered one.
+//!
+//! Reading a reply is linear in its length, however long its lines and however many `{` and
+//! `[` it holds: where a value starting at each of them ends is found once for all of them
+//! ([`Readings`]), a value is built only when it can be a call, and whether the rest of a line
+//! leaves a value standing alone is found once per line ([`AloneAfter`]). The one cap is
+//! [`Readings`]' budget ([`READ_BUDGET_PER_BYTE`](super::relaxed_json::READ_BUDGET_PER_BYTE)
+//! bytes read per byte of the reply), which only a reply built to defeat it reaches.
 
 use std::cell::OnceCell;
 
-use super::relaxed_json::read_value;
+use super::relaxed_json::{Marks, Reading, Readings, read_value, work};
 
 use serde_json::Value;
 
@@ -173,14 +180,19 @@ pub(crate) fn recover(
     next_id: &mut dyn FnMut() -> String,
 ) -> (Vec<ToolCall>, String) {
     let marks = OnceCell::new();
+    let mut readings = Readings::new(text, &marks);
+    let after = OnceCell::new();
+    let alone_after = |offset: usize| after.get_or_init(|| AloneAfter::of(text)).at(offset);
     let mut calls = Vec::new();
     let mut kept = String::new();
     let mut rest = text;
     while let Some(start) = rest.find(['{', '[']) {
+        // The text since the last reading: searched here, looked back over below.
+        work::charge(start + 1);
         let candidate = &rest[start..];
         let at = text.len() - candidate.len();
-        let read = read_value(text, at, &marks);
-        let alone = |end: usize| stands_alone(&rest[..start], &candidate[end..]);
+        let read = value_at(text, at, &mut readings, &marks);
+        let alone = |end: usize| line_before_alone(&rest[..start]) && alone_after(at + end);
         let found = match &read {
             Some((value, end)) if alone(*end) => calls_in(value, offered, protected, next_id),
             _ => Vec::new(),
@@ -193,7 +205,8 @@ pub(crate) fn recover(
             }
             Some((Value::Object(arguments), end))
                 if let Some(call) = tagged_call(&rest[..start], &candidate[end..], offered)
-                    && stands_alone(&rest[..start - call.1], &candidate[end + call.2..]) =>
+                    && line_before_alone(&rest[..start - call.1])
+                    && alone_after(at + end + call.2) =>
             {
                 let (name, open, close) = call;
                 calls.push(ToolCall { id: next_id(), name, arguments: Value::Object(arguments).to_string() });
@@ -215,30 +228,150 @@ pub(crate) fn recover(
     (calls, kept.trim().to_owned())
 }
 
-/// Whether JSON between `before` and `after` stands alone as a call: nothing but whitespace,
-/// stray braces, a code fence or a tag (`<tool_call>`) shares its first line before it or its
-/// last line after it. JSON quoted inside a sentence is text, never a call — a model explaining a call,
-/// or repeating one a document showed it, does not make it.
-fn stands_alone(before: &str, after: &str) -> bool {
-    // Stray braces and brackets around a call are what small models' doubled braces leave.
-    let stray = |c: char| c.is_whitespace() || matches!(c, '{' | '}' | '[' | ']' | ',');
-    let line_before = before.rsplit('\n').next().unwrap_or_default().trim_matches(stray);
-    let line_after = after.split('\n').next().unwrap_or_default().trim_matches(stray);
-    let wrapper = |text: &str| {
-        text.is_empty()
-            || text.trim_matches('`').is_empty()
-            || text.strip_prefix("```").is_some_and(|lang| lang.chars().all(|c| c.is_ascii_alphanumeric()))
-            || text.split_inclusive('>').all(|tag| {
-                let tag = tag.trim();
-                tag.starts_with('<')
-                    && tag.ends_with('>')
-                    && tag[1..tag.len() - 1]
-                        .trim_start_matches('/')
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            })
+/// The value [`read_value`] reads at byte `at` when it can matter: an object, or an array of
+/// objects only (what can be calls). An array holding anything else is no call, and its
+/// elements are looked at one by one as the loop goes on, exactly as when it is read; so it is
+/// not built, and neither is anything that is no value. `readings` says which is which without
+/// building anything, so a value is built only once it is known to be one.
+fn value_at(text: &str, at: usize, readings: &mut Readings<'_>, marks: &OnceCell<Marks>) -> Option<(Value, usize)> {
+    let end = match readings.at(at) {
+        Reading::Object { end } | Reading::Array { end, objects_only: true } => end,
+        Reading::Array { objects_only: false, .. } | Reading::Nothing => return None,
     };
-    wrapper(line_before) && wrapper(line_after)
+    // The strict reading, and the relaxed one when that fails: each at most the value.
+    work::charge(2 * (end - at));
+    let read = read_value(text, at, marks);
+    debug_assert_eq!(read.as_ref().map(|(_, len)| at + len), Some(end), "the reading and the value agree");
+    read
+}
+
+/// Whether JSON after `before` (the text since the last reading) can stand alone as a call:
+/// nothing but whitespace, stray braces, a code fence or a tag (`<tool_call>`) shares the line
+/// before it. With [`AloneAfter`] for the line after it, this is what makes a call: JSON quoted
+/// inside a sentence is text, never a call — a model explaining a call, or repeating one a
+/// document showed it, does not make it.
+fn line_before_alone(before: &str) -> bool {
+    is_wrapper(before.rsplit('\n').next().unwrap_or_default().trim_matches(is_stray))
+}
+
+/// Whitespace, or a brace, bracket or comma: what small models' doubled braces leave around a
+/// call.
+fn is_stray(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '{' | '}' | '[' | ']' | ',')
+}
+
+/// Whether a line's text beside a call (stray characters trimmed) leaves it alone: nothing, a
+/// code fence (```` ``` ````, ```` ```json ````) or tags (`<tool_call>`, `</tool_call>`).
+fn is_wrapper(text: &str) -> bool {
+    text.is_empty()
+        || text.trim_matches('`').is_empty()
+        || text.strip_prefix("```").is_some_and(|lang| lang.chars().all(|c| c.is_ascii_alphanumeric()))
+        || text.split_inclusive('>').all(|tag| {
+            let tag = tag.trim();
+            tag.starts_with('<')
+                && tag.ends_with('>')
+                && tag[1..tag.len() - 1].trim_start_matches('/').chars().all(is_tag_char)
+        })
+}
+
+/// A character of a tag's name.
+fn is_tag_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// For each byte offset of a reply, whether the text after it on its line — up to the next
+/// `\n`, stray characters trimmed from both ends — is a wrapper ([`is_wrapper`]): whether a
+/// value ending there leaves its last line alone. Found for every offset of a line in one
+/// backward pass over it, so asking costs nothing however many values end on one long line.
+struct AloneAfter {
+    /// A bit per offset, the reply's end included.
+    bits: Vec<u64>,
+}
+
+impl AloneAfter {
+    /// Marks every line of `text`.
+    fn of(text: &str) -> Self {
+        work::charge(text.len());
+        let mut alone = Self { bits: vec![0; text.len() / 64 + 1] };
+        let mut from = 0;
+        for line in text.split('\n') {
+            alone.mark_line(from, line);
+            from += line.len() + 1;
+        }
+        alone
+    }
+
+    /// Whether a value ending at byte `offset` leaves the rest of its line alone.
+    fn at(&self, offset: usize) -> bool {
+        self.bits.get(offset / 64).is_some_and(|word| word >> (offset % 64) & 1 == 1)
+    }
+
+    /// Marks `offset`: a value ending there leaves the rest of its line alone.
+    fn set(&mut self, offset: usize) {
+        if let Some(word) = self.bits.get_mut(offset / 64) {
+            *word |= 1 << (offset % 64);
+        }
+    }
+
+    /// Marks the offsets of `line`, which starts at byte `from`. From an offset, the trimmed
+    /// rest of the line starts at the first character that is not stray, so it is a wrapper
+    /// exactly when a wrapper starts at that character and runs to the line's last one that
+    /// is not stray ([`WrapperStarts`]); past that last one, it is empty.
+    fn mark_line(&mut self, from: usize, line: &str) {
+        let body = line.trim_end_matches(is_stray);
+        for offset in (body.len()..=line.len()).filter(|&offset| line.is_char_boundary(offset)) {
+            self.set(from + offset);
+        }
+        let starts = WrapperStarts::of(body);
+        let mut alone = false;
+        for (offset, c) in body.char_indices().rev() {
+            if !is_stray(c) {
+                alone = starts.contains(offset, c);
+            }
+            if alone {
+                self.set(from + offset);
+            }
+        }
+    }
+}
+
+/// The offsets of a line's text (ending in a character that is not stray) from which the rest
+/// is one wrapper ([`is_wrapper`]): within its trailing run of backticks; the start of a
+/// ```` ```lang ```` fence it ends with; or a `<` of the run of tags (whitespace between them)
+/// it ends with.
+struct WrapperStarts {
+    /// Where the trailing run of backticks starts (`usize::MAX`: none).
+    backticks_from: usize,
+    /// Where the fence's opening backticks start.
+    fence_at: Option<usize>,
+    /// Where the run of tags starts (`usize::MAX`: none).
+    tags_from: usize,
+}
+
+impl WrapperStarts {
+    /// Where wrappers start in `body`, found by walking back from its end.
+    fn of(body: &str) -> Self {
+        let ticks = body.trim_end_matches('`').len();
+        let lang = body.trim_end_matches(|c: char| c.is_ascii_alphanumeric());
+        let mut tags_from = usize::MAX;
+        let mut end = body.len();
+        while let Some(inner) = body[..end].strip_suffix('>')
+            && let Some(open) = inner.trim_end_matches(is_tag_char).trim_end_matches('/').strip_suffix('<')
+        {
+            tags_from = open.len();
+            end = open.trim_end().len();
+        }
+        Self {
+            backticks_from: if ticks < body.len() { ticks } else { usize::MAX },
+            fence_at: lang.strip_suffix("```").map(str::len),
+            tags_from,
+        }
+    }
+
+    /// Whether a wrapper runs from `c`, the character at `offset`, to the end.
+    fn contains(&self, offset: usize, c: char) -> bool {
+        offset >= self.backticks_from || self.fence_at == Some(offset) || (offset >= self.tags_from && c == '<')
+    }
 }
 
 /// A tag around an arguments object that names an offered tool: `<stock_quote>` just before it
@@ -509,6 +642,76 @@ mod tests {
             r#"{"name": "stock_quote", "arguments": {symbol: "ACME"},}"#,
         ] {
             assert!(read(loose).0.is_empty(), "{loose}");
+        }
+    }
+
+    /// What `stands_alone` asked of the text after a value before [`AloneAfter`]: the rest of
+    /// the line, trimmed, is a wrapper.
+    fn alone_after_by_the_line(after: &str) -> bool {
+        is_wrapper(after.split('\n').next().unwrap_or_default().trim_matches(is_stray))
+    }
+
+    #[test]
+    fn the_line_after_a_value_is_judged_as_before_at_every_offset() {
+        // Pieces of lines, `|` between them.
+        let pieces: Vec<&str> =
+            "{|}|[|]|,| |\n|\t|\u{3000}|<|>|/|a|_|-|1|`|```|é|x y|<tool_call>|</tool_call>".split('|').collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut below = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let text: String = (0..below(14)).map(|_| pieces[below(pieces.len())]).collect();
+            let after = AloneAfter::of(&text);
+            for offset in (0..=text.len()).filter(|&offset| text.is_char_boundary(offset)) {
+                assert_eq!(after.at(offset), alone_after_by_the_line(&text[offset..]), "{text:?} from {offset}");
+            }
+        }
+    }
+
+    /// `unit` repeated to about `len` bytes.
+    fn repeated(unit: &str, len: usize) -> String {
+        unit.repeat(len / unit.len() + 1)
+    }
+
+    #[test]
+    fn a_two_megabyte_reply_is_read_in_linear_work() {
+        // On one line or many, the work is counted, not timed: at most 4 bytes visited per byte
+        // of the reply (finding the values, building the ones that can be calls, the lines
+        // after them).
+        for unit in [
+            "The quick brown fox jumps over the lazy dog while the market closes. ",
+            "The quote was {\"price\": 12} and see [1] for more detail on the market today. ",
+            "{\"a\": [1, {\"b\": [2, ",
+            "{} ",
+            "[1, 2] ",
+            "[",
+            "{\"a\":",
+            "[[1], {\"c\": [{}]}, ",
+            "fn f(x: [u8; 4]) -> Vec<u8> { let v = vec![x[0], x[1]]; if v.is_empty() { return v; } v } ",
+            "// {\n",
+        ] {
+            let reply = repeated(unit, 2_000_000);
+            work::take();
+            let (calls, text) = read(&reply);
+            let work = work::take() as f64 / reply.len() as f64;
+            assert!(calls.is_empty(), "{unit:?}");
+            assert_eq!(text, reply.trim(), "{unit:?}: the reply is its text");
+            assert!(work <= 4.0, "{unit:?}: {work:.2} bytes visited per byte");
+        }
+    }
+
+    #[test]
+    fn a_call_after_megabytes_of_braces_is_still_found() {
+        let call = r#"{"name": "stock_quote", "arguments": {"symbol": "ACME"}}"#;
+        for unit in ["{\"a\": [1, {\"b\": [2, ", "[", "// {\n", "[1, 2] {} "] {
+            let noise = repeated(unit, 2_000_000);
+            let (calls, text) = read(&format!("{noise}\n{call}"));
+            assert_eq!(named(&calls), [("stock_quote", serde_json::json!({"symbol": "ACME"}))], "{unit:?}");
+            assert_eq!(text, noise.trim());
         }
     }
 
