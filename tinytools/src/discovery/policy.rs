@@ -112,7 +112,7 @@ pub struct PrePromotion {
     /// under the same floor and budget, once per user message: the first tool's result often
     /// calls for a second tool (find the contact, then log the call), and a model that
     /// answered a first call rarely searches for the next. Off by default: on the live suite
-    /// it solved one more two-step task and the same number in all (`docs/live.md`, stop 24).
+    /// it solved one more two-step task and the same number in all (`docs/archive/live-notebook.md`, stop 24).
     pub after_tool_result: usize,
 }
 
