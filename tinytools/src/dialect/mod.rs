@@ -10,6 +10,7 @@ mod envelope;
 mod json_tag;
 mod pformat;
 
+mod readings;
 mod recovery;
 pub(crate) mod relaxed_json;
 
