@@ -1,5 +1,5 @@
 //! Runs: the agent loop ([`Agent`]), its policy, limits, events and transcript, and the
-//! [aids](aids) that may correct a model's turns.
+//! [aids] that may correct a model's turns.
 //!
 //! The core: `agent.rs` builds a run; `state.rs` is the run in progress and how it promotes
 //! tools (`promotion.rs` the floor and budget); `turns.rs` is the loop; `ask.rs` one model
