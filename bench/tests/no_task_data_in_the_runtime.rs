@@ -2,6 +2,8 @@
 //! task's data — its distinctive tokens (an address, an id with digits, a made-up ticker), or
 //! a run of six words of its request.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use tinytools_bench::tasks;
