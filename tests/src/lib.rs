@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tinytools::ToolRegistry;
 use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
-use tinytools::run::{Agent, EventSink, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{Agent, AidAction, EventSink, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 
 /// An event sink that keeps every event of a run, in order.
@@ -66,4 +66,15 @@ pub async fn run_recorded(
         .await
         .expect("runs");
     (outcome, recorder.events())
+}
+
+/// Every aid's action in `events`, in order, with the aid's name.
+pub fn aid_acted(events: &[RunEvent]) -> Vec<(&str, &AidAction)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::AidActed { aid, action } => Some((aid.as_str(), action)),
+            _ => None,
+        })
+        .collect()
 }

@@ -10,152 +10,20 @@
 //! turn is a model call that counts against `max_turns` (none is sent at the last turn). The
 //! core ignores an aid's call of a tool with side effects unless the aid is built for them.
 //!
-//! The prose aids' tests are in `aids_prose.rs`; the helpers are shared, each file uses some.
-
-#![allow(dead_code)]
+//! The prose aids' tests are in `aids_prose.rs`; the helpers both use are in `support/`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 use tinytools::model::{Message, ModelRequest, ModelResponse};
 use tinytools::run::aids::StopRepeats;
-use tinytools::run::{AidAction, Aids, RunEvent, RunOutcome, RunPolicy, StopReason};
+use tinytools::run::{AidAction, Aids, RunEvent, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
-use tinytools::{ToolRegistry, tool};
 
-/// Reads of `ticking`, across every test of this suite (it only ever grows).
-static TICKS: AtomicUsize = AtomicUsize::new(0);
+#[allow(dead_code)]
+mod support;
 
-/// Tells a key's value.
-#[tool(read_only)]
-async fn counted(
-    /// Anything.
-    key: String,
-) -> String {
-    format!("value of {key}")
-}
-
-/// A status that changes at every look: its answer is how many times it was read.
-#[tool(read_only)]
-async fn ticking(
-    /// Anything.
-    key: String,
-) -> String {
-    let tick = TICKS.fetch_add(1, Ordering::Relaxed) + 1;
-    format!("{key} at tick {tick}")
-}
-
-/// The time now: read-only, and takes no arguments.
-#[tool(read_only)]
-async fn current_time() -> String {
-    "10:42".to_owned()
-}
-
-/// Empties the cache: destructive, and takes no arguments.
-#[tool(destructive)]
-async fn wipe_cache() -> String {
-    "wiped".to_owned()
-}
-
-fn registry() -> Arc<ToolRegistry> {
-    let mut registry = tinytools_examples::catalogue::registry();
-    registry.register(Counted).expect("registers").register(WipeCache).expect("registers");
-    registry.register(Ticking).expect("registers").register(CurrentTime).expect("registers");
-    Arc::new(registry)
-}
-
-fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
-}
-
-/// The text `replay_repeats` and `ask_after_empty_reply` ask for the answer with, once a tool
-/// has answered.
-const ANSWER_FROM_RESULT: &str =
-    "The tool has answered (above). Now tell the user what it answered, in one sentence, with the values it gave.";
-
-/// Calls `tool` with the same arguments (keys in either order) whenever it is offered tools,
-/// at most `times` requests, and answers when offered none.
-fn repeating_tool(tool: &'static str, times: usize) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::dynamic(
-        (0..times)
-            .map(|i| {
-                Box::new(move |request: &ModelRequest| {
-                    if request.tools.is_empty() {
-                        return ModelResponse::text("The value of k is known.");
-                    }
-                    let args = if i % 2 == 0 { r#"{"key":"k"}"# } else { r#"{ "key" : "k" }"# };
-                    let mut response = ModelResponse::calls([("c", tool, json!({}))]);
-                    response.tool_calls[0].arguments = args.to_owned();
-                    response.tool_calls[0].id = format!("c{i}");
-                    response
-                }) as _
-            })
-            .collect(),
-    ))
-}
-
-fn repeating(times: usize) -> Arc<ScriptedModel> {
-    repeating_tool("counted", times)
-}
-
-/// Runs `user` through `model` under `policy` over this suite's registry, recording the run's
-/// events.
-async fn run_recorded(model: Arc<ScriptedModel>, policy: RunPolicy, user: &str) -> (RunOutcome, Vec<RunEvent>) {
-    tinytools_integration_tests::run_recorded(registry(), model, policy, user).await
-}
-
-/// Every aid's action, in order.
-fn aid_acted(events: &[RunEvent]) -> Vec<(&str, &AidAction)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::AidActed { aid, action } => Some((aid.as_str(), action)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The tools an aid took a call of for a reply.
-fn taken(events: &[RunEvent]) -> Vec<&str> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::AidActed { action: AidAction::TookCall { tool_name, .. }, .. } => Some(tool_name.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn started(events: &[RunEvent]) -> usize {
-    events.iter().filter(|e| matches!(e, RunEvent::ToolStarted { .. })).count()
-}
-
-/// How many times `counted` ran (tools run off the test's thread: the run's events count them).
-fn runs_of_counted(events: &[RunEvent]) -> usize {
-    events.iter().filter(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == "counted")).count()
-}
-
-const FEEDBACK: AidAction = AidAction::Feedback { without_tools: false, final_answer: false };
-const WITHOUT_TOOLS: AidAction = AidAction::Feedback { without_tools: true, final_answer: false };
-const FINAL: AidAction = AidAction::Feedback { without_tools: true, final_answer: true };
-
-/// Makes `call` whenever it is offered tools (at most `times` requests), and answers `answer`
-/// when offered none.
-fn calling_until_asked_to_answer(call: ModelResponse, answer: &'static str, times: usize) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::dynamic(
-        (0..times)
-            .map(|_| {
-                let call = call.clone();
-                Box::new(
-                    move |request: &ModelRequest| {
-                        if request.tools.is_empty() { ModelResponse::text(answer) } else { call.clone() }
-                    },
-                ) as _
-            })
-            .collect(),
-    ))
-}
+use support::*;
 
 #[tokio::test]
 async fn under_the_default_a_repeated_call_runs_until_its_result_came_three_times_then_the_answer_is_asked_for() {

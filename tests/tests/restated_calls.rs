@@ -10,6 +10,7 @@ use tinytools::model::{Message, ModelResponse};
 use tinytools::run::{AidAction, Aids, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, tool};
+use tinytools_integration_tests::aid_acted;
 
 const ASKED: &str =
     "The tool has answered (above). Now tell the user what it answered, in one sentence, with the values it gave.";
@@ -146,16 +147,6 @@ async fn a_text_answer_is_told_by_its_new_words() {
         let answer = if asked { "Eggs, oat milk and coffee beans." } else { reply };
         assert_eq!(outcome.answer, answer);
     }
-}
-
-fn aid_acted(events: &[RunEvent]) -> Vec<(&str, &AidAction)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::AidActed { aid, action } => Some((aid.as_str(), action)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]
