@@ -98,6 +98,17 @@ fn reachable(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet
     seen
 }
 
+/// Every pair of nodes that reach each other, each pair once.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String, String)> {
+    graph
+        .keys()
+        .flat_map(|a| {
+            reachable(graph, a).into_iter().filter(|b| reachable(graph, b).contains(a)).map(move |b| (a.clone(), b))
+        })
+        .filter(|(a, b)| a < b)
+        .collect()
+}
+
 #[test]
 fn the_runtime_modules_have_no_dependency_cycles() {
     let graph = dependency_graph();
@@ -106,13 +117,7 @@ fn the_runtime_modules_have_no_dependency_cycles() {
         graph["run"].contains("discovery") && graph["discovery"].contains("rank"),
         "the scan sees edges: {graph:?}"
     );
-    let cycles: Vec<(String, String)> = graph
-        .keys()
-        .flat_map(|a| {
-            reachable(&graph, a).into_iter().filter(|b| reachable(&graph, b).contains(a)).map(move |b| (a.clone(), b))
-        })
-        .filter(|(a, b)| a < b)
-        .collect();
+    let cycles = cycles(&graph);
     assert!(cycles.is_empty(), "modules that depend on each other: {cycles:?}\n{graph:#?}");
 }
 
@@ -156,13 +161,7 @@ fn run_graph() -> BTreeMap<String, BTreeSet<String>> {
 fn the_files_of_the_run_module_have_no_dependency_cycles() {
     let graph = run_graph();
     assert!(graph.len() > 10 && graph["turns"].contains("call"), "the scan sees the run's files: {graph:?}");
-    let cycles: Vec<(String, String)> = graph
-        .keys()
-        .flat_map(|a| {
-            reachable(&graph, a).into_iter().filter(|b| reachable(&graph, b).contains(a)).map(move |b| (a.clone(), b))
-        })
-        .filter(|(a, b)| a < b)
-        .collect();
+    let cycles = cycles(&graph);
     assert!(cycles.is_empty(), "files of run/ that depend on each other: {cycles:?}\n{graph:#?}");
 }
 
