@@ -59,13 +59,13 @@ impl Aid for AskAfterEmptyReply {
 /// conversation (no user message and no call's arguments held them) and holds none of them: a
 /// restatement of the call, not its answer. `false` when the reply tells any such value,
 /// names no tool that answered, or the results brought nothing new.
-fn restates_a_call_that_ran(view: &RunView<'_>, answer: &str) -> bool {
+fn restates_a_call_that_ran<'v>(view: &'v RunView<'_>, answer: &str) -> bool {
     let messages = view.messages();
-    let named = |message: &Message| match message {
+    let named = |message: &'v Message| match message {
         Message::Tool { name, content, is_error: false, .. }
             if name != TOOL_SEARCH && view.tool(name).is_some() && prose::mentions(answer, name) =>
         {
-            Some(content.clone())
+            Some(content.as_str())
         }
         _ => None,
     };
@@ -90,7 +90,7 @@ fn restates_a_call_that_ran(view: &RunView<'_>, answer: &str) -> bool {
     let told = |value: &str| reply.contains(value) || reply_without_commas.contains(value);
     let mut restated = false;
     for content in messages.iter().filter_map(named) {
-        let new: Vec<String> = result_values(&content).into_iter().filter(|value| !known.contains(value)).collect();
+        let new: Vec<String> = result_values(content).into_iter().filter(|value| !known.contains(value)).collect();
         if new.iter().any(|value| told(value)) {
             return false;
         }
