@@ -23,7 +23,7 @@ impl Aid for DropUndeclaredArguments {
         let Some(tool) = view.tool(&call.name) else {
             return CallAction::Run;
         };
-        if !view.is_read_only(&call.name) || view.admits(&call.name, &call.arguments) {
+        if !view.is_read_only(&call.name) {
             return CallAction::Run;
         }
         let Ok(Value::Object(mut arguments)) = serde_json::from_str::<Value>(&call.arguments) else {
@@ -35,7 +35,8 @@ impl Aid for DropUndeclaredArguments {
             .filter(|key| declared.is_none_or(|declared| !declared.contains_key(*key)))
             .cloned()
             .collect();
-        if names.is_empty() {
+        // Admission runs only for a call with undeclared keys: every other call is the core's.
+        if names.is_empty() || view.admits(&call.name, &call.arguments) {
             return CallAction::Run;
         }
         arguments.retain(|key, _| !names.contains(key));
