@@ -210,6 +210,31 @@ async fn a_host_tool_search_wins_and_is_judged_by_its_own_policy_entry() {
     assert!(content.starts_with(r#"{"matches""#) && !content.contains("host results"), "{content}");
 }
 
+/// A catalogue that happens to hold a function called `tool_search` (BFCL's pool does), with
+/// everything Deferred: the bridge must not go dark. Only a Direct host `tool_search` replaces
+/// it; a Deferred one is refused by the surface, and the host's search is not what answers.
+#[tokio::test]
+async fn a_deferred_host_tool_search_does_not_switch_the_bridge_off() {
+    let mut registry = catalogue::registry();
+    registry.register_as(Arc::new(HostSearch), ToolExposure::Deferred).expect("registers");
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::calls([("c1", "tool_search", json!({"query": "stock quote"}))]),
+        ModelResponse::text("ok"),
+    ]));
+    let outcome = Agent::new(Arc::new(registry), model.clone()).run(vec![Message::user("go")]).await.expect("runs");
+    assert_eq!(names(&model.requests()[0]), ["read_note", "tool_search"]);
+    assert!(model.requests()[0].tools[1].description.contains("stock_quote"), "the bridge's manifest is there");
+    let Message::Tool { content, .. } = &outcome.transcript.messages[2] else { panic!() };
+    assert!(content.contains("stock_quote") && !content.contains("host results"), "{content}");
+    let surface = tinytools::surface::Surface::all(&{
+        let mut registry = ToolRegistry::new();
+        registry.register_as(Arc::new(HostSearch), ToolExposure::Deferred).expect("registers");
+        registry
+    });
+    assert!(!surface.admits("tool_search"));
+    assert_eq!(surface.refusal("tool_search"), Some(tinytools::surface::DEFERRED_TOOL_SEARCH));
+}
+
 #[tokio::test]
 async fn with_discovery_disabled_a_direct_call_by_name_still_runs() {
     let model = Arc::new(ScriptedModel::new([

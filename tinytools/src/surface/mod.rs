@@ -159,6 +159,10 @@ impl SurfaceTool {
     }
 }
 
+/// Why a Deferred tool named `tool_search` is refused (for the host's events).
+pub const DEFERRED_TOOL_SEARCH: &str = "`tool_search` is the discovery bridge's name: a host's own `tool_search` replaces the \
+     bridge only when it is Direct; register it Direct, or under another name";
+
 /// The tools a run may show and run: the registry's Direct and Deferred tools that every rule
 /// admits, and whether the rules admit the bridge. Computed once, read by every view.
 #[derive(Clone, Default, PartialEq)]
@@ -180,6 +184,12 @@ impl Surface {
             })
         };
         for tool in registry.iter().filter(|tool| tool.exposure().is_model_callable()) {
+            // The spec lets a host's own `tool_search` replace the bridge; only a Direct one can
+            // (a Deferred one would switch the bridge off and be unreachable behind it).
+            if tool.name() == TOOL_SEARCH && tool.exposure() == ToolExposure::Deferred {
+                surface.refused.insert(TOOL_SEARCH.to_owned(), DEFERRED_TOOL_SEARCH.to_owned());
+                continue;
+            }
             match judge(Subject::Tool(tool)) {
                 None => {
                     let admitted = SurfaceTool::new(tool.shared_schema(), tool.shared_spec());
