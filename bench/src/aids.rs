@@ -1,5 +1,6 @@
-//! `live_tasks --aids none|standard|small`: which preset of the agent loop's aids
-//! ([`tinytools::run::aids`]) every run of the benchmark gets.
+//! `live_tasks --aids none|standard|small|small-without:NAME`: which preset of the agent
+//! loop's aids ([`tinytools::run::aids`]) every run of the benchmark gets. The last form is an
+//! ablation: `small_model` without the one aid named, the measure `docs/aids.md` asks of each.
 //!
 //! [`apply_aids`] is the one place a choice becomes a run policy: every task run's agent is
 //! built with it ([`run_task`](crate::run_task)), over its arm's policy.
@@ -14,6 +15,10 @@
 //! assert!(off.aids.names().is_empty());
 //! let small = apply_aids(RunPolicy::default(), AidsChoice::Small);
 //! assert_eq!(small.aids.names(), Aids::small_model().names());
+//! let ablated = AidsChoice::parse("small-without:adopt_prose_calls").unwrap();
+//! assert_eq!(ablated.name(), "small-without:adopt_prose_calls");
+//! assert!(!apply_aids(RunPolicy::default(), ablated).aids.names().contains(&"adopt_prose_calls"));
+//! assert_eq!(AidsChoice::parse("small-without:no_such_aid"), None);
 //! ```
 
 use tinytools::run::{Aids, RunPolicy};
@@ -28,6 +33,8 @@ pub enum AidsChoice {
     Standard,
     /// The aids measured on small local models ([`Aids::small_model`]).
     Small,
+    /// [`Aids::small_model`] without the aid of this name: one aid's ablation.
+    SmallWithout(&'static str),
 }
 
 impl AidsChoice {
@@ -35,16 +42,20 @@ impl AidsChoice {
     pub const ALL: [AidsChoice; 3] = [Self::None, Self::Standard, Self::Small];
 
     /// Its name on the command line and in reports.
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Self::None => "none",
-            Self::Standard => "standard",
-            Self::Small => "small",
+            Self::None => "none".to_owned(),
+            Self::Standard => "standard".to_owned(),
+            Self::Small => "small".to_owned(),
+            Self::SmallWithout(aid) => format!("small-without:{aid}"),
         }
     }
 
-    /// The choice a name means.
+    /// The choice a name means; `small-without:` must name an aid of [`Aids::small_model`].
     pub fn parse(name: &str) -> Option<Self> {
+        if let Some(aid) = name.strip_prefix("small-without:") {
+            return Aids::small_model().names().into_iter().find(|known| *known == aid).map(Self::SmallWithout);
+        }
         Self::ALL.into_iter().find(|choice| choice.name() == name)
     }
 }
@@ -55,5 +66,6 @@ pub fn apply_aids(policy: RunPolicy, choice: AidsChoice) -> RunPolicy {
         AidsChoice::None => policy.with_aids(Aids::none()),
         AidsChoice::Standard => policy.with_aids(Aids::standard()),
         AidsChoice::Small => policy.with_aids(Aids::small_model()),
+        AidsChoice::SmallWithout(aid) => policy.with_aids(Aids::small_model().without(aid)),
     }
 }

@@ -62,7 +62,8 @@ async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
 async fn the_aids_choice_reaches_the_run() {
     let task = tasks::get("finance-share-price").expect("a task of the suite");
     let mut model_calls = Vec::new();
-    for aids in AidsChoice::ALL {
+    let ablation = AidsChoice::parse("small-without:ask_after_empty_reply").expect("an aid of small_model");
+    for aids in AidsChoice::ALL.into_iter().chain([ablation]) {
         let spec = bench::arm(ArmKind::Discovery, 60, 0, PrePromotion::default(), 8, aids).expect("the arm");
         assert_eq!(spec.aids, aids);
         let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("No idea.")]));
@@ -70,5 +71,6 @@ async fn the_aids_choice_reaches_the_run() {
         assert!(result.error.is_none(), "{aids:?}: {:?}", result.error);
         model_calls.push((aids.name(), result.model_calls));
     }
-    assert_eq!(model_calls, [("none", 1), ("standard", 1), ("small", 2)]);
+    let model_calls: Vec<(&str, usize)> = model_calls.iter().map(|(name, calls)| (name.as_str(), *calls)).collect();
+    assert_eq!(model_calls, [("none", 1), ("standard", 1), ("small", 2), ("small-without:ask_after_empty_reply", 1)]);
 }

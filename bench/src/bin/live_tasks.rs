@@ -49,10 +49,10 @@
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
 //! `--expand` (the deferred arms rank each query with the model's own search keywords added,
 //! `tinytools::rank::ExpandingRanker` around the ranker: one short extra call per ranked query,
-//! reported apart); `--max-turns N` (default 8); `--aids none|standard|small` (the aids every
-//! run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
-//! `standard` the library's default, `small` the small-model preset; recorded as `aids` in the
-//! report); `--timeout-secs N` (provider
+//! reported apart); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
+//! every run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
+//! `standard` the library's default, `small` the small-model preset, `small-without:AID` that
+//! preset less one aid, an ablation; recorded as `aids` in the report); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
 //! the other arms' task runs then share N lanes, default 3, the arms alternating task by task:
@@ -371,7 +371,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--aids" => {
                 let name = value()?;
                 options.aids = AidsChoice::parse(name.trim())
-                    .ok_or_else(|| format!("unknown aids `{name}`: none, standard or small"))?;
+                    .ok_or_else(|| format!("unknown aids `{name}`: none, standard, small or small-without:AID"))?;
             }
             "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
             "--json" => options.json = true,
