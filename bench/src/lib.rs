@@ -13,6 +13,7 @@
 //! cargo run --release -p tinytools-bench --bin live_tasks -- ...           # the benchmark (docs/live.md)
 //! cargo run --release -p tinytools-bench --bin pre_promotion_eval -- ...   # pre-promotion's floor, offline
 //! cargo run --release -p tinytools-bench --bin retrieval_eval -- ...       # tool_search's ranking on a public set
+//! cargo run --release -p tinytools-bench --bin bfcl -- ...                 # BFCL end to end, scored by its own checker
 //! ```
 //!
 //! The eval sets (BFCL, MetaTool) are read at run time from `../shared/eval` beside the
@@ -20,6 +21,7 @@
 
 mod aids;
 mod arms;
+pub mod bfcl;
 mod gateway;
 mod report;
 mod schedule;

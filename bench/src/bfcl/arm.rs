@@ -1,0 +1,190 @@
+//! The BFCL arms: how a query's functions reach the model.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tinytools::discovery::ToolDiscoveryPolicy;
+use tinytools::rank::ToolRanker;
+use tinytools::run::RunPolicy;
+use tinytools::{Tool, ToolExposure, ToolRegistry};
+use tinytools_examples::eval::{normalize_schema, safe_name, stub_tool};
+
+use super::data::{Dataset, Function, Query};
+
+/// What every BFCL function answers when called: BFCL scores the calls, not what follows.
+pub const STUB_ANSWER: &str = r#"{"status": "ok"}"#;
+
+/// The most model calls a query's run may make.
+pub const MAX_TURNS: usize = 4;
+
+/// Which exposure an arm measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arm {
+    /// BFCL's own setting: the query's offered functions, Direct.
+    Native,
+    /// Every pooled function Deferred (the query's own definitions for its names), with the
+    /// library's default discovery.
+    Pool,
+    /// As [`Pool`](Self::Pool), ranked by the host's ranker (the embedding ranker).
+    PoolRanker,
+}
+
+impl Arm {
+    /// Every arm, in `--arms` order.
+    pub const ALL: [Arm; 3] = [Self::Native, Self::Pool, Self::PoolRanker];
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Pool => "pool",
+            Self::PoolRanker => "pool-ranker",
+        }
+    }
+
+    /// The arm a name means.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|arm| arm.name() == name)
+    }
+}
+
+/// An arm ready to run queries: for the pool arms, the pooled registry built once.
+pub struct ArmSetup {
+    /// Which arm.
+    pub arm: Arm,
+    pool: ToolRegistry,
+    policy: RunPolicy,
+    /// Pooled names left out because another name already had their wire name.
+    pub wire_name_collisions: usize,
+}
+
+impl ArmSetup {
+    /// Builds `arm` over `data`'s pool; `ranker` is the pool-ranker arm's ranker.
+    ///
+    /// # Errors
+    /// A pooled function that does not register, or the pool-ranker arm without a ranker.
+    pub fn new(arm: Arm, data: &Dataset, ranker: Option<Arc<dyn ToolRanker>>) -> Result<Self, String> {
+        let mut discovery = ToolDiscoveryPolicy::default();
+        match (arm, ranker) {
+            (Arm::PoolRanker, Some(ranker)) => discovery = discovery.with_ranker(ranker),
+            (Arm::PoolRanker, None) => return Err("the pool-ranker arm needs a ranker".to_owned()),
+            _ => {}
+        }
+        let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(MAX_TURNS);
+        let mut pool = ToolRegistry::new();
+        let mut wire_name_collisions = 0;
+        if arm != Arm::Native {
+            for function in &data.pool {
+                if pool.contains(&safe_name(&function.name)) {
+                    wire_name_collisions += 1;
+                    continue;
+                }
+                pool.register_arc(stub(function)).map_err(|err| format!("pooled function {}: {err}", function.name))?;
+            }
+        }
+        Ok(Self { arm, pool, policy, wire_name_collisions })
+    }
+
+    /// The registry and policy of one query's run. Native: the offered functions, Direct.
+    /// Pool: the pool with the query's own definitions in place of its names' pooled ones.
+    /// An offered function that cannot register is left out (and so cannot be called).
+    pub fn for_query(&self, query: &Query) -> (ToolRegistry, RunPolicy) {
+        let mut registry = if self.arm == Arm::Native { ToolRegistry::new() } else { self.pool.clone() };
+        let exposure = if self.arm == Arm::Native { ToolExposure::Direct } else { ToolExposure::Deferred };
+        for function in &query.offered {
+            let name = safe_name(&function.name);
+            registry.remove(&name);
+            // A query that offers two definitions of one name keeps the first.
+            let _ = registry.register_as(stub(function), exposure);
+        }
+        (registry, self.policy.clone())
+    }
+
+    /// The name a BFCL function has on the wire.
+    pub fn wire_name(&self, name: &str) -> String {
+        safe_name(name)
+    }
+
+    /// Tools registered in every pool-arm run (before the query's own definitions).
+    pub fn pool_size(&self) -> usize {
+        self.pool.len()
+    }
+}
+
+fn stub(function: &Function) -> Arc<dyn Tool> {
+    stub_tool(
+        safe_name(&function.name),
+        function.description.clone(),
+        normalize_schema(&function.parameters),
+        STUB_ANSWER,
+    )
+}
+
+/// BFCL's type names in these functions that reach JSON Schema as no constraint at all
+/// (`any`, and names JSON Schema has no word for), with their counts: what the mapping
+/// (`dict` → object, `float` → number, `tuple` → array, Java's names to theirs) cannot say.
+pub fn unmapped_types<'a>(functions: impl IntoIterator<Item = &'a Function>) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for function in functions {
+        walk(&function.parameters, &mut out);
+    }
+    out
+}
+
+fn walk(node: &Value, out: &mut BTreeMap<String, usize>) {
+    let Some(object) = node.as_object() else { return };
+    if let Some(name) = object.get("type").and_then(Value::as_str) {
+        let mapped = normalize_schema(&serde_json::json!({"properties": {"p": {"type": name}}}));
+        if mapped["properties"]["p"].get("type").is_none() {
+            *out.entry(name.to_owned()).or_default() += 1;
+        }
+    }
+    for child in object.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.values()) {
+        walk(child, out);
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = object.get(key) {
+            walk(child, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn function(name: &str, description: &str) -> Function {
+        Function {
+            name: name.into(),
+            description: description.into(),
+            parameters: serde_json::json!({"type": "dict", "properties": {"x": {"type": "any"}}}),
+        }
+    }
+
+    #[test]
+    fn the_pool_carries_the_query_s_own_definitions() {
+        let data = Dataset {
+            pool: vec![function("math.f", "pooled"), function("g", "other"), function("math_f", "collides")],
+            queries: vec![],
+        };
+        let query = Query {
+            qid: "q".into(),
+            category: "simple_python".into(),
+            text: "t".into(),
+            offered: vec![function("math.f", "offered")],
+            gold_names: vec!["math.f".into()],
+        };
+        let pool = ArmSetup::new(Arm::Pool, &data, None).unwrap();
+        assert_eq!((pool.pool_size(), pool.wire_name_collisions), (2, 1));
+        let (registry, _) = pool.for_query(&query);
+        let tool = registry.get("math_f").unwrap();
+        assert_eq!((tool.spec().description.as_ref(), tool.exposure()), ("offered", ToolExposure::Deferred));
+        assert!(registry.contains("g"));
+        let (native, _) = ArmSetup::new(Arm::Native, &data, None).unwrap().for_query(&query);
+        assert_eq!(native.len(), 1);
+        assert_eq!(native.get("math_f").unwrap().exposure(), ToolExposure::Direct);
+        assert!(ArmSetup::new(Arm::PoolRanker, &data, None).is_err());
+        assert_eq!(unmapped_types(&data.pool).get("any"), Some(&3));
+    }
+}

@@ -1,0 +1,134 @@
+//! BFCL end to end: each query of the Berkeley Function Calling Leaderboard's dev half through
+//! the real [`Agent`](tinytools::run::Agent), its functions offered natively or deferred in a
+//! pool of about 2,000, and the calls scored by BFCL's own AST checker from the bfcl-eval
+//! wheel (read at run time, never copied here).
+//!
+//! ```text
+//! bench/bfcl/setup.sh      # the wheel, --no-deps, in a venv of its own
+//! cargo run --release -p tinytools-bench --bin bfcl -- --base-url URL --model NAME \
+//!     --queries ../shared/eval/bfcl/queries.jsonl --arms native,pool --limit 150 --seed 1 --json
+//! ```
+
+mod arm;
+mod checker;
+mod data;
+mod report;
+mod run;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt;
+use tinytools::model::ChatModel;
+
+pub use arm::{Arm, ArmSetup, MAX_TURNS, STUB_ANSWER, unmapped_types};
+pub use checker::{Checker, Verdict, default_python, script};
+pub use data::{
+    Dataset, Function, IRRELEVANCE_CATEGORIES, Query, QueryRow, TOOL_CATEGORIES, in_dev_half, load, sample,
+};
+pub use report::{Figures, figures, table};
+pub use run::{QueryResult, run_query};
+
+use crate::AidsChoice;
+
+/// One BFCL run: which model, arms, queries and aids, and where results go.
+pub struct BfclRun {
+    /// The model every query runs against.
+    pub model: Arc<dyn ChatModel>,
+    /// Its name, recorded with each result.
+    pub model_name: String,
+    /// The arms, run one after another.
+    pub arms: Vec<ArmSetup>,
+    /// The sampled queries.
+    pub queries: Vec<Query>,
+    /// The aids every run gets.
+    pub aids: AidsChoice,
+    /// Queries of one arm in flight at once.
+    pub lanes: usize,
+    /// The results file: read first (finished queries are not run again), appended to after
+    /// each query, so a run that stops keeps what it finished.
+    pub results: Option<PathBuf>,
+}
+
+impl BfclRun {
+    /// Runs every arm over every query not already in the results file, scoring each with
+    /// `checker` (when there is one) as it finishes. Returns this run's sample's results,
+    /// earlier ones included, arm by arm in query order.
+    ///
+    /// # Errors
+    /// When the results file cannot be read or written.
+    pub async fn run(
+        &self,
+        checker: Option<Checker>,
+        progress: impl Fn(&QueryResult) + Sync,
+    ) -> Result<Vec<QueryResult>, String> {
+        let checker = checker.map(Mutex::new);
+        let mut done = self.finished()?;
+        let file = match &self.results {
+            Some(path) => Some(Mutex::new(append(path)?)),
+            None => None,
+        };
+        let record = |mut result: QueryResult| -> Result<QueryResult, String> {
+            if let (None, Some(checker)) = (result.valid, &checker) {
+                let mut checker = checker.lock().map_err(|_| "the checker lock is poisoned".to_owned())?;
+                match checker.check(&result.qid, &result.category, &result.scored_calls) {
+                    Ok(verdict) => (result.valid, result.check_error) = (Some(verdict.valid), verdict.error),
+                    Err(err) => result.check_error = Some(err),
+                }
+            }
+            if let Some(file) = &file {
+                let mut file = file.lock().map_err(|_| "the results lock is poisoned".to_owned())?;
+                let line = serde_json::to_string(&result).map_err(|err| err.to_string())?;
+                writeln!(file, "{line}").map_err(|err| format!("results file: {err}"))?;
+            }
+            progress(&result);
+            Ok(result)
+        };
+        let mut out = Vec::new();
+        for setup in &self.arms {
+            let mut todo = Vec::new();
+            for query in &self.queries {
+                match done.remove(&(setup.arm.name().to_owned(), query.qid.clone())) {
+                    Some(result) if result.valid.is_some() || checker.is_none() => out.push(result),
+                    Some(result) => out.push(record(result)?),
+                    None => todo.push(query),
+                }
+            }
+            let mut runs = futures_util::stream::iter(todo)
+                .map(|query| run_query(self.model.clone(), &self.model_name, setup, query, self.aids))
+                .buffer_unordered(self.lanes.max(1));
+            while let Some(result) = runs.next().await {
+                out.push(record(result)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Results of this model and aids already in the results file, by arm and query.
+    fn finished(&self) -> Result<HashMap<(String, String), QueryResult>, String> {
+        let Some(path) = self.results.as_ref().filter(|path| path.exists()) else {
+            return Ok(HashMap::new());
+        };
+        let text = std::fs::read_to_string(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+        let aids = self.aids.name();
+        Ok(text
+            .lines()
+            .filter_map(|line| serde_json::from_str::<QueryResult>(line).ok())
+            .filter(|result| result.model == self.model_name && result.aids == aids)
+            .map(|result| ((result.arm.clone(), result.qid.clone()), result))
+            .collect())
+    }
+}
+
+fn append(path: &Path) -> Result<std::fs::File, String> {
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|err| format!("cannot open {}: {err}", path.display()))
+}

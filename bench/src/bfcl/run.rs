@@ -1,0 +1,255 @@
+//! One BFCL query through the real [`Agent`], in one arm, and what it did.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tinytools::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse};
+use tinytools::run::{Agent, RunEvent};
+use tinytools::tool::TOOL_SEARCH;
+
+use super::arm::ArmSetup;
+use super::data::Query;
+use crate::AidsChoice;
+
+/// What one query did in one arm; a line of the resumable results file.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct QueryResult {
+    /// The model's name.
+    pub model: String,
+    /// The aids every run got.
+    pub aids: String,
+    /// The arm's name.
+    pub arm: String,
+    /// BFCL's id.
+    pub qid: String,
+    /// BFCL's category.
+    pub category: String,
+    /// The calls scored, `[{name: arguments}]` as BFCL's checker reads them.
+    pub scored_calls: Vec<Value>,
+    /// Every call of a BFCL function the model emitted, executed or not.
+    pub attempted: usize,
+    /// Of those, how many ran.
+    pub executed: usize,
+    /// `tool_search` calls.
+    pub searches: usize,
+    /// Whether every gold function was in the first request's tools.
+    pub gold_offered: bool,
+    /// Whether every gold function was in some request's tools.
+    pub gold_promoted: bool,
+    /// Whether every gold function was among some `tool_search` answer's matches.
+    pub gold_searched: bool,
+    /// Model calls.
+    pub model_calls: usize,
+    /// Bytes of the first request's tools array (compact JSON).
+    pub first_request_tool_bytes: usize,
+    /// Prompt tokens of the first request, as the server counted them.
+    pub first_request_tokens: Option<u64>,
+    /// Prompt tokens of every request.
+    pub total_prompt_tokens: u64,
+    /// Wall time of the run.
+    pub wall_ms: f64,
+    /// A run that ended in an error (a provider failure, a limit).
+    pub error: Option<String>,
+    /// BFCL's checker: whether the scored calls are right.
+    pub valid: Option<bool>,
+    /// BFCL's checker: why not.
+    pub check_error: Option<String>,
+}
+
+/// One request: its tools' names, their bytes, its prompt tokens.
+type Request = (Vec<String>, usize, Option<u64>);
+
+/// Records each request's tool names, their bytes and its usage.
+struct Recorder {
+    inner: Arc<dyn ChatModel>,
+    log: Mutex<Vec<Request>>,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Recorder {
+    fn profile(&self) -> ModelProfile {
+        self.inner.profile()
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let names = request.tools.iter().map(|tool| tool.name.clone()).collect();
+        let bytes = serde_json::to_string(&request.tools).map_or(0, |text| text.len());
+        let response = self.inner.complete(request).await;
+        let tokens = response.as_ref().ok().and_then(|r| r.usage).map(|usage| usage.prompt_tokens);
+        if let Ok(mut log) = self.log.lock() {
+            log.push((names, bytes, tokens));
+        }
+        response
+    }
+}
+
+/// Runs `query` in `arm` with `aids`: a fresh agent over the arm's registry for this query,
+/// the user's words alone (BFCL's function-calling setting has no system prompt).
+pub async fn run_query(
+    model: Arc<dyn ChatModel>,
+    model_name: &str,
+    setup: &ArmSetup,
+    query: &Query,
+    aids: AidsChoice,
+) -> QueryResult {
+    let recorder = Arc::new(Recorder { inner: model, log: Mutex::new(Vec::new()) });
+    let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
+    let sink = events.clone();
+    let (registry, policy) = setup.for_query(query);
+    let agent = Agent::new(Arc::new(registry), recorder.clone())
+        .with_policy(crate::apply_aids(policy, aids))
+        .with_events(Arc::new(move |event: &RunEvent| {
+            if let Ok(mut log) = sink.lock() {
+                log.push(event.clone());
+            }
+        }));
+    let started = Instant::now();
+    let outcome = agent.run(vec![Message::user(query.text.clone())]).await;
+    let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
+    let (messages, error) = match outcome {
+        Ok(outcome) => (outcome.transcript.messages, None),
+        Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
+    };
+    let log = recorder.log.lock().map(|log| log.clone()).unwrap_or_default();
+    let events = events.lock().map(|events| events.clone()).unwrap_or_default();
+    let calls = Calls::of(&messages, &events);
+    let gold: Vec<String> = query.gold_names.iter().map(|name| setup.wire_name(name)).collect();
+    let holds_gold = |names: &[String]| gold.iter().all(|g| names.contains(g));
+    let searched: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolSearched { matched, .. } => Some(matched.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    QueryResult {
+        model: model_name.to_owned(),
+        aids: aids.name(),
+        arm: setup.arm.name().to_owned(),
+        qid: query.qid.clone(),
+        category: query.category.clone(),
+        attempted: calls.attempted,
+        executed: calls.executed,
+        searches: calls.searches,
+        scored_calls: calls.scored,
+        gold_offered: !gold.is_empty() && log.first().is_some_and(|(names, _, _)| holds_gold(names)),
+        gold_promoted: !gold.is_empty() && {
+            let all: Vec<String> = log.iter().flat_map(|(names, _, _)| names.clone()).collect();
+            holds_gold(&all)
+        },
+        gold_searched: !gold.is_empty() && holds_gold(&searched),
+        model_calls: log.len(),
+        first_request_tool_bytes: log.first().map_or(0, |(_, bytes, _)| *bytes),
+        first_request_tokens: log.first().and_then(|(_, _, tokens)| *tokens),
+        total_prompt_tokens: log.iter().filter_map(|(_, _, tokens)| *tokens).sum(),
+        wall_ms,
+        error,
+        valid: None,
+        check_error: None,
+    }
+}
+
+/// The calls a run made to the arm's functions, and which of them BFCL's checker scores.
+struct Calls {
+    scored: Vec<Value>,
+    attempted: usize,
+    executed: usize,
+    searches: usize,
+}
+
+impl Calls {
+    /// The rule: when any call ran, the calls that ran, in order, each distinct call once
+    /// (a model that corrects a call the arguments gate refused is scored on the correction;
+    /// parallel calls spread over turns all count). When none ran, the last turn's attempts.
+    fn of(messages: &[Message], events: &[RunEvent]) -> Self {
+        let started: HashSet<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                RunEvent::ToolStarted { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut ran = Vec::new();
+        let mut last_turn = Vec::new();
+        let (mut attempted, mut searches) = (0, 0);
+        for message in messages {
+            let Message::Assistant { tool_calls, .. } = message else { continue };
+            let turn: Vec<_> = tool_calls.iter().filter(|call| call.name != TOOL_SEARCH).collect();
+            searches += tool_calls.len() - turn.len();
+            attempted += turn.len();
+            if turn.is_empty() {
+                continue;
+            }
+            last_turn = turn.iter().map(|call| as_checked(&call.name, &call.arguments)).collect();
+            for call in turn.iter().filter(|call| started.contains(call.id.as_str())) {
+                let checked = as_checked(&call.name, &call.arguments);
+                if !ran.contains(&checked) {
+                    ran.push(checked);
+                }
+            }
+        }
+        let executed = ran.len();
+        let scored = if ran.is_empty() { last_turn } else { ran };
+        Self { scored, attempted, executed, searches }
+    }
+}
+
+/// `{name: arguments}`; arguments that are not a JSON object are kept under `__unparsed__`,
+/// which no BFCL function declares, so the checker refuses them.
+fn as_checked(name: &str, arguments: &str) -> Value {
+    let args = match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        Ok(Value::Null) if arguments.trim() == "null" => Value::Object(Map::new()),
+        _ if arguments.trim().is_empty() => Value::Object(Map::new()),
+        _ => serde_json::json!({"__unparsed__": arguments}),
+    };
+    let mut call = Map::new();
+    call.insert(name.to_owned(), args);
+    Value::Object(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tinytools::model::ToolCall;
+
+    fn call(id: &str, name: &str, args: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: name.into(), arguments: args.into() }
+    }
+
+    fn started(id: &str) -> RunEvent {
+        RunEvent::ToolStarted { call_id: id.into(), tool_name: String::new() }
+    }
+
+    #[test]
+    fn the_calls_that_ran_are_scored_once_each() {
+        let messages = vec![
+            Message::user("q"),
+            Message::Assistant { content: String::new(), tool_calls: vec![call("1", TOOL_SEARCH, "{}")] },
+            Message::Assistant { content: String::new(), tool_calls: vec![call("2", "f", r#"{"x": "bad"}"#)] },
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call("3", "f", r#"{"x": 1}"#), call("4", "f", r#"{"x": 1}"#)],
+            },
+        ];
+        let calls = Calls::of(&messages, &[started("3"), started("4")]);
+        assert_eq!(calls.scored, vec![serde_json::json!({"f": {"x": 1}})]);
+        assert_eq!((calls.attempted, calls.executed, calls.searches), (3, 1, 1));
+    }
+
+    #[test]
+    fn without_a_run_call_the_last_attempts_are_scored() {
+        let messages = vec![
+            Message::Assistant { content: String::new(), tool_calls: vec![call("1", "f", "{}")] },
+            Message::Assistant { content: String::new(), tool_calls: vec![call("2", "g", "not json")] },
+            Message::Assistant { content: "done".into(), tool_calls: vec![] },
+        ];
+        let calls = Calls::of(&messages, &[]);
+        assert_eq!(calls.scored, vec![serde_json::json!({"g": {"__unparsed__": "not json"}})]);
+        assert_eq!(Calls::of(&[Message::user("q")], &[]).scored, Vec::<Value>::new());
+    }
+}

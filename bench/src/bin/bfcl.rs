@@ -1,0 +1,243 @@
+//! BFCL end to end: the dev half's queries through the real agent, natively and deferred in
+//! the pooled catalogue, scored by BFCL's own AST checker (`tinytools_bench::bfcl`).
+//!
+//! ```text
+//! bench/bfcl/setup.sh
+//! cargo run --release -p tinytools-bench --bin bfcl -- --base-url http://127.0.0.1:8091/v1 \
+//!     --model qwen2.5-coder-1.5b --arms native,pool --limit 150 --seed 1 --json
+//! ```
+//!
+//! Options: `--queries FILE` (default `../shared/eval/bfcl/queries.jsonl`; any file of that
+//! format), `--tools FILE` (the pooled functions, default beside it), `--arms
+//! native,pool,pool-ranker` (default `native,pool`), `--limit N` (a stratified sample, default
+//! every query) and `--seed S` (default 1), `--results FILE` (resumable: finished queries are
+//! kept and not run again; default `target/bfcl/MODEL-sSEED-nLIMIT.jsonl`), `--lanes N`
+//! (queries of one arm in flight, default 2), `--aids none|standard|small`, `--dialect
+//! auto|native|json|pformat`, `--temperature X` (default 0), `--timeout-secs N`, `--python
+//! PATH` (the Python with the wheel, default `TINYTOOLS_BFCL_PYTHON` or setup.sh's venv),
+//! `--no-irrelevance` (leave out the wheel's irrelevance categories), `--scripted` (the
+//! offline keyword model: proves the path, measures nothing), `--json` (the report as JSON on
+//! stdout; otherwise a Markdown table).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tinytools::dialect::Dialect;
+use tinytools::model::ChatModel;
+use tinytools::providers::{HttpOptions, OpenAiCompatible};
+use tinytools::rank::ToolRanker;
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker};
+use tinytools_bench::{AidsChoice, KeywordModel};
+use tinytools_examples::models;
+
+struct Options {
+    base_url: String,
+    model: String,
+    queries: PathBuf,
+    tools: Option<PathBuf>,
+    arms: Vec<Arm>,
+    limit: Option<usize>,
+    seed: u64,
+    results: Option<PathBuf>,
+    lanes: usize,
+    aids: AidsChoice,
+    dialect: Dialect,
+    temperature: f32,
+    timeout: Duration,
+    python: PathBuf,
+    irrelevance: bool,
+    scripted: bool,
+    json: bool,
+}
+
+fn main() {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("bfcl: {message}");
+            std::process::exit(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("bfcl: cannot start a runtime: {err}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(message) = runtime.block_on(run(options)) {
+        eprintln!("bfcl: {message}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(options: Options) -> Result<(), String> {
+    let checker = Checker::start(&options.python)?;
+    let wheel_data = options.irrelevance.then_some(checker.data_dir.as_path());
+    let tools = options.tools.clone().unwrap_or_else(|| options.queries.with_file_name("tools.jsonl"));
+    let data = bfcl::load(&options.queries, &tools, wheel_data)?;
+    let queries = bfcl::sample(&data.queries, options.limit.unwrap_or(usize::MAX), options.seed);
+    let model: Arc<dyn ChatModel> = if options.scripted {
+        Arc::new(KeywordModel)
+    } else {
+        let http = HttpOptions::local().with_timeout(options.timeout);
+        let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
+            .map_err(|e| e.to_string())?
+            .with_temperature(options.temperature);
+        options.dialect.wrap(Arc::new(client))
+    };
+    let model_name = if options.scripted { "scripted-keyword".to_owned() } else { options.model.clone() };
+    let mut arms = Vec::new();
+    for arm in &options.arms {
+        let ranker: Option<Arc<dyn ToolRanker>> = match arm {
+            Arm::PoolRanker => {
+                let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
+                Some(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
+            }
+            _ => None,
+        };
+        arms.push(ArmSetup::new(*arm, &data, ranker)?);
+    }
+    let pool = arms.iter().map(ArmSetup::pool_size).max().unwrap_or(0);
+    let unmapped = bfcl::unmapped_types(data.pool.iter().chain(queries.iter().flat_map(|q| &q.offered)));
+    eprintln!(
+        "bfcl: {} of {} queries (seed {}), arms {}, model {model_name}, aids {}, pool {pool} functions; BFCL checker {} from {}",
+        queries.len(),
+        data.queries.len(),
+        options.seed,
+        options.arms.iter().map(|arm| arm.name()).collect::<Vec<_>>().join(","),
+        options.aids.name(),
+        checker.version,
+        checker.data_dir.display()
+    );
+    let results_file = options.results.clone().unwrap_or_else(|| {
+        let limit = options.limit.map_or("all".to_owned(), |n| n.to_string());
+        PathBuf::from("target/bfcl").join(format!("{}-s{}-n{limit}.jsonl", model_name.replace('/', "_"), options.seed))
+    });
+    let bench = BfclRun {
+        model,
+        model_name,
+        arms,
+        queries,
+        aids: options.aids,
+        lanes: options.lanes,
+        results: Some(results_file.clone()),
+    };
+    let started = std::time::Instant::now();
+    let results = bench
+        .run(Some(checker), |r| {
+            let verdict = match r.valid {
+                Some(true) => "right",
+                Some(false) => "wrong",
+                None => "unchecked",
+            };
+            eprintln!(
+                "  {:<11} {:<28} {verdict:<9} {:>6.1}s calls {}  {}",
+                r.arm,
+                r.qid,
+                r.wall_ms / 1_000.0,
+                serde_json::Value::Array(r.scored_calls.clone()),
+                r.check_error.as_deref().unwrap_or("").chars().take(120).collect::<String>()
+            );
+        })
+        .await?;
+    let figures = bfcl::figures(&results);
+    if options.json {
+        let by_arm: serde_json::Map<String, serde_json::Value> = figures
+            .iter()
+            .map(|(arm, groups)| (arm.clone(), groups.iter().map(|(g, f)| (g.clone(), f.to_json())).collect()))
+            .collect();
+        let report = json!({
+            "model": bench.model_name,
+            "aids": options.aids.name(),
+            "seed": options.seed,
+            "limit": options.limit,
+            "queries": bench.queries.len(),
+            "pool_functions": pool,
+            "max_turns": bfcl::MAX_TURNS,
+            "unmapped_types": unmapped,
+            "results_file": results_file,
+            "wall_s": started.elapsed().as_secs(),
+            "arms": by_arm,
+        });
+        println!("{report:#}");
+    } else {
+        println!("{}", bfcl::table(&figures));
+        println!("types reaching JSON Schema unconstrained: {unmapped:?}");
+    }
+    Ok(())
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        base_url: "http://127.0.0.1:8091/v1".to_owned(),
+        model: "qwen2.5-coder-1.5b".to_owned(),
+        queries: PathBuf::from("../shared/eval/bfcl/queries.jsonl"),
+        tools: None,
+        arms: vec![Arm::Native, Arm::Pool],
+        limit: None,
+        seed: 1,
+        results: None,
+        lanes: 2,
+        aids: AidsChoice::default(),
+        dialect: Dialect::Auto,
+        temperature: 0.0,
+        timeout: Duration::from_secs(900),
+        python: bfcl::default_python(),
+        irrelevance: true,
+        scripted: false,
+        json: false,
+    };
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--base-url" => options.base_url = value()?,
+            "--model" => options.model = value()?,
+            "--queries" => options.queries = value()?.into(),
+            "--tools" => options.tools = Some(value()?.into()),
+            "--arms" => {
+                options.arms = value()?
+                    .split(',')
+                    .map(|name| {
+                        Arm::parse(name.trim())
+                            .ok_or_else(|| format!("unknown arm `{name}`: native, pool or pool-ranker"))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            "--limit" => options.limit = Some(number(&value()?)?),
+            "--seed" => options.seed = number(&value()?)? as u64,
+            "--results" => options.results = Some(value()?.into()),
+            "--lanes" => options.lanes = number(&value()?)?,
+            "--aids" => {
+                let name = value()?;
+                options.aids = AidsChoice::parse(&name).ok_or_else(|| format!("unknown aids `{name}`"))?;
+            }
+            "--dialect" => {
+                options.dialect = match value()?.as_str() {
+                    "auto" => Dialect::Auto,
+                    "native" => Dialect::Native,
+                    "json" => Dialect::JsonInTag,
+                    "pformat" => Dialect::PFormat,
+                    other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
+                }
+            }
+            "--temperature" => {
+                options.temperature = value()?.parse().map_err(|_| "--temperature takes a number".to_owned())?
+            }
+            "--timeout-secs" => options.timeout = Duration::from_secs(number(&value()?)? as u64),
+            "--python" => options.python = value()?.into(),
+            "--no-irrelevance" => options.irrelevance = false,
+            "--scripted" => options.scripted = true,
+            "--json" => options.json = true,
+            other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
+        }
+    }
+    Ok(options)
+}
+
+fn number(text: &str) -> Result<usize, String> {
+    text.parse().map_err(|_| format!("`{text}` is not a whole number"))
+}

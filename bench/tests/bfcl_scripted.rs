@@ -1,0 +1,147 @@
+//! The BFCL arm end to end against offline models: the real agent, the real checker (from the
+//! bfcl-eval wheel `bench/bfcl/setup.sh` installs; CI sets `TINYTOOLS_BFCL_REQUIRED=1`, so a
+//! missing wheel fails here instead of skipping), the real dev-half queries.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset};
+use tinytools_bench::{AidsChoice, KeywordModel};
+
+fn eval_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl")
+}
+
+fn checker() -> Option<Checker> {
+    match Checker::start(&bfcl::default_python()) {
+        Ok(checker) => Some(checker),
+        Err(err) if std::env::var_os("TINYTOOLS_BFCL_REQUIRED").is_some() => panic!("{err}"),
+        Err(err) => {
+            eprintln!("skipped: {err}");
+            None
+        }
+    }
+}
+
+fn dataset(checker: &Checker) -> Dataset {
+    bfcl::load(&eval_dir().join("queries.jsonl"), &eval_dir().join("tools.jsonl"), Some(&checker.data_dir))
+        .expect("the dev half and the wheel load")
+}
+
+/// Answers each query with the gold call the test hands it, in BFCL's right answer's shape.
+struct Oracle {
+    calls: Vec<(String, Value)>,
+    seen: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Oracle {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.seen.fetch_add(1, Ordering::SeqCst);
+        if matches!(request.messages.last(), Some(Message::Tool { .. })) {
+            return Ok(ModelResponse::text("Done."));
+        }
+        let calls: Vec<(String, &str, Value)> = self
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| (format!("c{i}"), name.as_str(), args.clone()))
+            .collect();
+        Ok(ModelResponse::calls(calls.iter().map(|(id, name, args)| (id.as_str(), *name, args.clone()))))
+    }
+}
+
+#[test]
+fn the_checker_is_bfcl_s_own_and_reads_its_answers() {
+    let Some(mut checker) = checker() else { return };
+    let right = checker.check(
+        "simple_python_0",
+        "simple_python",
+        &[json!({"calculate_triangle_area": {"base": 10, "height": 5}})],
+    );
+    assert_eq!(right.map(|v| v.valid), Ok(true));
+    let wrong = checker
+        .check("simple_python_0", "simple_python", &[json!({"calculate_triangle_area": {"base": 10, "height": 6}})])
+        .unwrap();
+    assert!(!wrong.valid && wrong.error.is_some_and(|e| e.contains("height")));
+    // Dots become underscores, as BFCL expects of function-calling APIs.
+    let dotted = checker.check("simple_python_1", "simple_python", &[json!({"math_factorial": {"number": 5}})]);
+    assert_eq!(dotted.map(|v| v.valid), Ok(true));
+    assert_eq!(checker.check("irrelevance_1", "irrelevance", &[]).map(|v| v.valid), Ok(true));
+    assert_eq!(checker.check("irrelevance_1", "irrelevance", &[json!({"f": {}})]).map(|v| v.valid), Ok(false));
+}
+
+/// The right call, emitted through the real agent in the pool arm (2,000 Deferred functions),
+/// is found by name, runs, and BFCL's checker counts it right; the native arm too.
+#[tokio::test]
+async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
+    let Some(checker) = checker() else { return };
+    let data = dataset(&checker);
+    let query = data.queries.iter().find(|q| q.qid == "simple_python_0").expect("in the dev half").clone();
+    let model = Arc::new(Oracle {
+        calls: vec![("calculate_triangle_area".into(), json!({"base": 10, "height": 5}))],
+        seen: AtomicUsize::new(0),
+    });
+    let results = tempfile_path("right");
+    let run = BfclRun {
+        model: model.clone(),
+        model_name: "oracle".into(),
+        arms: vec![ArmSetup::new(Arm::Native, &data, None).unwrap(), ArmSetup::new(Arm::Pool, &data, None).unwrap()],
+        queries: vec![query],
+        aids: AidsChoice::Standard,
+        lanes: 1,
+        results: Some(results.clone()),
+    };
+    let out = run.run(Some(checker), |_| {}).await.expect("runs");
+    assert_eq!(out.len(), 2);
+    for result in &out {
+        assert_eq!(result.valid, Some(true), "{result:?}");
+        assert_eq!((result.attempted, result.executed), (1, 1));
+    }
+    let pool = &out[1];
+    assert!(pool.gold_offered, "pre-promotion put the gold function in the first request");
+    assert!(pool.first_request_tool_bytes < 2_500, "{}", pool.first_request_tool_bytes);
+    // Resumable: a second run over the same file makes no model call.
+    let calls = model.seen.load(Ordering::SeqCst);
+    let again = BfclRun { arms: vec![ArmSetup::new(Arm::Native, &data, None).unwrap()], ..run };
+    let out = again.run(None, |_| {}).await.expect("runs");
+    assert_eq!((out.len(), out[0].valid), (1, Some(true)));
+    assert_eq!(model.seen.load(Ordering::SeqCst), calls);
+    let _ = std::fs::remove_file(results);
+}
+
+/// The scripted keyword model over a seeded sample: every query gets a verdict, the sample is
+/// stratified over all nine categories, and the pool's first request stays small.
+#[tokio::test]
+async fn the_scripted_model_runs_a_sample_of_every_category() {
+    let Some(checker) = checker() else { return };
+    let data = dataset(&checker);
+    let queries = bfcl::sample(&data.queries, 30, 1);
+    let categories: std::collections::BTreeSet<&str> = queries.iter().map(|q| q.category.as_str()).collect();
+    assert_eq!(categories.len(), 9, "{categories:?}");
+    let run = BfclRun {
+        model: Arc::new(KeywordModel),
+        model_name: "scripted".into(),
+        arms: vec![ArmSetup::new(Arm::Pool, &data, None).unwrap()],
+        queries,
+        aids: AidsChoice::Standard,
+        lanes: 2,
+        results: None,
+    };
+    let out = run.run(Some(checker), |_| {}).await.expect("runs");
+    assert_eq!(out.len(), 30);
+    assert!(
+        out.iter().all(|r| r.valid.is_some() && r.check_error.as_deref().is_none_or(|e| !e.contains("checker failed")))
+    );
+    let figures = bfcl::figures(&out);
+    let tools = &figures["pool"]["tools (all)"];
+    assert!(tools.first_tool_bytes / tools.n < 2_500);
+}
+
+fn tempfile_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("tinytools-bfcl-{name}-{}.jsonl", std::process::id()))
+}
