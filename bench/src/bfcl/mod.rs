@@ -10,6 +10,7 @@
 //! ```
 
 mod arm;
+mod chart;
 mod checker;
 mod data;
 mod report;
@@ -24,6 +25,7 @@ use futures_util::StreamExt;
 use tinytools::model::ChatModel;
 
 pub use arm::{Arm, ArmSetup, MAX_TURNS, STUB_ANSWER, unmapped_types};
+pub use chart::draw as draw_chart;
 pub use checker::{Checker, Verdict, default_python, script};
 pub use data::{
     Dataset, Function, IRRELEVANCE_CATEGORIES, Query, QueryRow, TOOL_CATEGORIES, in_dev_half, load, sample,

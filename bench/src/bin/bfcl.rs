@@ -17,7 +17,8 @@
 //! PATH` (the Python with the wheel, default `TINYTOOLS_BFCL_PYTHON` or setup.sh's venv),
 //! `--no-irrelevance` (leave out the wheel's irrelevance categories), `--scripted` (the
 //! offline keyword model: proves the path, measures nothing), `--json` (the report as JSON on
-//! stdout; otherwise a Markdown table).
+//! stdout; otherwise a Markdown table), `--svg FILE` (the results page's chart: accuracy and
+//! first-request bytes per arm).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ struct Options {
     irrelevance: bool,
     scripted: bool,
     json: bool,
+    svg: Option<PathBuf>,
 }
 
 fn main() {
@@ -145,6 +147,15 @@ async fn run(options: Options) -> Result<(), String> {
         })
         .await?;
     let figures = bfcl::figures(&results);
+    if let Some(path) = &options.svg {
+        let title = format!(
+            "BFCL dev sample, {} queries, {} ({} aids)",
+            bench.queries.len(),
+            bench.model_name,
+            options.aids.name()
+        );
+        bfcl::draw_chart(&figures, &title, path)?;
+    }
     if options.json {
         let by_arm: serde_json::Map<String, serde_json::Value> = figures
             .iter()
@@ -190,6 +201,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         irrelevance: true,
         scripted: false,
         json: false,
+        svg: None,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -232,6 +244,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--no-irrelevance" => options.irrelevance = false,
             "--scripted" => options.scripted = true,
             "--json" => options.json = true,
+            "--svg" => options.svg = Some(value()?.into()),
             other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
         }
     }
