@@ -15,6 +15,9 @@ use super::data::{Dataset, Function, Query};
 /// What every BFCL function answers when called: BFCL scores the calls, not what follows.
 pub const STUB_ANSWER: &str = r#"{"status": "ok"}"#;
 
+/// How long a host ranker may take before BM25 answers instead.
+pub const RANKER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The most model calls a query's run may make.
 pub const MAX_TURNS: usize = 4;
 
@@ -53,6 +56,8 @@ impl Arm {
 pub struct ArmSetup {
     /// Which arm.
     pub arm: Arm,
+    /// Its name in results: the arm's, with `+expand` when its ranker expands queries.
+    pub label: String,
     pool: ToolRegistry,
     policy: RunPolicy,
     /// Pooled names left out because another name already had their wire name.
@@ -60,16 +65,27 @@ pub struct ArmSetup {
 }
 
 impl ArmSetup {
-    /// Builds `arm` over `data`'s pool; `ranker` is the pool-ranker arm's ranker.
+    /// Builds `arm` over `data`'s pool; `ranker` is the pool-ranker arm's ranker, or for the
+    /// pool arm a ranker in BM25's place (the keyword expansion around it).
     ///
     /// # Errors
-    /// A pooled function that does not register, or the pool-ranker arm without a ranker.
+    /// A pooled function that does not register, the pool-ranker arm without a ranker, or the
+    /// native arm with one.
     pub fn new(arm: Arm, data: &Dataset, ranker: Option<Arc<dyn ToolRanker>>) -> Result<Self, String> {
         let mut discovery = ToolDiscoveryPolicy::default();
+        let mut label = arm.name().to_owned();
         match (arm, ranker) {
-            (Arm::PoolRanker, Some(ranker)) => discovery = discovery.with_ranker(ranker),
             (Arm::PoolRanker, None) => return Err("the pool-ranker arm needs a ranker".to_owned()),
-            _ => {}
+            (Arm::Native, Some(_)) => return Err("the native arm has nothing to rank".to_owned()),
+            (_, Some(ranker)) => {
+                if ranker.name().contains("+keywords") {
+                    label.push_str("+expand");
+                }
+                // The first ranking may embed the whole pool, and an expansion waits its turn
+                // at a busy local server.
+                discovery = discovery.with_ranker(ranker).with_ranker_timeout(RANKER_TIMEOUT);
+            }
+            (_, None) => {}
         }
         let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(MAX_TURNS);
         let mut pool = ToolRegistry::new();
@@ -83,7 +99,7 @@ impl ArmSetup {
                 pool.register_arc(stub(function)).map_err(|err| format!("pooled function {}: {err}", function.name))?;
             }
         }
-        Ok(Self { arm, pool, policy, wire_name_collisions })
+        Ok(Self { arm, label, pool, policy, wire_name_collisions })
     }
 
     /// The registry and policy of one query's run. Native: the offered functions, Direct.
@@ -109,6 +125,11 @@ impl ArmSetup {
     /// Tools registered in every pool-arm run (before the query's own definitions).
     pub fn pool_size(&self) -> usize {
         self.pool.len()
+    }
+
+    /// The pooled registry (empty for the native arm).
+    pub fn pool(&self) -> &ToolRegistry {
+        &self.pool
     }
 }
 

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt;
 use tinytools::model::ChatModel;
 
-pub use arm::{Arm, ArmSetup, MAX_TURNS, STUB_ANSWER, unmapped_types};
+pub use arm::{Arm, ArmSetup, MAX_TURNS, RANKER_TIMEOUT, STUB_ANSWER, unmapped_types};
 pub use chart::draw as draw_chart;
 pub use checker::{Checker, Verdict, default_python, script};
 pub use data::{
@@ -92,7 +92,7 @@ impl BfclRun {
         for setup in &self.arms {
             let mut todo = Vec::new();
             for query in &self.queries {
-                match done.remove(&(setup.arm.name().to_owned(), query.qid.clone())) {
+                match done.remove(&(setup.label.clone(), query.qid.clone())) {
                     Some(result) if result.valid.is_some() || checker.is_none() => out.push(result),
                     Some(result) => out.push(record(result)?),
                     None => todo.push(query),

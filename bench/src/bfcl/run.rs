@@ -129,7 +129,7 @@ pub async fn run_query(
     QueryResult {
         model: model_name.to_owned(),
         aids: aids.name(),
-        arm: setup.arm.name().to_owned(),
+        arm: setup.label.clone(),
         qid: query.qid.clone(),
         category: query.category.clone(),
         attempted: calls.attempted,

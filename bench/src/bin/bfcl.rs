@@ -18,7 +18,9 @@
 //! `--no-irrelevance` (leave out the wheel's irrelevance categories), `--scripted` (the
 //! offline keyword model: proves the path, measures nothing), `--json` (the report as JSON on
 //! stdout; otherwise a Markdown table), `--svg FILE` (the results page's chart: accuracy and
-//! first-request bytes per arm).
+//! first-request bytes per arm), `--expand` (the pool arms rank each message with the model's
+//! own search keywords added, `tinytools::rank::ExpandingRanker`: one short extra call per
+//! ranked message; results are labelled `pool+expand`, `pool-ranker+expand`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,13 +28,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::dialect::Dialect;
+use tinytools::discovery::DeferredCatalog;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::rank::ToolRanker;
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker};
 use tinytools_bench::{AidsChoice, KeywordModel};
-use tinytools_examples::models;
+use tinytools_examples::{live, models};
 
 struct Options {
     base_url: String,
@@ -53,6 +56,7 @@ struct Options {
     scripted: bool,
     json: bool,
     svg: Option<PathBuf>,
+    expand: bool,
 }
 
 fn main() {
@@ -92,14 +96,36 @@ async fn run(options: Options) -> Result<(), String> {
         options.dialect.wrap(Arc::new(client))
     };
     let model_name = if options.scripted { "scripted-keyword".to_owned() } else { options.model.clone() };
+    let keyword_model: Option<Arc<dyn ChatModel>> = match (options.expand, options.scripted) {
+        (false, _) => None,
+        (true, true) => Some(Arc::new(KeywordModel)),
+        (true, false) => Some(live::keyword_client(
+            &options.base_url,
+            &options.model,
+            HttpOptions::local().with_timeout(options.timeout),
+        )?),
+    };
     let mut arms = Vec::new();
     for arm in &options.arms {
         let ranker: Option<Arc<dyn ToolRanker>> = match arm {
+            Arm::Native => None,
+            Arm::Pool => keyword_model.clone().map(|keywords| -> Arc<dyn ToolRanker> {
+                Arc::new(ExpandingRanker::new(Arc::new(Bm25Ranker), keywords))
+            }),
             Arm::PoolRanker => {
                 let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
-                Some(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
+                let embedding = Arc::new(EmbeddingRanker::new(Arc::new(embedder)));
+                // Embed the pool before any query is timed (queries' own definitions come later).
+                let probe = ArmSetup::new(Arm::Pool, &data, None)?;
+                let started = std::time::Instant::now();
+                let embedded =
+                    embedding.prepare(&DeferredCatalog::new(probe.pool(), |_| true)).map_err(|e| e.to_string())?;
+                eprintln!("bfcl: embedded {embedded} pooled functions in {:.1} s", started.elapsed().as_secs_f64());
+                Some(match &keyword_model {
+                    Some(keywords) => Arc::new(ExpandingRanker::new(embedding, keywords.clone())),
+                    None => embedding,
+                })
             }
-            _ => None,
         };
         arms.push(ArmSetup::new(*arm, &data, ranker)?);
     }
@@ -202,6 +228,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         scripted: false,
         json: false,
         svg: None,
+        expand: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -245,6 +272,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--scripted" => options.scripted = true,
             "--json" => options.json = true,
             "--svg" => options.svg = Some(value()?.into()),
+            "--expand" => options.expand = true,
             other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
         }
     }
