@@ -13,6 +13,7 @@
 //! cargo run --release -p tinytools-bench --bin live_tasks -- ...           # the benchmark (docs/live.md)
 //! cargo run --release -p tinytools-bench --bin pre_promotion_eval -- ...   # pre-promotion's floor, offline
 //! cargo run --release -p tinytools-bench --bin retrieval_eval -- ...       # tool_search's ranking on a public set
+//! cargo run --release -p tinytools-bench --bin livemcp_retrieval -- ...    # the same on LiveMCPBench's tasks
 //! ```
 //!
 //! The eval sets (BFCL, MetaTool) are read at run time from `../shared/eval` beside the
@@ -21,6 +22,7 @@
 mod aids;
 mod arms;
 mod gateway;
+pub mod livemcp;
 mod report;
 mod schedule;
 mod scripted;
