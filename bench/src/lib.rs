@@ -13,6 +13,7 @@
 //! cargo run --release -p tinytools-bench --bin live_tasks -- ...           # the benchmark (docs/live.md)
 //! cargo run --release -p tinytools-bench --bin pre_promotion_eval -- ...   # pre-promotion's floor, offline
 //! cargo run --release -p tinytools-bench --bin retrieval_eval -- ...       # tool_search's ranking on a public set
+//! cargo run --release -p tinytools-bench --bin livemcp_retrieval -- ...    # the same on LiveMCPBench's tasks
 //! cargo run --release -p tinytools-bench --bin bfcl -- ...                 # BFCL end to end, scored by its own checker
 //! ```
 //!
@@ -23,6 +24,7 @@ mod aids;
 mod arms;
 pub mod bfcl;
 mod gateway;
+pub mod livemcp;
 mod report;
 mod schedule;
 mod scripted;

