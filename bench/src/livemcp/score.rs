@@ -188,24 +188,10 @@ impl Evaluation {
         }
         let outcome = bridge.catalog().rank(bridge.policy(), message, pre.limit + promoted.len()).await;
         self.note_fallback(message, &outcome);
-        let (mut chosen, mut spent) = (0_usize, 0_usize);
-        for hit in &outcome.matched {
-            let passes = hit.confidence.is_some_and(|c| c >= pre.min_confidence);
-            if !passes || chosen == pre.limit || promoted.contains(&hit.name) {
-                continue;
-            }
-            let Some(schema) = bridge.prepared_schema(&hit.name) else {
-                continue;
-            };
-            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), &EstimatedTokens);
-            if spent.saturating_add(cost) > pre.token_budget {
-                continue;
-            }
-            spent += cost;
-            chosen += 1;
-            promoted.push(hit.name.clone());
-        }
-        spent
+        let chosen =
+            bridge.promotable(&outcome, pre.limit, &EstimatedTokens, |name| promoted.iter().any(|p| p == name));
+        promoted.extend(chosen.iter().map(|(schema, _)| schema.name.clone()));
+        chosen.iter().map(|(schema, _)| count_tool_schema_tokens(std::slice::from_ref(schema), &EstimatedTokens)).sum()
     }
 
     fn note_fallback(&mut self, query: &str, outcome: &RankOutcome) {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::manifest::{Manifest, ManifestDetail, families_line};
 use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
-use crate::schema::{SchemaPreparation, TokenCounter};
+use crate::schema::{SchemaPreparation, TokenCounter, count_tool_schema_tokens};
 use crate::surface::Surface;
 use crate::tool::TOOL_SEARCH;
 use crate::{SchemaCompaction, ToolRegistry, ToolResult, ToolSchema};
@@ -43,6 +43,11 @@ use crate::{SchemaCompaction, ToolRegistry, ToolResult, ToolSchema};
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let answer = bridge.search(&serde_json::json!({"query": "stock price"})).await;
 /// assert!(answer.result.to_model_text().starts_with(r#"{"matches":[{"name":"stock_quote","#));
+///
+/// // What pre-promotion would load for a user message, without a run:
+/// let ranked = bridge.catalog().rank(bridge.policy(), "ticker price", 3).await;
+/// let loaded = bridge.promotable(&ranked, 3, &EstimatedTokens, |_| false);
+/// assert_eq!(loaded.iter().map(|(t, _)| t.name.as_str()).collect::<Vec<_>>(), ["stock_quote"]);
 /// # });
 /// # Ok::<(), tinytools::RegistryError>(())
 /// ```
@@ -96,6 +101,40 @@ impl DiscoveryBridge {
     /// other schema the run sends. `None` when the catalogue does not hold it.
     pub fn prepared_schema(&self, name: &str) -> Option<ToolSchema> {
         self.catalog.get(name).map(|tool| self.project(tool.schema(), tool.compaction()))
+    }
+
+    /// The hits of `outcome` that query-aware discovery loads, in rank order, with their
+    /// confidences: at or above the pre-promotion floor, at most `limit`, while their prepared
+    /// declarations fit its token budget as `counter` counts; hits `skip` names are passed
+    /// over (tools promoted already). What a run's pre-promotion does with a user message,
+    /// for hosts and evaluations that want to know without running one.
+    pub fn promotable(
+        &self,
+        outcome: &RankOutcome,
+        limit: usize,
+        counter: &dyn TokenCounter,
+        skip: impl Fn(&str) -> bool,
+    ) -> Vec<(ToolSchema, f32)> {
+        let pre = self.policy.pre_promotion;
+        let (mut chosen, mut spent) = (Vec::new(), 0_usize);
+        for hit in &outcome.matched {
+            let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
+                continue;
+            };
+            if chosen.len() == limit || skip(&hit.name) {
+                continue;
+            }
+            let Some(schema) = self.prepared_schema(&hit.name) else {
+                continue;
+            };
+            let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), counter);
+            if spent.saturating_add(cost) > pre.token_budget {
+                continue;
+            }
+            spent += cost;
+            chosen.push((schema, confidence));
+        }
+        chosen
     }
 
     /// The declaration of any tool on the surface (Direct or Deferred), projected like every

@@ -3,7 +3,7 @@
 
 use crate::ToolSchema;
 use crate::discovery::{DiscoveryBridge, RankOutcome};
-use crate::schema::{TokenCounter, count_tool_schema_tokens};
+use crate::schema::TokenCounter;
 
 /// The hits of a ranking that pre-promotion would load, in rank order, with their
 /// confidences: at or above the floor, at most `limit`, while their declarations fit the token
@@ -16,26 +16,7 @@ pub(super) fn promotable(
     limit: usize,
     only_new: bool,
 ) -> Vec<(ToolSchema, f32)> {
-    let pre = bridge.policy().pre_promotion;
-    let (mut chosen, mut spent) = (Vec::new(), 0_usize);
-    for hit in &outcome.matched {
-        let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
-            continue;
-        };
-        if chosen.len() == limit || (only_new && promoted.iter().any(|tool| tool.name == hit.name)) {
-            continue;
-        }
-        let Some(schema) = bridge.prepared_schema(&hit.name) else {
-            continue;
-        };
-        let cost = count_tool_schema_tokens(std::slice::from_ref(&schema), counter);
-        if spent.saturating_add(cost) > pre.token_budget {
-            continue;
-        }
-        spent += cost;
-        chosen.push((schema, confidence));
-    }
-    chosen
+    bridge.promotable(outcome, limit, counter, |name| only_new && promoted.iter().any(|tool| tool.name == name))
 }
 
 /// `query` ranked against the deferred catalogue like a user message: the declarations of the
