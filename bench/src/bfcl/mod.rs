@@ -47,7 +47,7 @@ pub struct BfclRun {
     pub queries: Vec<Query>,
     /// The aids every run gets.
     pub aids: AidsChoice,
-    /// Queries of one arm in flight at once.
+    /// Query runs in flight at once.
     pub lanes: usize,
     /// The results file: read first (finished queries are not run again), appended to after
     /// each query, so a run that stops keeps what it finished.
@@ -56,8 +56,10 @@ pub struct BfclRun {
 
 impl BfclRun {
     /// Runs every arm over every query not already in the results file, scoring each with
-    /// `checker` (when there is one) as it finishes. Returns this run's sample's results,
-    /// earlier ones included, arm by arm in query order.
+    /// `checker` (when there is one) as it finishes. Queries go category by category in turn
+    /// (the first of each, then the second of each, ...) and each through every arm before the
+    /// next, so a run stopped part way leaves a balanced sample that every arm has answered.
+    /// Returns this run's sample's results, earlier ones included.
     ///
     /// # Errors
     /// When the results file cannot be read or written.
@@ -89,21 +91,21 @@ impl BfclRun {
             Ok(result)
         };
         let mut out = Vec::new();
-        for setup in &self.arms {
-            let mut todo = Vec::new();
-            for query in &self.queries {
+        let mut todo = Vec::new();
+        for query in interleaved(&self.queries) {
+            for setup in &self.arms {
                 match done.remove(&(setup.label.clone(), query.qid.clone())) {
                     Some(result) if result.valid.is_some() || checker.is_none() => out.push(result),
                     Some(result) => out.push(record(result)?),
-                    None => todo.push(query),
+                    None => todo.push((setup, query)),
                 }
             }
-            let mut runs = futures_util::stream::iter(todo)
-                .map(|query| run_query(self.model.clone(), &self.model_name, setup, query, self.aids))
-                .buffer_unordered(self.lanes.max(1));
-            while let Some(result) = runs.next().await {
-                out.push(record(result)?);
-            }
+        }
+        let mut runs = futures_util::stream::iter(todo)
+            .map(|(setup, query)| run_query(self.model.clone(), &self.model_name, setup, query, self.aids))
+            .buffer_unordered(self.lanes.max(1));
+        while let Some(result) = runs.next().await {
+            out.push(record(result)?);
         }
         Ok(out)
     }
@@ -124,6 +126,19 @@ impl BfclRun {
     }
 }
 
+/// The queries, category by category in turn, each category in its own order.
+fn interleaved(queries: &[Query]) -> Vec<&Query> {
+    let mut by_category: Vec<(&str, Vec<&Query>)> = Vec::new();
+    for query in queries {
+        match by_category.iter_mut().find(|(category, _)| *category == query.category) {
+            Some((_, members)) => members.push(query),
+            None => by_category.push((&query.category, vec![query])),
+        }
+    }
+    let longest = by_category.iter().map(|(_, members)| members.len()).max().unwrap_or(0);
+    (0..longest).flat_map(|i| by_category.iter().filter_map(move |(_, members)| members.get(i).copied())).collect()
+}
+
 fn append(path: &Path) -> Result<std::fs::File, String> {
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
@@ -133,4 +148,23 @@ fn append(path: &Path) -> Result<std::fs::File, String> {
         .append(true)
         .open(path)
         .map_err(|err| format!("cannot open {}: {err}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_take_turns_by_category() {
+        let query = |qid: &str, category: &str| Query {
+            qid: qid.into(),
+            category: category.into(),
+            text: String::new(),
+            offered: vec![],
+            gold_names: vec![],
+        };
+        let queries = [query("a1", "a"), query("a2", "a"), query("a3", "a"), query("b1", "b"), query("c1", "c")];
+        let order: Vec<&str> = interleaved(&queries).iter().map(|q| q.qid.as_str()).collect();
+        assert_eq!(order, ["a1", "b1", "c1", "a2", "a3"]);
+    }
 }
