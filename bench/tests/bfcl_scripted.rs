@@ -95,6 +95,7 @@ async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
         aids: AidsChoice::Standard,
         lanes: 1,
         results: Some(results.clone()),
+        run_missing: true,
     };
     let out = run.run(Some(checker), |_| {}).await.expect("runs");
     assert_eq!(out.len(), 2);
@@ -110,6 +111,11 @@ async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
     let again = BfclRun { arms: vec![ArmSetup::new(Arm::Native, &data, None).unwrap()], ..run };
     let out = again.run(None, |_| {}).await.expect("runs");
     assert_eq!((out.len(), out[0].valid), (1, Some(true)));
+    assert_eq!(model.seen.load(Ordering::SeqCst), calls);
+    // Report only: what the file holds for the sample, nothing run for the rest.
+    let other = data.queries.iter().find(|q| q.qid == "simple_python_1").expect("in the dev half").clone();
+    let report = BfclRun { queries: vec![other], run_missing: false, ..again };
+    assert!(report.run(None, |_| {}).await.expect("reads").is_empty());
     assert_eq!(model.seen.load(Ordering::SeqCst), calls);
     let _ = std::fs::remove_file(results);
 }
@@ -131,6 +137,7 @@ async fn the_scripted_model_runs_a_sample_of_every_category() {
         aids: AidsChoice::Standard,
         lanes: 2,
         results: None,
+        run_missing: true,
     };
     let out = run.run(Some(checker), |_| {}).await.expect("runs");
     assert_eq!(out.len(), 30);

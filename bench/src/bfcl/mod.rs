@@ -52,6 +52,8 @@ pub struct BfclRun {
     /// The results file: read first (finished queries are not run again), appended to after
     /// each query, so a run that stops keeps what it finished.
     pub results: Option<PathBuf>,
+    /// Whether to run what the results file lacks (`false`: report only what it holds).
+    pub run_missing: bool,
 }
 
 impl BfclRun {
@@ -100,6 +102,9 @@ impl BfclRun {
                     None => todo.push((setup, query)),
                 }
             }
+        }
+        if !self.run_missing {
+            todo.clear();
         }
         let mut runs = futures_util::stream::iter(todo)
             .map(|(setup, query)| run_query(self.model.clone(), &self.model_name, setup, query, self.aids))

@@ -20,7 +20,8 @@
 //! stdout; otherwise a Markdown table), `--svg FILE` (the results page's chart: accuracy and
 //! first-request bytes per arm), `--expand` (the pool arms rank each message with the model's
 //! own search keywords added, `tinytools::rank::ExpandingRanker`: one short extra call per
-//! ranked message; results are labelled `pool+expand`, `pool-ranker+expand`).
+//! ranked message; results are labelled `pool+expand`, `pool-ranker+expand`), `--report-only`
+//! (run nothing: report what the results file holds for this sample, as after a stopped run).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,6 +58,7 @@ struct Options {
     json: bool,
     svg: Option<PathBuf>,
     expand: bool,
+    report_only: bool,
 }
 
 fn main() {
@@ -153,6 +155,7 @@ async fn run(options: Options) -> Result<(), String> {
         aids: options.aids,
         lanes: options.lanes,
         results: Some(results_file.clone()),
+        run_missing: !options.report_only,
     };
     let started = std::time::Instant::now();
     let results = bench
@@ -229,6 +232,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         json: false,
         svg: None,
         expand: false,
+        report_only: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -273,6 +277,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--json" => options.json = true,
             "--svg" => options.svg = Some(value()?.into()),
             "--expand" => options.expand = true,
+            "--report-only" => options.report_only = true,
             other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
         }
     }
