@@ -137,6 +137,15 @@ impl DiscoveryBridge {
         chosen
     }
 
+    /// Whether calling `name` cannot change anything: a read-only tool of the surface, or the
+    /// bridge's own `tool_search` while it is active.
+    pub(crate) fn is_read_only(&self, name: &str) -> bool {
+        if name == TOOL_SEARCH {
+            return self.is_active();
+        }
+        self.surface.get(name).is_some_and(|tool| tool.spec().annotations.read_only)
+    }
+
     /// The declaration of any tool on the surface (Direct or Deferred), projected like every
     /// schema the run sends. `None` when the surface does not admit it.
     pub fn projected_schema(&self, name: &str) -> Option<ToolSchema> {

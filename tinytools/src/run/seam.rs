@@ -116,14 +116,14 @@ impl Run<'_> {
     /// effects.
     fn may_take(&self, aid: &Arc<dyn Aid>, name: &str) -> bool {
         let offered = self.offered.iter().any(|offered| offered == name);
-        let read_only = self.view().is_read_only(name);
+        let read_only = self.bridge.is_read_only(name);
         offered && (read_only || aid.takes_side_effect_calls() && self.bridge.surface().admits(name))
     }
 
     /// Whether `aid` may run the model's call of `name` on other arguments: a tool that cannot
     /// change anything, or any tool for an aid built for side effects.
     fn may_adjust(&self, aid: &Arc<dyn Aid>, name: &str) -> bool {
-        self.view().is_read_only(name) || aid.takes_side_effect_calls()
+        self.bridge.is_read_only(name) || aid.takes_side_effect_calls()
     }
 
     /// Writes an aid's feedback into the conversation, promotes what it names, and says what

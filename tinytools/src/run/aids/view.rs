@@ -7,7 +7,6 @@ use crate::model::{Message, ToolCall};
 use crate::registry::ToolRegistry;
 use crate::schema::TokenCounter;
 use crate::surface::SurfaceTool;
-use crate::tool::TOOL_SEARCH;
 use crate::{ToolExposure, ToolSchema};
 
 /// A read-only view of a run, as an [`Aid`](super::Aid) sees it: the conversation, the user's
@@ -56,10 +55,7 @@ impl RunView<'_> {
     /// Whether calling `name` cannot change anything: a read-only tool of the surface, or the
     /// bridge's own `tool_search`.
     pub fn is_read_only(&self, name: &str) -> bool {
-        if name == TOOL_SEARCH {
-            return self.bridge.is_active();
-        }
-        self.tool(name).is_some_and(|tool| tool.spec().annotations.read_only)
+        self.bridge.is_read_only(name)
     }
 
     /// Whether admission would accept these arguments (JSON text) for the surface tool `name`.
