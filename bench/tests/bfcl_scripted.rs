@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset};
 use tinytools_bench::{AidsChoice, KeywordModel};
 
@@ -32,7 +32,7 @@ fn dataset(checker: &Checker) -> Dataset {
         .expect("the dev half and the wheel load")
 }
 
-/// Answers each query with the gold call the test hands it, in BFCL's right answer's shape.
+/// Answers each query with the call the test hands it, in BFCL's right answer's shape.
 struct Oracle {
     calls: Vec<(String, Value)>,
     seen: AtomicUsize,
@@ -42,7 +42,8 @@ struct Oracle {
 impl ChatModel for Oracle {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         self.seen.fetch_add(1, Ordering::SeqCst);
-        if matches!(request.messages.last(), Some(Message::Tool { .. })) {
+        // Like a small model, it calls again after a result, for as long as tools are offered.
+        if request.tools.is_empty() {
             return Ok(ModelResponse::text("Done."));
         }
         let calls: Vec<(String, &str, Value)> = self
@@ -102,6 +103,8 @@ async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
     for result in &out {
         assert_eq!(result.valid, Some(true), "{result:?}");
         assert_eq!((result.attempted, result.executed), (1, 1));
+        // BFCL scores one response: once the call ran, the next turn has no tools and ends it.
+        assert_eq!(result.model_calls, 2, "{result:?}");
     }
     let pool = &out[1];
     assert!(pool.gold_offered, "pre-promotion put the gold function in the first request");

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tinytools::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse};
+use tinytools::run::aids::{Aid, Feedback, RunView};
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
 
@@ -86,8 +87,32 @@ impl ChatModel for Recorder {
     }
 }
 
-/// Runs `query` in `arm` with `aids`: a fresh agent over the arm's registry for this query,
-/// the user's words alone (BFCL's function-calling setting has no system prompt).
+/// BFCL scores one response. Once a turn's call of a BFCL function has run, the next turn
+/// offers no tools, so the model answers and the run ends: the calls scored are that turn's
+/// (a call the arguments gate refused does not count as run, so the model's correction does).
+/// A host aid through the loop's public seam, part of the benchmark's protocol, not a preset.
+struct OneResponse;
+
+/// What [`OneResponse`] sends: the next turn has no tools.
+const ANSWER_NOW: &str = "Answer the user now.";
+
+#[async_trait::async_trait]
+impl Aid for OneResponse {
+    fn name(&self) -> &'static str {
+        "bfcl_one_response"
+    }
+
+    async fn after_calls(&self, view: &RunView<'_>) -> Option<Feedback> {
+        let latest = view.messages().iter().rev().take_while(|m| !matches!(m, Message::Assistant { .. }));
+        let ran =
+            latest.into_iter().any(|m| matches!(m, Message::Tool { name, is_error: false, .. } if name != TOOL_SEARCH));
+        ran.then(|| Feedback::new(ANSWER_NOW).without_tools())
+    }
+}
+
+/// Runs `query` in `arm` with `aids` (and [`OneResponse`]): a fresh agent over the arm's
+/// registry for this query, the user's words alone (BFCL's function-calling setting has no
+/// system prompt).
 pub async fn run_query(
     model: Arc<dyn ChatModel>,
     model_name: &str,
@@ -100,7 +125,11 @@ pub async fn run_query(
     let sink = events.clone();
     let (registry, policy) = setup.for_query(query);
     let agent = Agent::new(Arc::new(registry), recorder.clone())
-        .with_policy(crate::apply_aids(policy, aids))
+        .with_policy({
+            let policy = crate::apply_aids(policy, aids);
+            let with_stop = policy.aids.clone().with(OneResponse);
+            policy.with_aids(with_stop)
+        })
         .with_events(Arc::new(move |event: &RunEvent| {
             if let Ok(mut log) = sink.lock() {
                 log.push(event.clone());
