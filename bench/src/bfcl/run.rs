@@ -110,7 +110,7 @@ impl Aid for OneResponse {
     }
 }
 
-/// Runs `query` in `arm` with `aids` (and [`OneResponse`]): a fresh agent over the arm's
+/// Runs `query` in `arm` with `aids` (and the one-response stop above): a fresh agent over the arm's
 /// registry for this query, the user's words alone (BFCL's function-calling setting has no
 /// system prompt).
 pub async fn run_query(
