@@ -25,12 +25,13 @@ mod arms;
 pub mod bfcl;
 mod gateway;
 pub mod livemcp;
+mod recording;
 mod report;
 mod schedule;
 mod scripted;
 pub mod tasks;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub use aids::{AidsChoice, apply_aids};
@@ -41,42 +42,19 @@ pub use schedule::run_arms;
 pub use scripted::KeywordModel;
 /// The host's pre-search through the gateway, as `tinytools` ships it.
 pub use tinytools::mcp::GatewayPreSearch as PreSearch;
-use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::model::{ChatModel, Message};
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
 
+use crate::recording::{Events, Recording};
 use crate::tasks::Task;
-
-/// Records what a model is sent and what it reports, per run.
-struct Recording {
-    inner: Arc<dyn ChatModel>,
-    log: Mutex<Vec<(usize, Option<u64>, u64)>>,
-}
-
-#[async_trait::async_trait]
-impl ChatModel for Recording {
-    fn profile(&self) -> tinytools::model::ModelProfile {
-        self.inner.profile()
-    }
-
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let bytes = serde_json::to_string(&request.tools).map_or(0, |text| text.len());
-        let response = self.inner.complete(request).await;
-        let usage = response.as_ref().ok().and_then(|r| r.usage);
-        if let Ok(mut log) = self.log.lock() {
-            log.push((bytes, usage.map(|u| u.prompt_tokens), usage.map_or(0, |u| u.completion_tokens)));
-        }
-        response
-    }
-}
 
 /// Runs one task in one arm: a fresh agent over the arm's registry and policy (with the arm's
 /// [aids](apply_aids)), the arm's system prompt, the task's words. A failed model call is a
 /// failed task, never a crash.
 pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) -> TaskResult {
-    let recording = Arc::new(Recording { inner: model, log: Mutex::new(Vec::new()) });
-    let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
-    let sink = events.clone();
+    let recording = Recording::new(model);
+    let events = Arc::new(Events::default());
     let (registry, pre_searched, forwarding) = match &spec.pre_search {
         Some(pre) => {
             let (registry, names) = pre.registry_for(&spec.registry, task.prompt).await;
@@ -86,20 +64,15 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         None => (spec.registry.clone(), Vec::new(), None),
     };
     let policy = apply_aids(spec.policy.clone(), spec.aids);
-    let mut agent =
-        Agent::new(registry, recording.clone()).with_policy(policy).with_events(Arc::new(move |event: &RunEvent| {
-            if let Ok(mut log) = sink.lock() {
-                log.push(event.clone());
-            }
-        }));
+    let mut agent = Agent::new(registry, recording.clone()).with_policy(policy).with_events(events.clone());
     if let Some(forwarding) = forwarding {
         agent = agent.with_middleware(forwarding);
     }
     let started = Instant::now();
     let outcome = agent.run(vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)]).await;
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
-    let log = recording.log.lock().map(|log| log.clone()).unwrap_or_default();
-    let events = events.lock().map(|events| events.clone()).unwrap_or_default();
+    let log = recording.requests();
+    let events = events.taken();
     let (messages, error) = match outcome {
         Ok(outcome) => (outcome.transcript.messages, None),
         Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
@@ -128,10 +101,10 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         calls: judgement.calls,
         pre_promoted,
         model_calls: log.len(),
-        first_call_prompt_tokens: log.first().and_then(|(_, tokens, _)| *tokens),
-        first_call_tool_bytes: log.first().map_or(0, |(bytes, _, _)| *bytes),
-        total_prompt_tokens: log.iter().filter_map(|(_, tokens, _)| *tokens).sum(),
-        completion_tokens: log.iter().map(|(_, _, completion)| completion).sum(),
+        first_call_prompt_tokens: log.first().and_then(|request| request.prompt_tokens),
+        first_call_tool_bytes: log.first().map_or(0, |request| request.tool_bytes),
+        total_prompt_tokens: log.iter().filter_map(|request| request.prompt_tokens).sum(),
+        completion_tokens: log.iter().map(|request| request.completion_tokens).sum(),
         wall_ms,
         error,
         messages,

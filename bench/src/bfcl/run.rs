@@ -1,12 +1,12 @@
 //! One BFCL query through the real [`Agent`], in one arm, and what it did.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tinytools::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse};
+use tinytools::model::{ChatModel, Message};
 use tinytools::run::aids::{Aid, Feedback, RunView};
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
@@ -14,6 +14,7 @@ use tinytools::tool::TOOL_SEARCH;
 use super::arm::ArmSetup;
 use super::data::Query;
 use crate::AidsChoice;
+use crate::recording::{Events, Recording};
 
 /// What one query did in one arm; a line of the resumable results file.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
@@ -60,33 +61,6 @@ pub struct QueryResult {
     pub check_error: Option<String>,
 }
 
-/// One request: its tools' names, their bytes, its prompt tokens.
-type Request = (Vec<String>, usize, Option<u64>);
-
-/// Records each request's tool names, their bytes and its usage.
-struct Recorder {
-    inner: Arc<dyn ChatModel>,
-    log: Mutex<Vec<Request>>,
-}
-
-#[async_trait::async_trait]
-impl ChatModel for Recorder {
-    fn profile(&self) -> ModelProfile {
-        self.inner.profile()
-    }
-
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let names = request.tools.iter().map(|tool| tool.name.clone()).collect();
-        let bytes = serde_json::to_string(&request.tools).map_or(0, |text| text.len());
-        let response = self.inner.complete(request).await;
-        let tokens = response.as_ref().ok().and_then(|r| r.usage).map(|usage| usage.prompt_tokens);
-        if let Ok(mut log) = self.log.lock() {
-            log.push((names, bytes, tokens));
-        }
-        response
-    }
-}
-
 /// BFCL scores one response. Once a turn's call of a BFCL function has run, the next turn
 /// offers no tools, so the model answers and the run ends: the calls scored are that turn's
 /// (a call the arguments gate refused does not count as run, so the model's correction does).
@@ -120,21 +94,16 @@ pub async fn run_query(
     query: &Query,
     aids: AidsChoice,
 ) -> QueryResult {
-    let recorder = Arc::new(Recorder { inner: model, log: Mutex::new(Vec::new()) });
-    let events: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
-    let sink = events.clone();
+    let recording = Recording::new(model);
+    let events = Arc::new(Events::default());
     let (registry, policy) = setup.for_query(query);
-    let agent = Agent::new(Arc::new(registry), recorder.clone())
+    let agent = Agent::new(Arc::new(registry), recording.clone())
         .with_policy({
             let policy = crate::apply_aids(policy, aids);
             let with_stop = policy.aids.clone().with(OneResponse);
             policy.with_aids(with_stop)
         })
-        .with_events(Arc::new(move |event: &RunEvent| {
-            if let Ok(mut log) = sink.lock() {
-                log.push(event.clone());
-            }
-        }));
+        .with_events(events.clone());
     let started = Instant::now();
     let outcome = agent.run(vec![Message::user(query.text.clone())]).await;
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
@@ -142,8 +111,8 @@ pub async fn run_query(
         Ok(outcome) => (outcome.transcript.messages, None),
         Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
     };
-    let log = recorder.log.lock().map(|log| log.clone()).unwrap_or_default();
-    let events = events.lock().map(|events| events.clone()).unwrap_or_default();
+    let log = recording.requests();
+    let events = events.taken();
     let calls = Calls::of(&messages, &events);
     let gold: Vec<String> = query.gold_names.iter().map(|name| setup.wire_name(name)).collect();
     let holds_gold = |names: &[String]| gold.iter().all(|g| names.contains(g));
@@ -165,16 +134,16 @@ pub async fn run_query(
         executed: calls.executed,
         searches: calls.searches,
         scored_calls: calls.scored,
-        gold_offered: !gold.is_empty() && log.first().is_some_and(|(names, _, _)| holds_gold(names)),
+        gold_offered: !gold.is_empty() && log.first().is_some_and(|request| holds_gold(&request.tools)),
         gold_promoted: !gold.is_empty() && {
-            let all: Vec<String> = log.iter().flat_map(|(names, _, _)| names.clone()).collect();
+            let all: Vec<String> = log.iter().flat_map(|request| request.tools.clone()).collect();
             holds_gold(&all)
         },
         gold_searched: !gold.is_empty() && holds_gold(&searched),
         model_calls: log.len(),
-        first_request_tool_bytes: log.first().map_or(0, |(_, bytes, _)| *bytes),
-        first_request_tokens: log.first().and_then(|(_, _, tokens)| *tokens),
-        total_prompt_tokens: log.iter().filter_map(|(_, _, tokens)| *tokens).sum(),
+        first_request_tool_bytes: log.first().map_or(0, |request| request.tool_bytes),
+        first_request_tokens: log.first().and_then(|request| request.prompt_tokens),
+        total_prompt_tokens: log.iter().filter_map(|request| request.prompt_tokens).sum(),
         wall_ms,
         error,
         valid: None,
