@@ -164,7 +164,7 @@ impl Run<'_> {
     /// same — and names only tools of the surface.
     async fn unknown_name(&self, call: &ToolCall) -> CallAnswer {
         let query = unknown_call_query(&call.name, &call.arguments);
-        let loaded = ranked(&self.bridge, self.setup.counter, &self.promoted, &query).await;
+        let loaded = ranked(&self.bridge, self.setup.counter, &query).await;
         let result = self.bridge.unknown_tool(&call.name, &loaded);
         CallAnswer { loaded: loaded.into_iter().map(|schema| schema.name).collect(), ..CallAnswer::just(result) }
     }

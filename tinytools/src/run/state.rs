@@ -9,9 +9,8 @@ use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
 use super::outcome::{RunOutcome, StopReason};
 use super::policy::RunPolicy;
-use super::promotion::promotable;
 use super::transcript::{ToolPatch, Transcript};
-use crate::discovery::DiscoveryBridge;
+use crate::discovery::{DiscoveryBridge, RankOutcome};
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message, Usage};
 use crate::schema::TokenCounter;
@@ -157,13 +156,20 @@ impl Run<'_> {
         }
         let wanted = pre.limit.saturating_add(self.promoted.len());
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
-        let chosen = promotable(&self.bridge, self.setup.counter, &self.promoted, &outcome, pre.limit, true);
+        let chosen = self.new_hits(&outcome, pre.limit);
         let (chosen, confidences) = chosen.into_iter().unzip();
         let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
         self.promote(chosen, cause);
         if pre.after_tool_result > 0 {
             self.follow_up = Some(query);
         }
+    }
+
+    /// What pre-promotion loads of `outcome`, at most `limit`, passing over tools promoted
+    /// already ([`DiscoveryBridge::promotable`]).
+    fn new_hits(&self, outcome: &RankOutcome, limit: usize) -> Vec<(ToolSchema, f32)> {
+        let promoted = |name: &str| self.promoted.iter().any(|tool| tool.name == name);
+        self.bridge.promotable(outcome, limit, self.setup.counter, promoted)
     }
 
     /// The follow-up of query-aware discovery, once a tool has answered the user message:
@@ -177,7 +183,7 @@ impl Run<'_> {
         let wanted = pre.after_tool_result.saturating_add(self.promoted.len());
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
         let limit = pre.after_tool_result;
-        let chosen = promotable(&self.bridge, self.setup.counter, &self.promoted, &outcome, limit, true);
+        let chosen = self.new_hits(&outcome, limit);
         let (chosen, confidences) = chosen.into_iter().unzip();
         let cause = Promotion::AfterToolResult { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
         self.promote(chosen, cause);

@@ -96,7 +96,7 @@ impl RunView<'_> {
     /// `query` ranked against the deferred catalogue like a user message: the hits past
     /// query-aware discovery's floor and within its budget and limit; none while it is off.
     pub async fn ranked(&self, query: &str) -> Vec<ToolSchema> {
-        super::super::promotion::ranked(self.bridge, self.counter, self.promoted, query).await
+        super::super::promotion::ranked(self.bridge, self.counter, query).await
     }
 
     /// How many feedback messages the aid of that name has sent in this run.
