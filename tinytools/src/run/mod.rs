@@ -3,9 +3,10 @@
 //!
 //! The core: `agent.rs` builds a run; `state.rs` is the run in progress and how it promotes
 //! tools (`promotion.rs`: a query ranked like a user message, for the unknown-name answer and
-//! the aids); `turns.rs` is the loop; `ask.rs` one model call; `call.rs` one tool call through its gates; `grounding.rs` the grounding gate;
-//! `context.rs` shrinks a conversation that overflows the window; `limits.rs` holds usage
-//! limits and size caps; `seam.rs` is where the loop asks the aids, on the core's terms.
+//! the aids); `turns.rs` is the loop; `ask.rs` one model call; `call.rs` one tool call
+//! through its gates; `grounding.rs` the grounding gate; `context.rs` shrinks a conversation
+//! that overflows the window; `limits.rs` holds usage limits and size caps; `seam.rs` is where
+//! the loop asks the aids, on the core's terms.
 
 pub mod aids;
 
