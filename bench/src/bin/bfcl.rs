@@ -62,24 +62,7 @@ struct Options {
 }
 
 fn main() {
-    let options = match parse(std::env::args().skip(1)) {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("bfcl: {message}");
-            std::process::exit(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("bfcl: cannot start a runtime: {err}");
-            std::process::exit(1);
-        }
-    };
-    if let Err(message) = runtime.block_on(run(options)) {
-        eprintln!("bfcl: {message}");
-        std::process::exit(1);
-    }
+    tinytools_bench::cli::main("bfcl", parse, run);
 }
 
 async fn run(options: Options) -> Result<(), String> {
@@ -109,27 +92,28 @@ async fn run(options: Options) -> Result<(), String> {
     };
     let mut arms = Vec::new();
     for arm in &options.arms {
-        let ranker: Option<Arc<dyn ToolRanker>> = match arm {
-            Arm::Native => None,
-            Arm::Pool => keyword_model.clone().map(|keywords| -> Arc<dyn ToolRanker> {
-                Arc::new(ExpandingRanker::new(Arc::new(Bm25Ranker), keywords))
-            }),
+        let expanding = |inner: Arc<dyn ToolRanker>| -> Arc<dyn ToolRanker> {
+            match &keyword_model {
+                Some(keywords) => Arc::new(ExpandingRanker::new(inner, keywords.clone())),
+                None => inner,
+            }
+        };
+        let setup = match arm {
+            Arm::Native => ArmSetup::new(*arm, &data, None)?,
+            Arm::Pool => ArmSetup::new(*arm, &data, keyword_model.is_some().then(|| expanding(Arc::new(Bm25Ranker))))?,
             Arm::PoolRanker => {
                 let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
                 let embedding = Arc::new(EmbeddingRanker::new(Arc::new(embedder)));
+                let setup = ArmSetup::new(*arm, &data, Some(expanding(embedding.clone())))?;
                 // Embed the pool before any query is timed (queries' own definitions come later).
-                let probe = ArmSetup::new(Arm::Pool, &data, None)?;
                 let started = std::time::Instant::now();
                 let embedded =
-                    embedding.prepare(&DeferredCatalog::new(probe.pool(), |_| true)).map_err(|e| e.to_string())?;
+                    embedding.prepare(&DeferredCatalog::new(setup.pool(), |_| true)).map_err(|e| e.to_string())?;
                 eprintln!("bfcl: embedded {embedded} pooled functions in {:.1} s", started.elapsed().as_secs_f64());
-                Some(match &keyword_model {
-                    Some(keywords) => Arc::new(ExpandingRanker::new(embedding, keywords.clone())),
-                    None => embedding,
-                })
+                setup
             }
         };
-        arms.push(ArmSetup::new(*arm, &data, ranker)?);
+        arms.push(setup);
     }
     let pool = arms.iter().map(ArmSetup::pool_size).max().unwrap_or(0);
     let unmapped = bfcl::unmapped_types(data.pool.iter().chain(queries.iter().flat_map(|q| &q.offered)));
@@ -258,15 +242,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 let name = value()?;
                 options.aids = AidsChoice::parse(&name).ok_or_else(|| format!("unknown aids `{name}`"))?;
             }
-            "--dialect" => {
-                options.dialect = match value()?.as_str() {
-                    "auto" => Dialect::Auto,
-                    "native" => Dialect::Native,
-                    "json" => Dialect::JsonInTag,
-                    "pformat" => Dialect::PFormat,
-                    other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
-                }
-            }
+            "--dialect" => options.dialect = tinytools_bench::cli::dialect(&value()?)?,
             "--temperature" => {
                 options.temperature = value()?.parse().map_err(|_| "--temperature takes a number".to_owned())?
             }

@@ -109,24 +109,7 @@ struct Options {
 }
 
 fn main() {
-    let options = match parse(std::env::args().skip(1)) {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("live_tasks: {message}");
-            std::process::exit(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("live_tasks: cannot start a runtime: {err}");
-            std::process::exit(1);
-        }
-    };
-    if let Err(message) = runtime.block_on(run(options)) {
-        eprintln!("live_tasks: {message}");
-        std::process::exit(1);
-    }
+    tinytools_bench::cli::main("live_tasks", parse, run);
 }
 
 async fn run(options: Options) -> Result<(), String> {
@@ -341,15 +324,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--scripted" => options.scripted = true,
             "--base-url" => options.base_url = value()?,
             "--model" => options.model = value()?,
-            "--dialect" => {
-                options.dialect = match value()?.as_str() {
-                    "auto" => Dialect::Auto,
-                    "native" => Dialect::Native,
-                    "json" => Dialect::JsonInTag,
-                    "pformat" => Dialect::PFormat,
-                    other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
-                }
-            }
+            "--dialect" => options.dialect = tinytools_bench::cli::dialect(&value()?)?,
             "--manifest-tokens" => options.manifest_tokens = number(value()?)?,
             "--distractors" => options.distractors = number(value()?)?,
             "--pre-limit" => options.pre_promotion.limit = number(value()?)?,

@@ -1,0 +1,51 @@
+//! What the benchmark's programs share on the command line: the start-up around their async
+//! `run`, and the names `--dialect` takes.
+
+use std::future::Future;
+
+use tinytools::dialect::Dialect;
+
+/// Parses the arguments with `parse` and runs `run` on a two-worker runtime, reporting as
+/// `program`: a bad argument exits 2, a failed run 1.
+pub fn main<O, F>(program: &str, parse: impl FnOnce(std::env::Args) -> Result<O, String>, run: impl FnOnce(O) -> F)
+where
+    F: Future<Output = Result<(), String>>,
+{
+    let mut args = std::env::args();
+    args.next();
+    let options = match parse(args) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{program}: {message}");
+            std::process::exit(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("{program}: cannot start a runtime: {err}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(message) = runtime.block_on(run(options)) {
+        eprintln!("{program}: {message}");
+        std::process::exit(1);
+    }
+}
+
+/// The dialect `--dialect` names: `auto`, `native`, `json` or `pformat`.
+///
+/// ```
+/// use tinytools::dialect::Dialect;
+/// assert_eq!(tinytools_bench::cli::dialect("pformat"), Ok(Dialect::PFormat));
+/// assert!(tinytools_bench::cli::dialect("xml").is_err());
+/// ```
+pub fn dialect(name: &str) -> Result<Dialect, String> {
+    Ok(match name {
+        "auto" => Dialect::Auto,
+        "native" => Dialect::Native,
+        "json" => Dialect::JsonInTag,
+        "pformat" => Dialect::PFormat,
+        other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
+    })
+}
