@@ -31,6 +31,7 @@ mod report;
 mod schedule;
 mod scripted;
 pub mod tasks;
+mod warm;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,6 +47,7 @@ pub use tinytools::mcp::GatewayPreSearch as PreSearch;
 use tinytools::model::{ChatModel, Message};
 use tinytools::run::{Agent, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
+pub use warm::warm;
 
 use crate::recording::{Events, Recording};
 use crate::tasks::Task;

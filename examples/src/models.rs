@@ -1,8 +1,9 @@
 //! Where the sentence-embedding model lives for tests and examples (`.ci/models` puts it there).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use tinytools::rank::embedding::BertEmbedder;
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 
 /// `$TINYTOOLS_MODELS/all-MiniLM-L6-v2`, by default `target/models/all-MiniLM-L6-v2`.
 pub fn minilm_dir() -> PathBuf {
@@ -33,4 +34,14 @@ pub fn minilm() -> Option<BertEmbedder> {
         Ok(model) => Some(model),
         Err(e) => panic!("{e}"),
     }
+}
+
+/// The embedding ranker on all-MiniLM-L6-v2 from [`minilm_dir`], at its default BM25 blend;
+/// the benchmark programs' `--ranker minilm`.
+///
+/// # Errors
+/// When the model is not there or does not load (run `.ci/models`).
+pub fn minilm_ranker() -> Result<EmbeddingRanker, String> {
+    let model = BertEmbedder::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
+    Ok(EmbeddingRanker::new(Arc::new(model)))
 }

@@ -32,7 +32,6 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::DeferredCatalog;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker};
 use tinytools_bench::{AidsChoice, KeywordModel};
@@ -102,8 +101,7 @@ async fn run(options: Options) -> Result<(), String> {
             Arm::Native => ArmSetup::new(*arm, &data, None)?,
             Arm::Pool => ArmSetup::new(*arm, &data, keyword_model.is_some().then(|| expanding(Arc::new(Bm25Ranker))))?,
             Arm::PoolRanker => {
-                let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
-                let embedding = Arc::new(EmbeddingRanker::new(Arc::new(embedder)));
+                let embedding = Arc::new(models::minilm_ranker()?);
                 let setup = ArmSetup::new(*arm, &data, Some(expanding(embedding.clone())))?;
                 // Embed the pool before any query is timed (queries' own definitions come later).
                 let started = std::time::Instant::now();

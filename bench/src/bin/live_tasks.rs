@@ -70,7 +70,6 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::PrePromotion;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_bench::tasks::{self, Task};
 use tinytools_bench::{self as bench, AidsChoice, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
@@ -133,12 +132,8 @@ async fn run(options: Options) -> Result<(), String> {
         options.aids.name()
     );
     // One embedding ranker for every arm: each tool is embedded once, whichever arm asks first.
-    let mut ranker: Option<Arc<dyn ToolRanker>> = if options.minilm {
-        let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
-        Some(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
-    } else {
-        None
-    };
+    let mut ranker: Option<Arc<dyn ToolRanker>> =
+        if options.minilm { Some(Arc::new(models::minilm_ranker()?)) } else { None };
     // `--expand`: the same model writes a line of search keywords for each ranked query, through
     // its own client (a 32-token answer at temperature 0, whatever the run's settings).
     let expander = if options.expand {

@@ -24,11 +24,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools_bench::livemcp::{self, score};
 use tinytools_examples::models;
 
@@ -65,8 +64,7 @@ fn run() -> Result<(), String> {
     let embedding = match options.ranker.as_str() {
         "bm25" => None,
         "minilm" => {
-            let model = BertEmbedder::load(models::minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
-            let mut ranker = EmbeddingRanker::new(Arc::new(model));
+            let mut ranker = models::minilm_ranker()?;
             if let Some(weight) = options.bm25_weight {
                 ranker = ranker.bm25_weight(weight);
             }
@@ -79,17 +77,7 @@ fn run() -> Result<(), String> {
     let bridge = DiscoveryBridge::new(&data.catalogue.registry, policy);
     let mut embed_ms = None;
     if let Some(ranker) = embedding {
-        let started = Instant::now();
-        if let Some(path) = options.vectors.as_ref().filter(|path| path.exists()) {
-            let loaded = ranker.load_vectors(path).map_err(|e| e.to_string())?;
-            eprintln!("loaded {loaded} vectors from {}", path.display());
-        }
-        let embedded = ranker.prepare(bridge.catalog()).map_err(|e| e.to_string())?;
-        embed_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
-        eprintln!("embedded {embedded} tools");
-        if let Some(path) = &options.vectors {
-            ranker.save_vectors(path).map_err(|e| e.to_string())?;
-        }
+        embed_ms = Some(tinytools_bench::warm(&ranker, bridge.catalog(), options.vectors.as_deref())?);
     }
     eprintln!(
         "{} servers, {} tools, {} tasks, ranker {}",

@@ -28,7 +28,6 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
 use tinytools::providers::HttpOptions;
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools_bench::tasks::{self, Expect};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
@@ -65,8 +64,7 @@ fn run() -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
     if minilm {
-        let embedder = BertEmbedder::load(models::minilm_dir()).map_err(|e| e.to_string())?;
-        policy = policy.with_ranker(Arc::new(EmbeddingRanker::new(Arc::new(embedder))));
+        policy = policy.with_ranker(Arc::new(models::minilm_ranker()?));
         policy.ranker_timeout = std::time::Duration::from_secs(600);
     }
     let expander = if expand {

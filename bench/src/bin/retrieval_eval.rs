@@ -22,7 +22,6 @@ use std::time::Instant;
 
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
@@ -64,23 +63,11 @@ fn run() -> Result<(), String> {
         let ranker = CustomBm25::new(&catalog, options.tokenizer, &options.weights, options.params);
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker == "minilm" {
-        let dir = models::minilm_dir();
-        let model = BertEmbedder::load(&dir).map_err(|e| format!("{e} (run .ci/models)"))?;
-        let mut ranker = EmbeddingRanker::new(Arc::new(model));
+        let mut ranker = models::minilm_ranker()?;
         if let Some(weight) = options.bm25_weight {
             ranker = ranker.bm25_weight(weight);
         }
-        let started = Instant::now();
-        if let Some(path) = options.vectors.as_ref().filter(|path| path.exists()) {
-            let loaded = ranker.load_vectors(path).map_err(|e| e.to_string())?;
-            eprintln!("loaded {loaded} vectors from {}", path.display());
-        }
-        let embedded = ranker.prepare(&catalog).map_err(|e| e.to_string())?;
-        embed_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
-        eprintln!("embedded {embedded} tools");
-        if let Some(path) = &options.vectors {
-            ranker.save_vectors(path).map_err(|e| e.to_string())?;
-        }
+        embed_ms = Some(tinytools_bench::warm(&ranker, &catalog, options.vectors.as_deref())?);
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker != "bm25" {
         return Err(format!("unknown ranker `{}`: use bm25, custom or minilm", options.ranker));
