@@ -189,7 +189,9 @@ fn normalize_node(node: &Value) -> Value {
     Value::Object(out)
 }
 
-fn json_type(name: &str) -> Option<&'static str> {
+/// JSON Schema's name for a set's type name (`dict` → `object`, `float` → `number`, ...), or
+/// `None` when JSON Schema has none (`any`): such a property is left unconstrained.
+pub fn json_type(name: &str) -> Option<&'static str> {
     Some(match name.to_ascii_lowercase().as_str() {
         "dict" | "object" | "hashmap" | "map" => "object",
         "float" | "double" | "number" => "number",

@@ -8,7 +8,7 @@ use tinytools::discovery::ToolDiscoveryPolicy;
 use tinytools::rank::ToolRanker;
 use tinytools::run::RunPolicy;
 use tinytools::{Tool, ToolExposure, ToolRegistry};
-use tinytools_examples::eval::{normalize_schema, safe_name, stub_tool};
+use tinytools_examples::eval::{json_type, normalize_schema, safe_name, stub_tool};
 
 use super::data::{Dataset, Function, Query};
 
@@ -155,11 +155,10 @@ pub fn unmapped_types<'a>(functions: impl IntoIterator<Item = &'a Function>) -> 
 
 fn walk(node: &Value, out: &mut BTreeMap<String, usize>) {
     let Some(object) = node.as_object() else { return };
-    if let Some(name) = object.get("type").and_then(Value::as_str) {
-        let mapped = normalize_schema(&serde_json::json!({"properties": {"p": {"type": name}}}));
-        if mapped["properties"]["p"].get("type").is_none() {
-            *out.entry(name.to_owned()).or_default() += 1;
-        }
+    if let Some(name) = object.get("type").and_then(Value::as_str)
+        && json_type(name).is_none()
+    {
+        *out.entry(name.to_owned()).or_default() += 1;
     }
     for child in object.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.values()) {
         walk(child, out);
