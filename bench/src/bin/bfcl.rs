@@ -33,7 +33,7 @@ use tinytools::discovery::DeferredCatalog;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
-use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker};
+use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, QueryResult};
 use tinytools_bench::{AidsChoice, KeywordModel};
 use tinytools_examples::{live, models};
 
@@ -70,49 +70,9 @@ async fn run(options: Options) -> Result<(), String> {
     let tools = options.tools.clone().unwrap_or_else(|| options.queries.with_file_name("tools.jsonl"));
     let data = bfcl::load(&options.queries, &tools, wheel_data)?;
     let queries = bfcl::sample(&data.queries, options.limit.unwrap_or(usize::MAX), options.seed);
-    let model: Arc<dyn ChatModel> = if options.scripted {
-        Arc::new(KeywordModel)
-    } else {
-        let http = HttpOptions::local().with_timeout(options.timeout);
-        let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
-            .map_err(|e| e.to_string())?
-            .with_temperature(options.temperature);
-        options.dialect.wrap(Arc::new(client))
-    };
+    let model = model(&options)?;
     let model_name = if options.scripted { "scripted-keyword".to_owned() } else { options.model.clone() };
-    let keyword_model: Option<Arc<dyn ChatModel>> = match (options.expand, options.scripted) {
-        (false, _) => None,
-        (true, true) => Some(Arc::new(KeywordModel)),
-        (true, false) => Some(live::keyword_client(
-            &options.base_url,
-            &options.model,
-            HttpOptions::local().with_timeout(options.timeout),
-        )?),
-    };
-    let mut arms = Vec::new();
-    for arm in &options.arms {
-        let expanding = |inner: Arc<dyn ToolRanker>| -> Arc<dyn ToolRanker> {
-            match &keyword_model {
-                Some(keywords) => Arc::new(ExpandingRanker::new(inner, keywords.clone())),
-                None => inner,
-            }
-        };
-        let setup = match arm {
-            Arm::Native => ArmSetup::new(*arm, &data, None)?,
-            Arm::Pool => ArmSetup::new(*arm, &data, keyword_model.is_some().then(|| expanding(Arc::new(Bm25Ranker))))?,
-            Arm::PoolRanker => {
-                let embedding = Arc::new(models::minilm_ranker()?);
-                let setup = ArmSetup::new(*arm, &data, Some(expanding(embedding.clone())))?;
-                // Embed the pool before any query is timed (queries' own definitions come later).
-                let started = std::time::Instant::now();
-                let embedded =
-                    embedding.prepare(&DeferredCatalog::new(setup.pool(), |_| true)).map_err(|e| e.to_string())?;
-                eprintln!("bfcl: embedded {embedded} pooled functions in {:.1} s", started.elapsed().as_secs_f64());
-                setup
-            }
-        };
-        arms.push(setup);
-    }
+    let arms = arms(&options, &data)?;
     let pool = arms.iter().map(ArmSetup::pool_size).max().unwrap_or(0);
     let unmapped = bfcl::unmapped_types(data.pool.iter().chain(queries.iter().flat_map(|q| &q.offered)));
     eprintln!(
@@ -157,40 +117,108 @@ async fn run(options: Options) -> Result<(), String> {
             );
         })
         .await?;
-    let figures = bfcl::figures(&results);
-    if let Some(path) = &options.svg {
-        let title = format!(
-            "BFCL dev sample, {} queries, {} ({} aids)",
-            bench.queries.len(),
-            bench.model_name,
-            options.aids.name()
-        );
-        bfcl::draw_chart(&figures, &title, path)?;
+    let report = Report { pool, unmapped, results_file, wall_s: started.elapsed().as_secs() };
+    report.print(&options, &bench, &results)
+}
+
+/// The model every query runs against: the offline keyword model, or the server's.
+fn model(options: &Options) -> Result<Arc<dyn ChatModel>, String> {
+    if options.scripted {
+        return Ok(Arc::new(KeywordModel));
     }
-    if options.json {
-        let by_arm: serde_json::Map<String, serde_json::Value> = figures
-            .iter()
-            .map(|(arm, groups)| (arm.clone(), groups.iter().map(|(g, f)| (g.clone(), f.to_json())).collect()))
-            .collect();
-        let report = json!({
-            "model": bench.model_name,
-            "aids": options.aids.name(),
-            "seed": options.seed,
-            "limit": options.limit,
-            "queries": bench.queries.len(),
-            "pool_functions": pool,
-            "max_turns": bfcl::MAX_TURNS,
-            "unmapped_types": unmapped,
-            "results_file": results_file,
-            "wall_s": started.elapsed().as_secs(),
-            "arms": by_arm,
-        });
-        println!("{report:#}");
-    } else {
-        println!("{}", bfcl::table(&figures));
-        println!("types reaching JSON Schema unconstrained: {unmapped:?}");
+    let http = HttpOptions::local().with_timeout(options.timeout);
+    let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
+        .map_err(|e| e.to_string())?
+        .with_temperature(options.temperature);
+    Ok(options.dialect.wrap(Arc::new(client)))
+}
+
+/// The arms asked for, each with its ranker: `--expand` wraps the pool arms' in the model's
+/// search keywords, and the pool-ranker arm's pool is embedded before any query is timed.
+fn arms(options: &Options, data: &Dataset) -> Result<Vec<ArmSetup>, String> {
+    let keyword_model: Option<Arc<dyn ChatModel>> = match (options.expand, options.scripted) {
+        (false, _) => None,
+        (true, true) => Some(Arc::new(KeywordModel)),
+        (true, false) => Some(live::keyword_client(
+            &options.base_url,
+            &options.model,
+            HttpOptions::local().with_timeout(options.timeout),
+        )?),
+    };
+    let mut arms = Vec::new();
+    for arm in &options.arms {
+        let expanding = |inner: Arc<dyn ToolRanker>| -> Arc<dyn ToolRanker> {
+            match &keyword_model {
+                Some(keywords) => Arc::new(ExpandingRanker::new(inner, keywords.clone())),
+                None => inner,
+            }
+        };
+        let setup = match arm {
+            Arm::Native => ArmSetup::new(*arm, data, None)?,
+            Arm::Pool => ArmSetup::new(*arm, data, keyword_model.is_some().then(|| expanding(Arc::new(Bm25Ranker))))?,
+            Arm::PoolRanker => {
+                let embedding = Arc::new(models::minilm_ranker()?);
+                let setup = ArmSetup::new(*arm, data, Some(expanding(embedding.clone())))?;
+                // Embed the pool before any query is timed (queries' own definitions come later).
+                let started = std::time::Instant::now();
+                let embedded =
+                    embedding.prepare(&DeferredCatalog::new(setup.pool(), |_| true)).map_err(|e| e.to_string())?;
+                eprintln!("bfcl: embedded {embedded} pooled functions in {:.1} s", started.elapsed().as_secs_f64());
+                setup
+            }
+        };
+        arms.push(setup);
     }
-    Ok(())
+    Ok(arms)
+}
+
+/// What the report says besides the figures.
+struct Report {
+    pool: usize,
+    unmapped: std::collections::BTreeMap<String, usize>,
+    results_file: PathBuf,
+    wall_s: u64,
+}
+
+impl Report {
+    /// Draws the chart (`--svg`) and prints the report: JSON (`--json`) or a Markdown table.
+    fn print(self, options: &Options, bench: &BfclRun, results: &[QueryResult]) -> Result<(), String> {
+        let Self { pool, unmapped, results_file, wall_s } = self;
+        let figures = bfcl::figures(results);
+        if let Some(path) = &options.svg {
+            let title = format!(
+                "BFCL dev sample, {} queries, {} ({} aids)",
+                bench.queries.len(),
+                bench.model_name,
+                options.aids.name()
+            );
+            bfcl::draw_chart(&figures, &title, path)?;
+        }
+        if options.json {
+            let by_arm: serde_json::Map<String, serde_json::Value> = figures
+                .iter()
+                .map(|(arm, groups)| (arm.clone(), groups.iter().map(|(g, f)| (g.clone(), f.to_json())).collect()))
+                .collect();
+            let report = json!({
+                "model": bench.model_name,
+                "aids": options.aids.name(),
+                "seed": options.seed,
+                "limit": options.limit,
+                "queries": bench.queries.len(),
+                "pool_functions": pool,
+                "max_turns": bfcl::MAX_TURNS,
+                "unmapped_types": unmapped,
+                "results_file": results_file,
+                "wall_s": wall_s,
+                "arms": by_arm,
+            });
+            println!("{report:#}");
+        } else {
+            println!("{}", bfcl::table(&figures));
+            println!("types reaching JSON Schema unconstrained: {unmapped:?}");
+        }
+        Ok(())
+    }
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
