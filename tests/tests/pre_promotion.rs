@@ -98,6 +98,29 @@ async fn the_limit_and_the_token_budget_cap_what_is_promoted() {
 }
 
 #[tokio::test]
+async fn a_runner_up_far_behind_the_best_hit_is_not_promoted_beside_it() {
+    let message = "Email the team the stock price and the weather forecast";
+    let wide = PrePromotion::default().with_limit(3).with_min_confidence(0.0).with_token_budget(100_000);
+    let (_, promotions, _) = first_request(wide, message).await;
+    let [(all, Promotion::UserMessage { confidences, .. })] = promotions.as_slice() else {
+        panic!("one pre-promotion event: {promotions:?}")
+    };
+    assert_eq!(all.len(), 3, "without the runner-up floor the limit decides: {all:?}");
+    let share = confidences[1] / confidences[0];
+    assert!(share < 1.0, "the ranking has a clear best hit: {confidences:?}");
+
+    let just_above = wide.with_runner_up_floor(share + 0.01);
+    let (request, promotions, _) = first_request(just_above, message).await;
+    let [(alone, _)] = promotions.as_slice() else { panic!("{promotions:?}") };
+    assert_eq!(alone, &all[..1], "only the best hit clears a floor above the runner-up's share");
+    assert_eq!(names(&request), ["read_note", "tool_search", all[0].as_str()]);
+
+    let (_, promotions, _) = first_request(wide.with_runner_up_floor(share - 0.01), message).await;
+    let [(both, _)] = promotions.as_slice() else { panic!("{promotions:?}") };
+    assert!(both.len() >= 2 && both[..2] == all[..2], "a floor under its share keeps it: {both:?}");
+}
+
+#[tokio::test]
 async fn a_search_that_finds_a_pre_promoted_tool_adds_nothing_twice() {
     let model = Arc::new(ScriptedModel::new([
         ModelResponse::calls([("s", "tool_search", json!({"query": "stock price of a ticker", "limit": 1}))]),

@@ -56,7 +56,8 @@ impl Arm {
 pub struct ArmSetup {
     /// Which arm.
     pub arm: Arm,
-    /// Its name in results: the arm's, with `+expand` when its ranker expands queries.
+    /// Its name in results: the arm's, with `+expand` when its ranker expands queries and
+    /// `+ru{share}` with a runner-up floor.
     pub label: String,
     pool: ToolRegistry,
     policy: RunPolicy,
@@ -115,6 +116,19 @@ impl ArmSetup {
             let _ = registry.register_as(stub(function), exposure);
         }
         (registry, self.policy.clone())
+    }
+
+    /// The same arm with pre-promotion's runner-up floor at `share` (labelled `+ru{share}`;
+    /// `0.0` changes nothing).
+    #[must_use]
+    pub fn with_runner_up_floor(mut self, share: f32) -> Self {
+        if share > 0.0 && self.arm != Arm::Native {
+            let discovery = self.policy.discovery.clone();
+            let pre = discovery.pre_promotion.with_runner_up_floor(share);
+            self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
+            self.label.push_str(&format!("+ru{share}"));
+        }
+        self
     }
 
     /// The name a BFCL function has on the wire.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tinytools::model::{ChatModel, Message};
 use tinytools::run::aids::{Aid, Feedback, RunView};
-use tinytools::run::{Agent, RunEvent};
+use tinytools::run::{Agent, Promotion, RunEvent};
 use tinytools::tool::TOOL_SEARCH;
 
 use super::arm::ArmSetup;
@@ -37,6 +37,10 @@ pub struct QueryResult {
     pub executed: usize,
     /// `tool_search` calls.
     pub searches: usize,
+    /// What pre-promotion loaded for the user's message, best first, with each tool's
+    /// confidence (empty in the native arm, or when nothing passed the floor).
+    #[serde(default)]
+    pub pre_promoted: Vec<(String, f32)>,
     /// Whether every gold function was in the first request's tools.
     pub gold_offered: bool,
     /// Whether every gold function was in some request's tools.
@@ -124,6 +128,15 @@ pub async fn run_query(
         })
         .flatten()
         .collect();
+    let pre_promoted = events
+        .iter()
+        .find_map(|event| match event {
+            RunEvent::ToolsPromoted { names, cause: Promotion::UserMessage { confidences, .. } } => {
+                Some(names.iter().cloned().zip(confidences.iter().copied()).collect())
+            }
+            _ => None,
+        })
+        .unwrap_or_default();
     QueryResult {
         model: model_name.to_owned(),
         aids: aids.name(),
@@ -133,6 +146,7 @@ pub async fn run_query(
         attempted: calls.attempted,
         executed: calls.executed,
         searches: calls.searches,
+        pre_promoted,
         scored_calls: calls.scored,
         gold_offered: !gold.is_empty() && log.first().is_some_and(|request| holds_gold(&request.tools)),
         gold_promoted: !gold.is_empty() && {

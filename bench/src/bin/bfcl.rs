@@ -20,7 +20,10 @@
 //! stdout; otherwise a Markdown table), `--svg FILE` (the results page's chart: accuracy and
 //! first-request bytes per arm), `--expand` (the pool arms rank each message with the model's
 //! own search keywords added, `tinytools::rank::ExpandingRanker`: one short extra call per
-//! ranked message; results are labelled `pool+expand`, `pool-ranker+expand`), `--report-only`
+//! ranked message; results are labelled `pool+expand`, `pool-ranker+expand`),
+//! `--runner-up-floor R` (pre-promotion loads a runner-up beside the best hit only when its
+//! confidence is at least R times the best's, `PrePromotion::runner_up_floor`; labelled
+//! `pool+ru{R}`), `--report-only`
 //! (run nothing: report what the results file holds for this sample, as after a stopped run).
 
 use std::path::PathBuf;
@@ -57,6 +60,7 @@ struct Options {
     json: bool,
     svg: Option<PathBuf>,
     expand: bool,
+    runner_up_floor: f32,
     report_only: bool,
 }
 
@@ -167,7 +171,7 @@ fn arms(options: &Options, data: &Dataset) -> Result<Vec<ArmSetup>, String> {
                 setup
             }
         };
-        arms.push(setup);
+        arms.push(setup.with_runner_up_floor(options.runner_up_floor));
     }
     Ok(arms)
 }
@@ -242,6 +246,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         json: false,
         svg: None,
         expand: false,
+        runner_up_floor: 0.0,
         report_only: false,
     };
     while let Some(flag) = args.next() {
@@ -279,6 +284,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--json" => options.json = true,
             "--svg" => options.svg = Some(value()?.into()),
             "--expand" => options.expand = true,
+            "--runner-up-floor" => {
+                let text = value()?;
+                options.runner_up_floor = match text.parse::<f32>() {
+                    Ok(share) if (0.0..=1.0).contains(&share) => share,
+                    _ => return Err(format!("`--runner-up-floor {text}`: give a share from 0 to 1")),
+                };
+            }
             "--report-only" => options.report_only = true,
             other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
         }

@@ -104,7 +104,8 @@ impl DiscoveryBridge {
     }
 
     /// The hits of `outcome` that query-aware discovery loads, in rank order, with their
-    /// confidences: at or above the pre-promotion floor, at most `limit`, while their prepared
+    /// confidences: at or above the pre-promotion floor (and the runner-up floor's share of the
+    /// best hit's confidence), at most `limit`, while their prepared
     /// declarations fit its token budget as `counter` counts; hits `skip` names are passed
     /// over (tools promoted already). What a run's pre-promotion does with a user message,
     /// for hosts and evaluations that want to know without running one.
@@ -116,9 +117,11 @@ impl DiscoveryBridge {
         skip: impl Fn(&str) -> bool,
     ) -> Vec<(ToolSchema, f32)> {
         let pre = self.policy.pre_promotion;
+        let best = outcome.matched.first().and_then(|hit| hit.confidence).unwrap_or(0.0);
+        let floor = pre.min_confidence.max(best * pre.runner_up_floor);
         let (mut chosen, mut spent) = (Vec::new(), 0_usize);
         for hit in &outcome.matched {
-            let Some(confidence) = hit.confidence.filter(|c| *c >= pre.min_confidence) else {
+            let Some(confidence) = hit.confidence.filter(|c| *c >= floor) else {
                 continue;
             };
             if chosen.len() == limit || skip(&hit.name) {

@@ -114,11 +114,24 @@ pub struct PrePromotion {
     /// answered a first call rarely searches for the next. Off by default: on the live suite
     /// it solved one more two-step task and the same number in all (`docs/archive/live-notebook.md`, stop 24).
     pub after_tool_result: usize,
+    /// The share (`0.0..=1.0`) of the best hit's confidence a runner-up needs to be promoted
+    /// beside it (`0.0`: any hit over the floor). When the best hit stands clear of the rest,
+    /// the model gets it alone instead of beside near-twins it may pick by mistake; it can
+    /// still search for the others. Off by default until measured live on two models
+    /// (`docs/external.md`).
+    pub runner_up_floor: f32,
 }
 
 impl Default for PrePromotion {
     fn default() -> Self {
-        Self { enabled: true, limit: 3, min_confidence: 0.05, token_budget: 600, after_tool_result: 0 }
+        Self {
+            enabled: true,
+            limit: 3,
+            min_confidence: 0.05,
+            token_budget: 600,
+            after_tool_result: 0,
+            runner_up_floor: 0.0,
+        }
     }
 }
 
@@ -153,6 +166,13 @@ impl PrePromotion {
     #[must_use]
     pub const fn with_after_tool_result(mut self, after_tool_result: usize) -> Self {
         self.after_tool_result = after_tool_result;
+        self
+    }
+
+    /// Sets the share of the best hit's confidence a runner-up needs to be promoted beside it.
+    #[must_use]
+    pub const fn with_runner_up_floor(mut self, runner_up_floor: f32) -> Self {
+        self.runner_up_floor = runner_up_floor;
         self
     }
 }
