@@ -3,7 +3,9 @@
 
 use std::sync::Mutex;
 
-use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
+use futures_util::StreamExt;
+
+use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, StreamEvent};
 
 type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 
@@ -25,6 +27,8 @@ type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 pub struct ScriptedModel {
     turns: Vec<Turn>,
     requests: Mutex<Vec<ModelRequest>>,
+    /// Streams text and arguments in pieces of this many characters (0: whole).
+    pieces: usize,
 }
 
 impl ScriptedModel {
@@ -32,12 +36,36 @@ impl ScriptedModel {
     pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
         let turns =
             responses.into_iter().map(|response| Box::new(move |_: &ModelRequest| response.clone()) as Turn).collect();
-        Self { turns, requests: Mutex::new(Vec::new()) }
+        Self::dynamic(turns)
     }
 
     /// A script whose turns look at the request (to answer with what a search returned, say).
     pub fn dynamic(turns: Vec<Turn>) -> Self {
-        Self { turns, requests: Mutex::new(Vec::new()) }
+        Self { turns, requests: Mutex::new(Vec::new()), pieces: 0 }
+    }
+
+    /// Streams each answer as a provider would: its text, and each call's arguments, in pieces
+    /// of `chars` characters. Without it, [`stream`](ChatModel::stream) replays the whole
+    /// answer ([`StreamEvent::replay`]).
+    ///
+    /// ```
+    /// use tinytools::model::{ChatModel, ModelRequest, ModelResponse, StreamEvent};
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// let model = ScriptedModel::new([ModelResponse::text("hello")]).streaming_in_pieces(2);
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut deltas = Vec::new();
+    /// let request = ModelRequest::default();
+    /// let stream = model.stream(&request);
+    /// let response = stream.into_response_with(|e| if let StreamEvent::TextDelta(t) = e { deltas.push(t.clone()) }).await;
+    /// assert_eq!(deltas, ["he", "ll", "o"]);
+    /// assert_eq!(response.unwrap().content, "hello");
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn streaming_in_pieces(mut self, chars: usize) -> Self {
+        self.pieces = chars;
+        self
     }
 
     /// Every request sent so far, in order.
@@ -58,4 +86,37 @@ impl ChatModel for ScriptedModel {
         };
         self.turns.get(index).map(|turn| turn(request)).ok_or(ModelError::ScriptExhausted(index))
     }
+
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        let pieces = self.pieces;
+        let events = futures_util::stream::once(self.complete(request)).flat_map(move |outcome| {
+            let events: Vec<Result<StreamEvent, ModelError>> = match outcome {
+                Ok(response) if pieces > 0 => in_pieces(response, pieces).into_iter().map(Ok).collect(),
+                Ok(response) => StreamEvent::replay(response).into_iter().map(Ok).collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures_util::stream::iter(events)
+        });
+        ModelStream::new(events)
+    }
+}
+
+/// `response` as a stream in pieces of `chars` characters.
+fn in_pieces(response: ModelResponse, chars: usize) -> Vec<StreamEvent> {
+    let split = |text: &str| -> Vec<String> {
+        let characters: Vec<char> = text.chars().collect();
+        characters.chunks(chars).map(|piece| piece.iter().collect()).collect()
+    };
+    let mut events: Vec<StreamEvent> = split(&response.content).into_iter().map(StreamEvent::TextDelta).collect();
+    for (index, call) in response.tool_calls.iter().enumerate() {
+        events.push(StreamEvent::ToolCallStarted { index, id: call.id.clone(), name: call.name.clone() });
+        events.extend(
+            split(&call.arguments).into_iter().map(|arguments| StreamEvent::ToolCallDelta { index, arguments }),
+        );
+    }
+    if let Some(usage) = response.usage {
+        events.push(StreamEvent::Usage(usage));
+    }
+    events.push(StreamEvent::Done(response));
+    events
 }

@@ -1,7 +1,12 @@
 //! Talking to a model: the [`ChatModel`] trait and the messages, requests and responses it
-//! exchanges. Provider clients implement it; `testkit::ScriptedModel` replays turns for tests.
+//! exchanges, and the [`ModelStream`] of an answer as it is written. Provider clients implement
+//! it; `testkit::ScriptedModel` replays turns for tests.
+
+mod stream;
 
 use serde::{Deserialize, Serialize};
+
+pub use stream::{ModelStream, StreamEvent};
 
 use crate::ToolSchema;
 
@@ -208,6 +213,18 @@ pub enum ModelError {
         /// The cap.
         limit: usize,
     },
+    /// The provider's stream stopped before the answer was complete: the connection closed or
+    /// timed out mid-answer, or the stream ended without its closing event. The partial answer
+    /// is not returned, so no call in it can run.
+    #[error(
+        "the model provider's stream stopped {during} ({reason}); the partial answer was discarded and no call in it was run: send the request again"
+    )]
+    Interrupted {
+        /// Where the answer was, such as "in tool call 2 (`stock_quote`)".
+        during: String,
+        /// What stopped it.
+        reason: String,
+    },
     /// A scripted model ran out of turns (tests).
     #[error("the scripted model has no turn {0}: the run made more model calls than the script has")]
     ScriptExhausted(usize),
@@ -223,6 +240,41 @@ pub trait ChatModel: Send + Sync {
 
     /// One model call.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+
+    /// One model call, streamed: the answer's text and calls as they are written, then the
+    /// whole answer ([`StreamEvent::Done`]). Dropping the stream abandons the call.
+    ///
+    /// The default awaits [`complete`](Self::complete) and replays its response
+    /// ([`StreamEvent::replay`]), so every model streams; the bundled providers stream
+    /// from the wire.
+    ///
+    /// ```
+    /// use tinytools::model::{ChatModel, ModelRequest, ModelResponse, StreamEvent};
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// let model = ScriptedModel::new([ModelResponse::text("hello")]);
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let request = ModelRequest::default();
+    /// let mut deltas = Vec::new();
+    /// let response = model
+    ///     .stream(&request)
+    ///     .into_response_with(|event| if let StreamEvent::TextDelta(text) = event { deltas.push(text.clone()) })
+    ///     .await?;
+    /// assert_eq!((deltas, response.content), (vec!["hello".to_owned()], "hello".to_owned()));
+    /// # Ok::<(), tinytools::model::ModelError>(())
+    /// # }).unwrap();
+    /// ```
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        use futures_util::stream::{self, StreamExt};
+        let events = stream::once(self.complete(request)).flat_map(|outcome| {
+            let events: Vec<Result<StreamEvent, ModelError>> = match outcome {
+                Ok(response) => StreamEvent::replay(response).into_iter().map(Ok).collect(),
+                Err(error) => vec![Err(error)],
+            };
+            stream::iter(events)
+        });
+        ModelStream::new(events)
+    }
 }
 
 impl Message {
