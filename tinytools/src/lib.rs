@@ -65,6 +65,7 @@ pub mod middleware;
 pub mod model;
 #[cfg(feature = "providers")]
 pub mod providers;
+mod pump;
 pub mod rank;
 pub mod registry;
 pub mod run;

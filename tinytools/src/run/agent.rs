@@ -8,10 +8,12 @@ use super::events::EventSink;
 use super::outcome::RunOutcome;
 use super::policy::RunPolicy;
 use super::state::{Run, Setup, ToolState};
+use super::stream::{RunStream, RunStreamItem};
 use super::transcript::Transcript;
 use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message};
+use crate::pump::{Outlet, Pump};
 use crate::schema::{EstimatedTokens, TokenCounter};
 use crate::surface::{AllowList, Rule, Surface};
 use crate::{CancellationToken, ToolContext, ToolRegistry};
@@ -188,7 +190,26 @@ impl Agent {
         messages: Vec<Message>,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, RunError> {
-        self.drive(Transcript { messages, patches: Vec::new() }, cancel, true).await
+        self.drive(Transcript { messages, patches: Vec::new() }, cancel, true, None).await
+    }
+
+    /// [`run`](Self::run) as a stream: the model's text as it is written (each model call
+    /// [streamed](ChatModel::stream)), the calls it begins, and every [`RunEvent`] in order
+    /// (the installed event sink still receives them too); then
+    /// [`RunStream::finish`] gives the same outcome `run` returns. One loop serves both.
+    /// See [`RunStream`] for an example.
+    ///
+    /// [`RunEvent`]: super::RunEvent
+    pub fn stream(&self, messages: Vec<Message>) -> RunStream<'_> {
+        self.stream_until_cancelled(messages, CancellationToken::new())
+    }
+
+    /// [`stream`](Self::stream), stopping promptly once `cancel` fires, as
+    /// [`run_until_cancelled`](Self::run_until_cancelled) does: the model's stream in flight is
+    /// dropped (its connection closed) and the outcome's stop reason is `Cancelled`.
+    pub fn stream_until_cancelled(&self, messages: Vec<Message>, cancel: CancellationToken) -> RunStream<'_> {
+        let transcript = Transcript { messages, patches: Vec::new() };
+        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, true, Some(&tap)).await }))
     }
 
     /// Continues a run from its transcript. Promoted tools come back only if the current rules
@@ -198,14 +219,17 @@ impl Agent {
     /// # Errors
     /// As [`run`](Self::run).
     pub async fn resume(&self, transcript: Transcript) -> Result<RunOutcome, RunError> {
-        self.drive(transcript, CancellationToken::new(), false).await
+        self.drive(transcript, CancellationToken::new(), false, None).await
     }
 
+    /// The one loop of [`run`](Self::run), [`resume`](Self::resume) and
+    /// [`stream`](Self::stream): `tap` receives a streamed run's items.
     async fn drive(
         &self,
         transcript: Transcript,
         cancel: CancellationToken,
         fresh: bool,
+        tap: Option<&Outlet<RunStreamItem>>,
     ) -> Result<RunOutcome, RunError> {
         let setup = Setup {
             registry: &self.registry,
@@ -215,6 +239,7 @@ impl Agent {
             events: self.events.as_deref(),
             counter: self.counter.as_ref(),
             state: self.state.as_deref(),
+            tap,
         };
         let bridge = DiscoveryBridge::over(self.surface(), self.policy.discovery.clone())
             .with_preparation(self.policy.tool_schemas);

@@ -1,13 +1,15 @@
 //! One model call of a run: build the request (the conversation, the surface and the promoted
 //! tools, as the middleware leave them), ask the model within the usage limits, racing
-//! cancellation, shrinking the conversation once on a context overflow.
+//! cancellation, shrinking the conversation once on a context overflow; a streamed run's call
+//! passes the model's text on as it comes.
 
 use super::context::{self, Shrink};
 use super::error::{ContextOverflow, RunFailure};
 use super::events::RunEvent;
 use super::state::Run;
+use super::stream::RunStreamItem;
 use crate::ToolSchema;
-use crate::model::{ModelError, ModelRequest, ModelResponse, Usage};
+use crate::model::{ModelError, ModelRequest, ModelResponse, StreamEvent, Usage};
 use crate::schema::count_tool_schema_tokens;
 
 /// What one request came to.
@@ -88,7 +90,7 @@ impl Run<'_> {
                 return (request, Asked::Failed(over.into()));
             }
             spent.requests += 1;
-            let outcome = match self.cancel.run_until_cancelled(self.setup.model.complete(&request)).await {
+            let outcome = match self.cancel.run_until_cancelled(self.respond(turn, &request)).await {
                 Some(outcome) => outcome,
                 None => return (request, Asked::Cancelled),
             };
@@ -125,6 +127,25 @@ impl Run<'_> {
             }
             return (request, Asked::Answer(response));
         }
+    }
+
+    /// One model call: [`complete`](crate::model::ChatModel::complete), or, in a streamed run,
+    /// the model's stream, its text and the calls it begins passed on as they come.
+    async fn respond(&self, turn: usize, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let Some(tap) = self.setup.tap else {
+            return self.setup.model.complete(request).await;
+        };
+        self.setup
+            .model
+            .stream(request)
+            .into_response_with(|event| match event {
+                StreamEvent::TextDelta(text) => tap.push(RunStreamItem::TextDelta { turn, text: text.clone() }),
+                StreamEvent::ToolCallStarted { index, id, name } => {
+                    tap.push(RunStreamItem::ToolCallStarted { turn, index: *index, id: id.clone(), name: name.clone() })
+                }
+                _ => {}
+            })
+            .await
     }
 
     /// Shrinks the run's conversation toward `target` estimated tokens, keeps the transcript's

@@ -6,7 +6,8 @@
 //! the aids); `turns.rs` is the loop; `ask.rs` one model call; `call.rs` one tool call
 //! through its gates; `grounding.rs` the grounding gate; `context.rs` shrinks a conversation
 //! that overflows the window; `limits.rs` holds usage limits and size caps; `seam.rs` is where
-//! the loop asks the aids, on the core's terms.
+//! the loop asks the aids, on the core's terms; `stream.rs` is a run as a stream
+//! ([`Agent::stream`]): the same loop, its model calls streamed and its events passed on.
 
 pub mod aids;
 
@@ -23,6 +24,7 @@ mod policy;
 mod promotion;
 mod seam;
 mod state;
+mod stream;
 mod transcript;
 mod turns;
 
@@ -33,4 +35,5 @@ pub use events::{AidAction, EventSink, Promotion, RunEvent};
 pub use limits::{RunCaps, UsageLimit, UsageLimitExceeded, UsageLimits};
 pub use outcome::{RunOutcome, StopReason};
 pub use policy::{Capture, RunPolicy};
+pub use stream::{RunStream, RunStreamItem};
 pub use transcript::{ToolPatch, Transcript};

@@ -9,10 +9,12 @@ use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
 use super::outcome::{RunOutcome, StopReason};
 use super::policy::RunPolicy;
+use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::{DiscoveryBridge, RankOutcome};
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message, Usage};
+use crate::pump::Outlet;
 use crate::schema::TokenCounter;
 use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
 
@@ -28,6 +30,9 @@ pub(super) struct Setup<'a> {
     pub(super) events: Option<&'a dyn EventSink>,
     pub(super) counter: &'a dyn TokenCounter,
     pub(super) state: Option<&'a ToolState>,
+    /// Where a streamed run's items go ([`Agent::stream`](super::Agent::stream)); `None`
+    /// for [`Agent::run`](super::Agent::run).
+    pub(super) tap: Option<&'a Outlet<RunStreamItem>>,
 }
 
 /// One run in progress.
@@ -92,6 +97,9 @@ impl Run<'_> {
         tracing::debug!(target: "tinytools::run", ?event);
         if let Some(sink) = self.setup.events {
             sink.emit(&event);
+        }
+        if let Some(tap) = self.setup.tap {
+            tap.push(RunStreamItem::Event(event));
         }
     }
 
