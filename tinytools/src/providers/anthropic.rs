@@ -3,8 +3,10 @@
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::http::{ApiKey, Http, HttpOptions, redacted_url};
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
+use super::anthropic_stream::MessageEvents;
+use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use super::stream::sse_stream;
+use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall, Usage};
 
 /// An Anthropic Messages client.
 ///
@@ -156,15 +158,32 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
     Ok(ModelResponse { content, tool_calls, usage })
 }
 
+impl Anthropic {
+    fn headers(&self) -> [(&'static str, String); 2] {
+        [("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())]
+    }
+
+    fn url(&self) -> String {
+        format!("{}/v1/messages", self.base_url)
+    }
+}
+
 #[async_trait::async_trait]
 impl ChatModel for Anthropic {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let headers = [("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())];
-        let body = self
-            .http
-            .post(&format!("{}/v1/messages", self.base_url), &headers, &self.body(request), request.max_response_bytes)
-            .await?;
+        let body =
+            self.http.post(&self.url(), &self.headers(), &self.body(request), request.max_response_bytes).await?;
         response(&body)
+    }
+
+    /// Streams the answer (`stream: true`): text and `input_json_delta` pieces as they come;
+    /// see [`ChatModel::stream`].
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        let mut body = self.body(request);
+        body["stream"] = json!(true);
+        let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
+        let connect = async move { self.http.send(&self.url(), &self.headers(), &body, max_bytes).await };
+        sse_stream(connect, max_bytes, MessageEvents::default())
     }
 }
 

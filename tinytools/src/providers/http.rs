@@ -211,6 +211,22 @@ impl Http {
         max_bytes: Option<usize>,
     ) -> Result<Value, ModelError> {
         let max_bytes = max_bytes.unwrap_or(MAX_RESPONSE_BYTES);
+        let response = self.send(url, headers, body, max_bytes).await?;
+        let text = read_bounded(response, max_bytes).await?;
+        serde_json::from_str(&text)
+            .map_err(|err| ModelError::Transport(format!("the provider answered with unreadable JSON ({err})")))
+    }
+
+    /// POSTs a JSON body as [`post`](Self::post) does, retries included, and returns the
+    /// successful response before reading its body (a stream's). Its body is read within the
+    /// client's timeout: the whole request's time limit covers the stream to its end.
+    pub(crate) async fn send(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+        max_bytes: usize,
+    ) -> Result<reqwest::Response, ModelError> {
         let mut attempt = 0;
         loop {
             let mut request = self.client.post(url).header("content-type", "application/json");
@@ -227,6 +243,7 @@ impl Http {
                     tracing::warn!(target: "tinytools::providers", attempt, error = %transport_message(&err), "retrying");
                     tokio::time::sleep(self.backoff(attempt, None)).await;
                 }
+                Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
                     let status = response.status().as_u16();
                     let retry_after = response
@@ -234,13 +251,7 @@ impl Http {
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.trim().parse::<u64>().ok());
-                    let text = read_bounded(response, max_bytes).await?;
-                    if (200..300).contains(&status) {
-                        return serde_json::from_str(&text).map_err(|err| {
-                            ModelError::Transport(format!("the provider answered with unreadable JSON ({err})"))
-                        });
-                    }
-                    let error = provider_error(status, &text);
+                    let error = provider_error(status, &read_bounded(response, max_bytes).await?);
                     let transient = status == 429 || status >= 500;
                     if !transient || !retryable || matches!(error, ModelError::ContextLength { .. }) {
                         return Err(error);
@@ -281,7 +292,7 @@ async fn read_bounded(mut response: reqwest::Response, max_bytes: usize) -> Resu
 
 /// What the provider said, from the error bodies OpenAI, OpenRouter, llama.cpp and Anthropic
 /// send (`{"error": {"message": ...}}`, `{"error": "..."}`, `{"message": ...}`).
-fn provider_error(status: u16, body: &str) -> ModelError {
+pub(crate) fn provider_error(status: u16, body: &str) -> ModelError {
     let json: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let error = &json["error"];
     let message = error["message"]
@@ -311,7 +322,7 @@ fn provider_error(status: u16, body: &str) -> ModelError {
 }
 
 /// A transport error without its URL's query or anything else that could carry a secret.
-fn transport_message(err: &reqwest::Error) -> String {
+pub(crate) fn transport_message(err: &reqwest::Error) -> String {
     let kind = if err.is_timeout() {
         "timed out"
     } else if err.is_connect() {

@@ -3,10 +3,21 @@
 //! Messages client. Both retry 429 and 5xx answers with backoff, honouring `Retry-After`;
 //! report what the provider said on a 4xx; report context-length overflows as such; and never
 //! show the API key in `Debug` output, logs or errors.
+//!
+//! Both stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
+//! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and
+//! `openai_stream.rs` / `anthropic_stream.rs` assemble each provider's events). A stream is
+//! held to the same byte cap and time limit as a whole answer; one that stops before the
+//! provider's closing event is [`ModelError::Interrupted`](crate::model::ModelError::Interrupted),
+//! and dropping it closes the connection.
 
 mod anthropic;
+mod anthropic_stream;
 mod http;
 mod openai;
+mod openai_stream;
+mod sse;
+mod stream;
 
 pub use anthropic::Anthropic;
 pub use http::{ApiKey, HttpOptions, Retry};

@@ -4,8 +4,10 @@
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::http::{ApiKey, Http, HttpOptions, redacted_url};
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage};
+use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use super::openai_stream::ChatChunks;
+use super::stream::sse_stream;
+use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall, Usage};
 
 /// A Chat Completions client.
 ///
@@ -237,23 +239,37 @@ fn excerpt(body: &Value) -> String {
     body.to_string().chars().take(300).collect()
 }
 
-#[async_trait::async_trait]
-impl ChatModel for OpenAiCompatible {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+impl OpenAiCompatible {
+    fn headers(&self) -> Vec<(&str, String)> {
         let mut headers: Vec<(&str, String)> = self.headers.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
         if let Some(key) = &self.api_key {
             headers.push(("authorization", format!("Bearer {}", key.expose())));
         }
-        let body = self
-            .http
-            .post(
-                &format!("{}/chat/completions", self.base_url),
-                &headers,
-                &self.body(request),
-                request.max_response_bytes,
-            )
-            .await?;
+        headers
+    }
+
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for OpenAiCompatible {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let body =
+            self.http.post(&self.url(), &self.headers(), &self.body(request), request.max_response_bytes).await?;
         response(&body)
+    }
+
+    /// Streams the answer (`stream: true`, with `stream_options.include_usage`), its tool
+    /// calls assembled by index; see [`ChatModel::stream`].
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        let mut body = self.body(request);
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+        let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
+        let connect = async move { self.http.send(&self.url(), &self.headers(), &body, max_bytes).await };
+        sse_stream(connect, max_bytes, ChatChunks::default())
     }
 }
 
