@@ -139,7 +139,7 @@ fn structured_len(body: &str) -> Option<usize> {
 /// Where the ASCII `needle` first occurs in `haystack`, ignoring ASCII case. Compares bytes in
 /// place (no lower-cased copy of the haystack), so each search costs only the text it scans.
 /// The index is a char boundary: an ASCII byte never occurs inside a multi-byte character.
-fn find_ci(haystack: &str, needle: &str) -> Option<usize> {
+pub(super) fn find_ci(haystack: &str, needle: &str) -> Option<usize> {
     let bytes = haystack.as_bytes();
     let first = *needle.as_bytes().first()?;
     let mut from = 0;

@@ -13,11 +13,12 @@ mod pformat;
 mod readings;
 mod recovery;
 pub(crate) mod relaxed_json;
+mod streaming;
 
 use std::sync::Arc;
 
 use crate::ToolSchema;
-use crate::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ToolCall};
+use crate::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, ToolCall};
 
 /// How tools reach the model and calls come back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -219,21 +220,16 @@ struct DialectModel {
     dialect: Dialect,
 }
 
-#[async_trait::async_trait]
-impl ChatModel for DialectModel {
-    fn profile(&self) -> ModelProfile {
-        self.inner.profile()
+impl DialectModel {
+    /// Whether the inner model is sent the request as it is (only text dialects rewrite it).
+    fn native(&self) -> bool {
+        matches!(self.dialect, Dialect::Native | Dialect::Auto)
     }
 
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let native = matches!(self.dialect, Dialect::Native | Dialect::Auto);
-        // A native model is sent the request as it is; only text dialects rewrite it.
-        let mut response = if native {
-            self.inner.complete(request).await?
-        } else {
-            self.inner.complete(&self.dialect.render_request(request)).await?
-        };
-        if !native || response.tool_calls.is_empty() {
+    /// The inner model's whole answer read in this dialect: calls parsed from its text (for a
+    /// native model, only when it made none natively), the text around them left.
+    fn read_answer(&self, request: &ModelRequest, mut response: ModelResponse) -> ModelResponse {
+        if !self.native() || response.tool_calls.is_empty() {
             let (calls, text) = self.dialect.parse_request(&response.content, request);
             if !calls.is_empty() {
                 let turn = request.messages.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
@@ -248,6 +244,28 @@ impl ChatModel for DialectModel {
         if !response.tool_calls.is_empty() {
             response.content = recovery::without_residue(&response.content);
         }
-        Ok(response)
+        response
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for DialectModel {
+    fn profile(&self) -> ModelProfile {
+        self.inner.profile()
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let response = if self.native() {
+            self.inner.complete(request).await?
+        } else {
+            self.inner.complete(&self.dialect.render_request(request)).await?
+        };
+        Ok(self.read_answer(request, response))
+    }
+
+    /// Streams the inner model's text (a text dialect's up to its first `<tool_call>`) and
+    /// parses the calls at the end of the turn, announcing each before `Done`.
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        streaming::stream(self, request)
     }
 }
