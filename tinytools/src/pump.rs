@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use futures_util::stream::Stream;
+use futures_util::stream::{Stream, StreamExt};
 
 /// Where the future pushes its items.
 pub(crate) struct Outlet<T>(Arc<Mutex<VecDeque<T>>>);
@@ -51,8 +51,9 @@ impl<'a, T, R> Pump<'a, T, R> {
     }
 
     /// The future's output: runs it to its end if it is not there yet, dropping the items
-    /// not taken.
-    pub(crate) async fn into_output(self) -> R {
+    /// not taken as they come.
+    pub(crate) async fn into_output(mut self) -> R {
+        while StreamExt::next(&mut self).await.is_some() {}
         match self.state {
             State::Running(future) => future.await,
             State::Finished(output) => output,
@@ -87,8 +88,6 @@ impl<T, R> Stream for Pump<'_, T, R> {
 
 #[cfg(test)]
 mod tests {
-    use futures_util::StreamExt;
-
     use super::*;
 
     #[test]
@@ -108,5 +107,17 @@ mod tests {
             (items, pump.into_output().await)
         });
         assert_eq!((items, output), (vec![1, 2, 3], 8));
+    }
+
+    #[test]
+    fn the_output_comes_without_taking_the_items() {
+        let pump: Pump<'_, i32, &str> = Pump::new(|outlet| async move {
+            outlet.push(1);
+            tokio::task::yield_now().await;
+            outlet.push(2);
+            "done"
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        assert_eq!(runtime.block_on(pump.into_output()), "done");
     }
 }
