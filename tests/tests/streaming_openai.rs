@@ -243,6 +243,12 @@ async fn a_connection_dropped_mid_call_is_an_interruption_never_a_call() {
         );
         assert!(error.to_string().contains("no call in it was run"), "{error}");
     }
+    // Cut after the `finish_reason` (before the usage chunk and `[DONE]`): every call is whole.
+    let cut_at = events.find("\"usage\":{").and_then(|at| events[..at].rfind("data:")).expect("fixture");
+    let (base, _) = serve(vec![vec![Step::Send(events[..cut_at].to_owned()), Step::Cut]]).await;
+    let client = OpenAiCompatible::new(format!("{base}/v1"), "m", fast()).expect("client");
+    let response = client.stream(&request()).into_response().await.expect("the answer stands");
+    assert_eq!((response.tool_calls.len(), response.usage), (2, None));
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::http::provider_error;
 use super::sse::SseEvent;
-use super::stream::{Assemble, ended_early};
+use super::stream::{Assemble, interrupted};
 use crate::model::{ModelError, ModelResponse, StreamEvent, ToolCall, Usage};
 
 /// The message so far.
@@ -70,9 +70,9 @@ impl Assemble for MessageEvents {
         }
     }
 
-    fn finish(self) -> Result<ModelResponse, ModelError> {
+    fn finish(self, reason: &str) -> Result<ModelResponse, ModelError> {
         if !self.stopped || self.calls.iter().any(|call| !call.closed) {
-            return Err(ended_early(self.progress()));
+            return Err(interrupted(self.progress(), reason));
         }
         let tool_calls = self
             .calls

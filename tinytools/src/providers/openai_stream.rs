@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::http::provider_error;
 use super::sse::SseEvent;
-use super::stream::{Assemble, ended_early};
+use super::stream::{Assemble, interrupted};
 use crate::model::{ModelError, ModelResponse, StreamEvent, ToolCall, Usage};
 
 /// The answer so far.
@@ -25,7 +25,8 @@ pub(crate) struct ChatChunks {
     /// Calls by the provider's index.
     calls: BTreeMap<u64, Partial>,
     usage: Option<Usage>,
-    /// A choice's `finish_reason` was seen: every call is whole.
+    /// A choice's `finish_reason` was seen: every call is whole, and the answer stands even if
+    /// the usage chunk or `[DONE]` never comes.
     finished: bool,
     /// `[DONE]` was seen.
     done: bool,
@@ -74,16 +75,15 @@ impl Assemble for ChatChunks {
 
     fn progress(&self) -> String {
         match self.calls.values().last() {
-            _ if self.finished => "after the answer's end".to_owned(),
             Some(call) => format!("in tool call {} (`{}`)", self.calls.len(), call.name),
             None if self.content.is_empty() => "before the answer began".to_owned(),
             None => "in the answer's text".to_owned(),
         }
     }
 
-    fn finish(self) -> Result<ModelResponse, ModelError> {
+    fn finish(self, reason: &str) -> Result<ModelResponse, ModelError> {
         if !self.done && !self.finished {
-            return Err(ended_early(self.progress()));
+            return Err(interrupted(self.progress(), reason));
         }
         let tool_calls = self
             .calls
@@ -177,7 +177,7 @@ mod tests {
                 return (out.into(), Err(error));
             }
         }
-        (out.into(), assembler.finish())
+        (out.into(), assembler.finish("the test's body ended"))
     }
 
     #[test]

@@ -29,11 +29,11 @@ pub(crate) trait Assemble: Send {
     /// Where the answer stands, for an interruption's message: "in tool call 2 (`quote`)".
     fn progress(&self) -> String;
 
-    /// The whole answer, once `complete` says so or the body ended.
+    /// The whole answer, once `complete` says so or the body stopped (`reason` says how).
     ///
     /// # Errors
-    /// [`ModelError::Interrupted`] when the answer is not complete.
-    fn finish(self) -> Result<ModelResponse, ModelError>;
+    /// [`ModelError::Interrupted`] with `reason` when the answer is not whole.
+    fn finish(self, reason: &str) -> Result<ModelResponse, ModelError>;
 }
 
 /// The stream of an answer: `connect` sends the request (with its retries); its body is then
@@ -83,16 +83,13 @@ impl<A: Assemble> Reading<A> {
             }
             let assembler = self.assembler.as_mut()?;
             if assembler.complete() {
-                return self.finish();
+                return self.finish("");
             }
             let event = match self.body.next().await {
                 Ok(Some(event)) => event,
-                Ok(None) => return self.finish(),
-                Err(ModelError::Transport(reason)) => {
-                    let during = assembler.progress();
-                    self.assembler = None;
-                    return Some(Err(ModelError::Interrupted { during, reason }));
-                }
+                Ok(None) => return self.finish("the connection closed before the stream's last event"),
+                // Cut or timed out: an answer already whole (its calls closed) still stands.
+                Err(ModelError::Transport(reason)) => return self.finish(&reason),
                 Err(error) => {
                     self.assembler = None;
                     return Some(Err(error));
@@ -105,8 +102,8 @@ impl<A: Assemble> Reading<A> {
         }
     }
 
-    fn finish(&mut self) -> Option<Result<StreamEvent, ModelError>> {
-        Some(self.assembler.take()?.finish().map(StreamEvent::Done))
+    fn finish(&mut self, reason: &str) -> Option<Result<StreamEvent, ModelError>> {
+        Some(self.assembler.take()?.finish(reason).map(StreamEvent::Done))
     }
 }
 
@@ -153,7 +150,7 @@ impl Body {
     }
 }
 
-/// [`ModelError::Interrupted`] for a body that ended before the provider's closing event.
-pub(crate) fn ended_early(during: String) -> ModelError {
-    ModelError::Interrupted { during, reason: "the connection closed before the stream's last event".into() }
+/// [`ModelError::Interrupted`]: the answer stopped `during` this, for this `reason`.
+pub(crate) fn interrupted(during: String, reason: &str) -> ModelError {
+    ModelError::Interrupted { during, reason: reason.to_owned() }
 }
