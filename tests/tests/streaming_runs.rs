@@ -35,6 +35,7 @@ async fn streamed(model: Arc<dyn ChatModel>) -> (Vec<RunStreamItem>, RunOutcome,
     let recorder = Arc::new(Recorder::default());
     let agent = Agent::new(Arc::new(catalogue::registry()), model).with_events(recorder.clone());
     let mut stream = agent.stream(vec![Message::user("What is ACME at?")]);
+    assert_send(&stream);
     let mut items = Vec::new();
     while let Some(item) = stream.next().await {
         items.push(item);
@@ -42,6 +43,9 @@ async fn streamed(model: Arc<dyn ChatModel>) -> (Vec<RunStreamItem>, RunOutcome,
     let outcome = stream.finish().await.expect("runs");
     (items, outcome, timeless(recorder.events()))
 }
+
+/// A streamed run can be moved to another task.
+fn assert_send<T: Send>(_: &T) {}
 
 /// `run` over `model`: the outcome and the events.
 async fn ran(model: Arc<dyn ChatModel>) -> (RunOutcome, Vec<RunEvent>) {

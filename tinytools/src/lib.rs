@@ -86,7 +86,7 @@ pub use rank::ToolRanker;
 pub use registry::{
     MAX_ARGUMENT_DEPTH, RegisteredTool, RegistryError, ToolError, ToolPolicies, ToolPolicy, ToolRegistry, Violation,
 };
-pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, StopReason};
+pub use run::{Agent, RunEvent, RunOutcome, RunPolicy, RunStream, RunStreamItem, StopReason};
 pub use schema::{SchemaCompaction, SchemaPreparation, ToolSchema};
 pub use tool::{
     CancellationToken, Grounding, IntoToolResult, Json, Refusal, State, Tool, ToolAnnotations, ToolContent,
