@@ -88,7 +88,10 @@ async fn events_fire_once_each_with_the_documented_fields() {
     agent.run(vec![Message::user("What is ACME at?")]).await.expect("runs");
     let events = recorder.events();
     let first_request_bytes = serde_json::to_string(&model.requests()[0].tools).map_or(0, |t| t.len());
-    assert_eq!(events[0], RunEvent::ToolsAdvertised { direct: 1, deferred: 40, schema_bytes: first_request_bytes });
+    assert_eq!(
+        events[0],
+        RunEvent::ToolsAdvertised { direct: 1, deferred: 40, schema_bytes: first_request_bytes, native: false }
+    );
     assert_eq!(events.iter().filter(|e| matches!(e, RunEvent::ToolsAdvertised { .. })).count(), 1);
     let searched: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::ToolSearched { .. })).collect();
     let RunEvent::ToolSearched { call_id, query, matched, ranker, top_confidence, fallback, shadow_matched, .. } =
@@ -251,7 +254,8 @@ async fn with_discovery_disabled_a_direct_call_by_name_still_runs() {
     assert!(recorder.events().contains(&RunEvent::ToolsAdvertised {
         direct: 1,
         deferred: 0,
-        schema_bytes: serde_json::to_string(&model.requests()[0].tools).map_or(0, |t| t.len())
+        schema_bytes: serde_json::to_string(&model.requests()[0].tools).map_or(0, |t| t.len()),
+        native: false,
     }));
 }
 
@@ -619,5 +623,8 @@ async fn with_a_host_owned_tool_search_nothing_is_advertised_as_deferred() {
         .expect("runs");
     let bytes = serde_json::to_string(&model.requests()[0].tools).map_or(0, |t| t.len());
     assert_eq!(names(&model.requests()[0]), ["read_note", "tool_search"]);
-    assert_eq!(recorder.events()[0], RunEvent::ToolsAdvertised { direct: 2, deferred: 0, schema_bytes: bytes });
+    assert_eq!(
+        recorder.events()[0],
+        RunEvent::ToolsAdvertised { direct: 2, deferred: 0, schema_bytes: bytes, native: false }
+    );
 }

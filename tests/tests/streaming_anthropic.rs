@@ -95,7 +95,7 @@ async fn text_and_tool_use_blocks_stream_and_read_like_the_whole_answer() {
             ("toolu_01HmQ3Zb8cCq4pR7vWyGx2Lk", r#"{"symbol":"GLOBX"}"#)
         ]
     );
-    assert_eq!(response.usage, Some(Usage { prompt_tokens: 472, completion_tokens: 89 }));
+    assert_eq!(response.usage, Some(Usage::new(472, 89)));
     let shown: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
@@ -167,7 +167,7 @@ async fn dropping_a_slow_stream_closes_its_connection_promptly() {
     let request = request();
     let mut stream = claude.stream(&request);
     let first = stream.next().await.expect("an event").expect("no error");
-    assert_eq!(first, StreamEvent::Usage(Usage { prompt_tokens: 472, completion_tokens: 2 }));
+    assert_eq!(first, StreamEvent::Usage(Usage::new(472, 2)));
     assert_eq!(stream.next().await.expect("an event").expect("no error"), StreamEvent::TextDelta("Let me look".into()));
     drop(stream);
     let served =

@@ -123,7 +123,7 @@ async fn text_arrives_in_deltas_with_usage_and_the_request_asks_for_a_stream() {
             StreamEvent::TextDelta("ACME trades".into()),
             StreamEvent::TextDelta(" at 12.50".into()),
             StreamEvent::TextDelta(".".into()),
-            StreamEvent::Usage(Usage { prompt_tokens: 52, completion_tokens: 7 }),
+            StreamEvent::Usage(Usage::new(52, 7)),
         ]
     );
     assert_eq!(response, ModelResponse::text("ACME trades at 12.50.").with_usage(52, 7));
@@ -154,7 +154,7 @@ async fn parallel_calls_with_interleaved_argument_deltas_are_assembled_by_index(
             ("call_q1Globx", "stock_quote", json!({"symbol": "GLOBX"}))
         ]
     );
-    assert_eq!(response.usage, Some(Usage { prompt_tokens: 91, completion_tokens: 40 }));
+    assert_eq!(response.usage, Some(Usage::new(91, 40)));
     // Each call is announced before its first piece; the pieces keep their call's index.
     let started: Vec<usize> = events
         .iter()

@@ -51,7 +51,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `providers` | `providers`: OpenAI-compatible and Anthropic models over reqwest (rustls) |
+//! | `providers` | `providers`: OpenAI-compatible (Chat Completions), OpenAI Responses and Anthropic models over reqwest (rustls) |
 //! | `mcp` | `mcp`: import an MCP server's tools as a Deferred family, serve a registry (rmcp) |
 //! | `embedding` | `rank::embedding`: rank by meaning (sentence embeddings; all-MiniLM-L6-v2 in plain Rust) |
 //! | `tiktoken` | `schema::TiktokenCounter`: real BPE token counts (o200k, cl100k; offline) |
@@ -80,7 +80,7 @@ mod unwind;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use discovery::{DeferredCatalog, DiscoveryBridge, RankMode, ToolDiscoveryPolicy};
+pub use discovery::{DeferredCatalog, DiscoveryBridge, DiscoveryMode, RankMode, ToolDiscoveryPolicy};
 pub use model::{ChatModel, Message, ModelResponse};
 pub use rank::ToolRanker;
 pub use registry::{

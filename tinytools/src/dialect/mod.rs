@@ -250,8 +250,11 @@ impl DialectModel {
 
 #[async_trait::async_trait]
 impl ChatModel for DialectModel {
+    /// The inner model's, except that a text dialect cannot defer tools natively: it sends no
+    /// native tools at all.
     fn profile(&self) -> ModelProfile {
-        self.inner.profile()
+        let inner = self.inner.profile();
+        inner.with_native_deferral(inner.native_deferral && self.native())
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

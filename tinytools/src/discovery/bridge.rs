@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::manifest::{Manifest, ManifestDetail, families_line};
 use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
+use crate::model::{DeferredTool, NativeDeferral, NativeSearch};
 use crate::schema::{SchemaPreparation, TokenCounter, count_tool_schema_tokens};
 use crate::surface::Surface;
 use crate::tool::TOOL_SEARCH;
@@ -16,7 +17,10 @@ use crate::{SchemaCompaction, ToolRegistry, ToolResult, ToolSchema};
 /// `tool_search` is not a registered tool. It is appended after the name-sorted Direct tools
 /// whenever discovery is enabled, at least one Deferred tool is on the run's
 /// [`Surface`](crate::surface::Surface), the run's rules admit the bridge, and the host has not
-/// registered (and admitted) a tool of that name (the host's always wins).
+/// registered (and admitted) a tool of that name (the host's always wins). In provider-native
+/// mode ([`with_native`](Self::with_native)) the catalogue goes to the provider instead
+/// ([`native_deferral`](Self::native_deferral)), and `tool_search` is advertised only when
+/// the run's ranker answers the model's searches ([`NativeSearch::Client`]).
 ///
 /// ```
 /// use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
@@ -57,6 +61,7 @@ pub struct DiscoveryBridge {
     policy: ToolDiscoveryPolicy,
     surface: Surface,
     preparation: Option<SchemaPreparation>,
+    native: Option<NativeSearch>,
 }
 
 /// One `tool_search` call's answer.
@@ -85,7 +90,71 @@ impl DiscoveryBridge {
         } else {
             DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
         };
-        Self { catalog, policy, surface, preparation: None }
+        Self { catalog, policy, surface, preparation: None, native: None }
+    }
+
+    /// Hands the catalogue to the provider's own deferral, searched as `native` says (`None`:
+    /// the bridge). The run sets it when its policy asks for
+    /// [`DiscoveryMode::ProviderNative`](super::DiscoveryMode::ProviderNative) and the model
+    /// can defer natively.
+    #[must_use]
+    pub fn with_native(mut self, native: Option<NativeSearch>) -> Self {
+        self.native = native;
+        self
+    }
+
+    /// Who searches in provider-native mode; `None` for the bridge.
+    pub fn native(&self) -> Option<NativeSearch> {
+        self.native
+    }
+
+    /// Whether `tool_search` calls are the run's to answer: the bridge is active, and no
+    /// provider runs the searches itself.
+    pub fn answers_search(&self) -> bool {
+        self.is_active() && self.native != Some(NativeSearch::Provider)
+    }
+
+    /// What the provider is to defer itself: every deferred tool of the catalogue, prepared
+    /// like every schema the run sends, with its family. `None` in bridge mode or when the
+    /// bridge is not active.
+    ///
+    /// ```
+    /// use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+    /// use tinytools::model::NativeSearch;
+    /// use tinytools::schema::EstimatedTokens;
+    /// use tinytools::{ToolRegistry, tool};
+    ///
+    /// /// Fetch the latest price for a ticker symbol.
+    /// #[tool(exposure = "deferred", family = "finance")]
+    /// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { symbol }
+    ///
+    /// /// Write an audit record.
+    /// #[tool(exposure = "hidden")]
+    /// async fn audit_log(entry: String) -> String { entry }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(StockQuote)?.register(AuditLog)?;
+    /// let bridge = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
+    /// assert!(bridge.native_deferral().is_none(), "the bridge by default");
+    ///
+    /// let native = bridge.with_native(Some(NativeSearch::Provider));
+    /// let deferral = native.native_deferral().expect("handed to the provider");
+    /// assert_eq!(deferral.tools.len(), 1, "never a Hidden tool");
+    /// assert_eq!(deferral.family_of("stock_quote"), Some("finance"));
+    /// assert!(native.advertised(&EstimatedTokens).is_empty(), "no tool_search: the provider searches");
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    pub fn native_deferral(&self) -> Option<NativeDeferral> {
+        let search = self.native.filter(|_| self.is_active())?;
+        let tools = self
+            .catalog
+            .iter()
+            .map(|tool| {
+                let schema = self.project(tool.schema(), tool.compaction());
+                DeferredTool::new(schema, tool.family().map(str::to_owned))
+            })
+            .collect();
+        Some(NativeDeferral::new(tools, search))
     }
 
     /// Projects every schema the bridge sends — the tools array, `tool_search`'s own
@@ -144,7 +213,7 @@ impl DiscoveryBridge {
     /// bridge's own `tool_search` while it is active.
     pub(crate) fn is_read_only(&self, name: &str) -> bool {
         if name == TOOL_SEARCH {
-            return self.is_active();
+            return self.answers_search();
         }
         self.surface.get(name).is_some_and(|tool| tool.spec().annotations.read_only)
     }
@@ -191,11 +260,11 @@ impl DiscoveryBridge {
     }
 
     /// The tools array a run starts from: the surface's Direct tools, name-sorted, then
-    /// `tool_search` when the bridge [is active](Self::is_active).
+    /// `tool_search` when the run [answers searches](Self::answers_search).
     pub fn advertised(&self, counter: &dyn TokenCounter) -> Vec<ToolSchema> {
         let direct = self.surface.direct();
         let mut tools: Vec<ToolSchema> = direct.map(|tool| self.project(tool.schema(), tool.compaction())).collect();
-        if self.is_active() {
+        if self.answers_search() {
             tools.push(self.schema(counter));
         }
         tools
@@ -289,13 +358,14 @@ impl DiscoveryBridge {
     /// The answer to a call of a name the model may not call this run. Close matches come only
     /// from the surface: its Direct tools and, while the bridge is active, the deferred
     /// catalogue. `loaded` are deferred tools the run has just promoted for this call (ranked
-    /// from what the model wrote); the answer names them first, with their signatures.
+    /// from what the model wrote); the answer names them first, with their signatures. It
+    /// points to `tool_search` only when the run answers that tool.
     pub fn unknown_tool(&self, requested: &str, loaded: &[ToolSchema]) -> ToolResult {
         let mut callable: Vec<&str> = self.surface.direct().map(|tool| tool.schema().name.as_str()).collect();
         if self.is_active() {
             callable.extend(self.catalog.iter().map(|tool| tool.schema().name.as_str()));
         }
-        unknown_tool_answer(requested, callable, self.is_active(), loaded)
+        unknown_tool_answer(requested, callable, self.answers_search(), loaded)
     }
 }
 
@@ -303,4 +373,29 @@ impl DiscoveryBridge {
 struct Answer<'a> {
     matches: Vec<ToolSchema>,
     note: &'a str,
+}
+
+/// The names a `tool_search` answer ([`DiscoveryBridge::search`]) returned, best first, read
+/// back from the text the model reads (a note an aid put before it is passed over): what a
+/// provider that loads found tools itself ([`NativeSearch::Client`]) hands the provider
+/// instead of the text. Empty for an answer that found nothing or refused the call.
+///
+/// ```
+/// use tinytools::discovery::search_answer_names;
+///
+/// let text = r#"{"matches":[{"name":"stock_quote","description":"…","parameters":{}}],"note":"…"}"#;
+/// assert_eq!(search_answer_names(text), ["stock_quote"]);
+/// assert_eq!(search_answer_names(&format!("Note: searched for you.\n{text}\n(cut)")), ["stock_quote"]);
+/// assert!(search_answer_names("tool_search needs a \"query\"").is_empty());
+/// ```
+pub fn search_answer_names(text: &str) -> Vec<String> {
+    let Some(start) = text.find("{\"matches\"") else {
+        return Vec::new();
+    };
+    // The answer's JSON may be followed by more text (a bounded result's note).
+    let Some(Ok(answer)) = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>().next() else {
+        return Vec::new();
+    };
+    let matches = answer.get("matches").and_then(Value::as_array).into_iter().flatten();
+    matches.filter_map(|hit| hit.get("name").and_then(Value::as_str)).map(str::to_owned).collect()
 }

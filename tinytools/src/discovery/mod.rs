@@ -4,8 +4,9 @@
 //!   the host allow-list, and [`rank`](DeferredCatalog::rank), which never fails.
 //! - [`DiscoveryBridge`]: the intrinsic `tool_search` tool — its declaration with a
 //!   [`Manifest`] under a token budget, its answers, and the unknown-tool answer.
-//! - [`ToolDiscoveryPolicy`]: `enabled`, the manifest budget, limits, the host ranker, and
-//!   [`PrePromotion`] (query-aware discovery of each new user message).
+//! - [`ToolDiscoveryPolicy`]: `enabled`, the manifest budget, limits, the host ranker,
+//!   [`PrePromotion`] (query-aware discovery of each new user message), and the
+//!   [`DiscoveryMode`]: the bridge, or the provider's own deferral.
 
 mod bridge;
 mod catalog;
@@ -15,10 +16,10 @@ mod unknown;
 
 /// The catalogue discovery ranks (defined with the ranking in [`rank`](crate::rank)).
 pub use crate::rank::{CatalogTool, DeferredCatalog};
-pub use bridge::{DiscoveryBridge, SearchAnswer};
+pub use bridge::{DiscoveryBridge, SearchAnswer, search_answer_names};
 pub use catalog::RankOutcome;
 pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
-pub use policy::{PrePromotion, RankMode, ToolDiscoveryPolicy};
+pub use policy::{DiscoveryMode, PrePromotion, RankMode, ToolDiscoveryPolicy};
 pub use unknown::{
     MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, MAX_UNKNOWN_QUERY_BYTES, unknown_call_query, unknown_tool_answer,
 };

@@ -4,7 +4,50 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::model::NativeSearch;
 use crate::rank::ToolRanker;
+
+/// How a run's deferred tools reach the model (`ToolDiscoveryPolicy::mode`).
+///
+/// The bridge is portable and the default. With [`ProviderNative`](Self::ProviderNative), a
+/// model whose provider defers tools itself ([`ModelProfile::native_deferral`]: the bundled
+/// `Anthropic` and `OpenAiResponses` clients) gets the deferred tools that survive the run's
+/// narrowing on the wire, flagged as deferred, beside the provider's search tool; the
+/// provider loads what a search finds without the tools array changing, so the prompt's
+/// cached prefix holds. Any other model gets the bridge. Either way the run's surface,
+/// admission and events govern every call.
+///
+/// ```
+/// use tinytools::discovery::{DiscoveryMode, ToolDiscoveryPolicy};
+/// use tinytools::model::NativeSearch;
+///
+/// assert_eq!(ToolDiscoveryPolicy::default().mode, DiscoveryMode::Bridge);
+/// let native = ToolDiscoveryPolicy::default().with_mode(DiscoveryMode::ProviderNative(NativeSearch::Provider));
+/// assert_eq!(native.mode.native_search(), Some(NativeSearch::Provider));
+/// ```
+///
+/// [`ModelProfile::native_deferral`]: crate::model::ModelProfile::native_deferral
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DiscoveryMode {
+    /// The intrinsic `tool_search` bridge: deferred tools stay off the wire until found, and
+    /// a found tool joins the tools array (which changes the prompt's prefix once per tool).
+    #[default]
+    Bridge,
+    /// The provider's own deferral, searched as [`NativeSearch`] says: by the provider, or by
+    /// the run's ranker answering the model's `tool_search`.
+    ProviderNative(NativeSearch),
+}
+
+impl DiscoveryMode {
+    /// Who searches in provider-native mode; `None` for the bridge.
+    pub const fn native_search(self) -> Option<NativeSearch> {
+        match self {
+            Self::Bridge => None,
+            Self::ProviderNative(search) => Some(search),
+        }
+    }
+}
 
 /// Which ranking answers `tool_search` when a host ranker is installed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,8 +103,12 @@ pub struct ToolDiscoveryPolicy {
     /// timer: a run with a host ranker needs a runtime with time enabled.
     pub ranker_timeout: Duration,
     /// Query-aware discovery: promote the deferred tools that best match each new user
-    /// message before the model is called.
+    /// message before the model is called. Bridge mode only: in provider-native mode the
+    /// provider loads tools, and nothing is promoted.
     pub pre_promotion: PrePromotion,
+    /// How deferred tools reach the model: the bridge (default) or the provider's own
+    /// deferral.
+    pub mode: DiscoveryMode,
 }
 
 /// Query-aware discovery (`ToolDiscoveryPolicy::pre_promotion`): at run start, and whenever a
@@ -188,6 +235,7 @@ impl Default for ToolDiscoveryPolicy {
             rank_mode: RankMode::Ranker,
             ranker_timeout: Duration::from_secs(2),
             pre_promotion: PrePromotion::default(),
+            mode: DiscoveryMode::Bridge,
         }
     }
 }
@@ -233,6 +281,13 @@ impl ToolDiscoveryPolicy {
         self
     }
 
+    /// Sets how deferred tools reach the model.
+    #[must_use]
+    pub fn with_mode(mut self, mode: DiscoveryMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
     /// Installs a host ranker.
     #[must_use]
     pub fn with_ranker(mut self, ranker: Arc<dyn ToolRanker>) -> Self {
@@ -274,6 +329,7 @@ impl fmt::Debug for ToolDiscoveryPolicy {
             .field("rank_mode", &self.rank_mode)
             .field("ranker_timeout", &self.ranker_timeout)
             .field("pre_promotion", &self.pre_promotion)
+            .field("mode", &self.mode)
             .finish()
     }
 }

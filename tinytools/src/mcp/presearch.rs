@@ -334,6 +334,7 @@ mod tests {
                 call("nope", "{oops"),
             ],
             usage: None,
+            searches: Vec::new(),
         };
         forwarding.after_model(&mut response).await;
         let calls: Vec<(&str, Value)> = response

@@ -2,10 +2,12 @@
 //! exchanges, and the [`ModelStream`] of an answer as it is written. Provider clients implement
 //! it; `testkit::ScriptedModel` replays turns for tests.
 
+mod native;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
+pub use native::{DeferredTool, NativeDeferral, NativeSearch, ProviderSearch};
 pub use stream::{ModelStream, StreamEvent};
 
 use crate::ToolSchema;
@@ -64,6 +66,10 @@ pub enum Message {
         #[serde(default)]
         is_error: bool,
     },
+    /// A search the provider ran itself (native deferral with [`NativeSearch::Provider`]),
+    /// just before the model's turn that it served: providers hand it back as they received
+    /// it, and other providers pass over it.
+    ProviderSearch(ProviderSearch),
 }
 
 impl Message {
@@ -83,13 +89,58 @@ impl Message {
     }
 }
 
-/// Token usage a provider reported for one call.
+/// Token usage a provider reported for one call (or, summed, for a run).
+///
+/// `prompt_tokens` counts every token of the request, cached or not; the cache counts say how
+/// many of them the provider's prompt cache served (`cache_read_tokens`: Anthropic's
+/// `cache_read_input_tokens`, OpenAI's `cached_tokens`) and how many it stored
+/// (`cache_write_tokens`: Anthropic's `cache_creation_input_tokens`).
+///
+/// ```
+/// use tinytools::model::Usage;
+///
+/// let mut run = Usage::new(1_200, 40).with_cache(1_000, 0);
+/// run += Usage::new(1_300, 20).with_cache(1_000, 200);
+/// assert_eq!((run.prompt_tokens, run.completion_tokens), (2_500, 60));
+/// assert_eq!((run.cache_read_tokens, run.cache_write_tokens), (2_000, 200));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Usage {
-    /// Tokens of the request.
+    /// Tokens of the request, the cached ones included.
     pub prompt_tokens: u64,
     /// Tokens of the answer.
     pub completion_tokens: u64,
+    /// Tokens of the request read from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Tokens of the request written to the provider's prompt cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Usage of `prompt_tokens` and `completion_tokens`, nothing cached.
+    pub const fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Self { prompt_tokens, completion_tokens, cache_read_tokens: 0, cache_write_tokens: 0 }
+    }
+
+    /// The same usage with the tokens the prompt cache served (`read`) and stored (`written`).
+    #[must_use]
+    pub const fn with_cache(mut self, read: u64, written: u64) -> Self {
+        self.cache_read_tokens = read;
+        self.cache_write_tokens = written;
+        self
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
 }
 
 /// What is sent to the model.
@@ -112,6 +163,12 @@ pub struct ModelRequest {
     /// recovery never repairs a misspelt name to one of them. Not sent to providers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub destructive: Vec<String>,
+    /// The deferred tools the provider is to defer itself (`DiscoveryMode::ProviderNative` with
+    /// a model whose [profile](ModelProfile::native_deferral) can): sent with the provider's
+    /// deferral flag and search tool. `None` in bridge mode; providers that cannot defer
+    /// natively pass over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_deferral: Option<NativeDeferral>,
 }
 
 /// What the model answered.
@@ -123,12 +180,15 @@ pub struct ModelResponse {
     pub tool_calls: Vec<ToolCall>,
     /// Usage, when the provider reports it.
     pub usage: Option<Usage>,
+    /// Searches the provider ran itself before this answer (native deferral), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub searches: Vec<ProviderSearch>,
 }
 
 impl ModelResponse {
     /// A plain text answer (ends a run).
     pub fn text(content: impl Into<String>) -> Self {
-        Self { content: content.into(), tool_calls: Vec::new(), usage: None }
+        Self { content: content.into(), tool_calls: Vec::new(), usage: None, searches: Vec::new() }
     }
 
     /// An answer that calls tools: `(id, name, arguments JSON)`.
@@ -141,13 +201,20 @@ impl ModelResponse {
                 arguments: arguments.to_string(),
             })
             .collect();
-        Self { content: String::new(), tool_calls, usage: None }
+        Self { content: String::new(), tool_calls, usage: None, searches: Vec::new() }
     }
 
     /// The same response with usage.
     #[must_use]
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
-        self.usage = Some(Usage { prompt_tokens, completion_tokens });
+        self.usage = Some(Usage::new(prompt_tokens, completion_tokens));
+        self
+    }
+
+    /// The same response after a search the provider ran itself (native deferral).
+    #[must_use]
+    pub fn with_search(mut self, search: ProviderSearch) -> Self {
+        self.searches.push(search);
         self
     }
 }
@@ -160,17 +227,24 @@ impl ModelResponse {
 /// assert!(ModelProfile::default().native_tool_calling);
 /// let prompted = ModelProfile::default().with_native_tool_calling(false);
 /// assert!(!prompted.native_tool_calling);
+/// assert!(!ModelProfile::default().native_deferral);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelProfile {
     /// The provider parses tool calls natively (otherwise a prompt dialect is needed).
     pub native_tool_calling: bool,
+    /// The provider defers tool declarations itself and loads what a search finds
+    /// ([`ModelRequest::native_deferral`]): Anthropic's `defer_loading`, OpenAI Responses'
+    /// `tool_search`. A run asked for `DiscoveryMode::ProviderNative` uses the bridge with a
+    /// model that cannot.
+    #[serde(default)]
+    pub native_deferral: bool,
 }
 
 impl Default for ModelProfile {
     fn default() -> Self {
-        Self { native_tool_calling: true }
+        Self { native_tool_calling: true, native_deferral: false }
     }
 }
 
@@ -179,6 +253,13 @@ impl ModelProfile {
     #[must_use]
     pub const fn with_native_tool_calling(mut self, native_tool_calling: bool) -> Self {
         self.native_tool_calling = native_tool_calling;
+        self
+    }
+
+    /// Sets whether the provider defers tool declarations itself.
+    #[must_use]
+    pub const fn with_native_deferral(mut self, native_deferral: bool) -> Self {
+        self.native_deferral = native_deferral;
         self
     }
 }

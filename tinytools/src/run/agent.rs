@@ -12,7 +12,7 @@ use super::stream::{RunStream, RunStreamItem};
 use super::transcript::Transcript;
 use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
-use crate::model::{ChatModel, Message};
+use crate::model::{ChatModel, Message, NativeSearch};
 use crate::pump::{Outlet, Pump};
 use crate::schema::{EstimatedTokens, TokenCounter};
 use crate::surface::{AllowList, Rule, Surface};
@@ -222,6 +222,20 @@ impl Agent {
         self.drive(transcript, CancellationToken::new(), false, None).await
     }
 
+    /// Who searches natively deferred tools this run: the policy's provider-native mode, when
+    /// the model can defer natively; `None` (the bridge) otherwise.
+    fn native_search(&self) -> Option<NativeSearch> {
+        let asked = self.policy.discovery.mode.native_search()?;
+        if self.model.profile().native_deferral {
+            return Some(asked);
+        }
+        tracing::warn!(
+            target: "tinytools::run",
+            "DiscoveryMode::ProviderNative asked, but the model cannot defer tools natively (its profile's native_deferral is false): the run uses the tool_search bridge"
+        );
+        None
+    }
+
     /// The one loop of [`run`](Self::run), [`resume`](Self::resume) and
     /// [`stream`](Self::stream): `tap` receives a streamed run's items.
     async fn drive(
@@ -242,7 +256,8 @@ impl Agent {
             tap,
         };
         let bridge = DiscoveryBridge::over(self.surface(), self.policy.discovery.clone())
-            .with_preparation(self.policy.tool_schemas);
+            .with_preparation(self.policy.tool_schemas)
+            .with_native(self.native_search());
         let mut run = Run::new(setup, bridge, transcript, cancel);
         if fresh {
             for middleware in &self.middleware {

@@ -9,8 +9,17 @@ use super::events::RunEvent;
 use super::state::Run;
 use super::stream::RunStreamItem;
 use crate::ToolSchema;
-use crate::model::{ModelError, ModelRequest, ModelResponse, StreamEvent, Usage};
+use crate::model::{ModelError, ModelRequest, ModelResponse, NativeDeferral, StreamEvent, Usage};
 use crate::schema::count_tool_schema_tokens;
+
+/// What every request of a run offers the model, fixed at the run's start: the surface's
+/// tools (and `tool_search`, when the run answers it), the deferred tools callable by name,
+/// and what the provider defers itself in provider-native mode.
+pub(super) struct Offer {
+    pub(super) tools: Vec<ToolSchema>,
+    pub(super) callable_by_name: Vec<String>,
+    pub(super) native: Option<NativeDeferral>,
+}
 
 /// What one request came to.
 pub(super) enum Asked {
@@ -27,15 +36,27 @@ pub(super) struct Spent {
 }
 
 impl Run<'_> {
+    /// What the run's requests offer.
+    pub(super) fn offer(&self) -> Offer {
+        Offer {
+            tools: self.bridge.advertised(self.setup.counter),
+            callable_by_name: self.callable_by_name(),
+            native: self.bridge.native_deferral(),
+        }
+    }
+
     /// The request for this turn: the conversation, the surface and the promoted tools, as
-    /// the middleware leave them. A request after feedback that withholds tools carries none.
-    async fn build_request(&self, surface: &[ToolSchema], callable_by_name: &[String], no_tools: bool) -> ModelRequest {
+    /// the middleware leave them. A request after feedback that withholds tools carries none,
+    /// but keeps its native deferral: a provider that loaded deferred tools in the
+    /// conversation needs their declarations for as long as the conversation names them.
+    async fn build_request(&self, offer: &Offer, no_tools: bool) -> ModelRequest {
         let mut request = ModelRequest {
             messages: self.transcript.messages.clone(),
-            tools: surface.to_vec(),
-            callable_by_name: callable_by_name.to_vec(),
+            tools: offer.tools.clone(),
+            callable_by_name: offer.callable_by_name.clone(),
             max_response_bytes: Some(self.policy().caps.max_response_bytes),
             destructive: Vec::new(),
+            native_deferral: offer.native.clone(),
         };
         if no_tools {
             request.tools.clear();
@@ -65,13 +86,12 @@ impl Run<'_> {
     pub(super) async fn ask(
         &mut self,
         turn: usize,
-        surface: &[ToolSchema],
-        callable_by_name: &[String],
+        offer: &Offer,
         no_tools: bool,
         spent: &mut Spent,
     ) -> (ModelRequest, Asked) {
         let policy = self.setup.policy;
-        let mut request = self.build_request(surface, callable_by_name, no_tools).await;
+        let mut request = self.build_request(offer, no_tools).await;
         let tools_tokens = count_tool_schema_tokens(&request.tools, self.setup.counter);
         if let Some(window) = policy.context_window {
             let estimate = context::estimate(&request.messages, tools_tokens, self.setup.counter);
@@ -81,7 +101,7 @@ impl Run<'_> {
                 if !done.fits() {
                     return (request, Asked::Failed(overflow(done, None, Some(window as u64)).into()));
                 }
-                request = self.build_request(surface, callable_by_name, no_tools).await;
+                request = self.build_request(offer, no_tools).await;
             }
         }
         let mut shrunk: Option<(Shrink, Option<u64>, Option<u64>)> = None;
@@ -109,7 +129,7 @@ impl Run<'_> {
                         return (request, Asked::Failed(overflow(done, prompt, window).into()));
                     }
                     shrunk = Some((done, prompt, window));
-                    request = self.build_request(surface, callable_by_name, no_tools).await;
+                    request = self.build_request(offer, no_tools).await;
                     continue;
                 }
                 Err(error) => return (request, Asked::Failed(error.into())),
@@ -118,8 +138,7 @@ impl Run<'_> {
                 middleware.after_model(&mut response).await;
             }
             if let Some(reported) = response.usage {
-                spent.usage.prompt_tokens += reported.prompt_tokens;
-                spent.usage.completion_tokens += reported.completion_tokens;
+                spent.usage += reported;
             }
             self.emit(RunEvent::ModelCalled { turn, tools: request.tools.len(), usage: response.usage });
             if let Err(over) = policy.usage_limits.after_response(spent.usage) {

@@ -21,7 +21,7 @@ impl Run<'_> {
     /// Answers one call; `arguments` replaces the call's own when an aid adjusted them.
     pub(super) async fn call(&self, call: &ToolCall, arguments: Option<&str>) -> CallAnswer {
         let surface = self.bridge.surface();
-        let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.is_active();
+        let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.answers_search();
         let exposure = surface.exposure(&call.name);
         if !intrinsic_search && exposure.is_none() {
             let reason = match surface.refusal(&call.name) {

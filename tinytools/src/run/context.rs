@@ -163,13 +163,21 @@ fn compact(messages: &mut [Message]) -> usize {
 }
 
 /// The conversation's units, in order: one message each, except an assistant turn with calls,
-/// which is one unit with the tool results that follow it.
+/// which is one unit with the tool results that follow it, and the searches a provider ran
+/// for an assistant turn, which are one unit with that turn.
 fn units(messages: &[Message]) -> Vec<std::ops::Range<usize>> {
     let mut units = Vec::new();
     let mut i = 0;
     while i < messages.len() {
-        let mut end = i + 1;
-        if matches!(&messages[i], Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()) {
+        let mut turn = i;
+        while turn < messages.len() && matches!(messages[turn], Message::ProviderSearch(_)) {
+            turn += 1;
+        }
+        let mut end = match messages.get(turn) {
+            Some(Message::Assistant { .. }) => turn + 1,
+            _ => turn.max(i + 1),
+        };
+        if matches!(messages.get(turn), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty()) {
             while end < messages.len() && matches!(messages[end], Message::Tool { .. }) {
                 end += 1;
             }
@@ -271,6 +279,17 @@ mod tests {
         }
         assert_eq!(kept.len(), messages.len());
         assert!(kept.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_providers_search_stays_with_the_turn_it_served() {
+        let search =
+            crate::model::ProviderSearch::new("anthropic:tool_search_tool_bm25", "lookup", vec!["lookup".into()]);
+        let mut messages = vec![Message::user("q"), Message::ProviderSearch(search.clone())];
+        messages.extend(turn("a", "r"));
+        messages.push(Message::ProviderSearch(search));
+        messages.push(Message::Assistant { content: "done".into(), tool_calls: Vec::new() });
+        assert_eq!(units(&messages), [0..1, 1..4, 4..6]);
     }
 
     #[test]

@@ -15,10 +15,15 @@ pub enum RunEvent {
     ToolsAdvertised {
         /// Direct tools (the bridge is not counted here).
         direct: usize,
-        /// Deferred tools behind the bridge (nonzero implies the bridge is present).
+        /// Deferred tools behind the bridge, or handed to the provider's own deferral.
         deferred: usize,
-        /// Compact JSON bytes of the wire set: Direct schemas plus the bridge.
+        /// Compact JSON bytes of the wire set as the run hands it over: Direct schemas plus
+        /// the bridge; in provider-native mode also every deferred declaration (sent flagged
+        /// as deferred; the provider's own search tool entry is not counted).
         schema_bytes: usize,
+        /// Whether the deferred tools went to the provider's own deferral
+        /// (`DiscoveryMode::ProviderNative` with a model that can); `false`: the bridge.
+        native: bool,
     },
     /// A model call finished.
     ModelCalled {
@@ -29,7 +34,10 @@ pub enum RunEvent {
         /// Usage, when the provider reported it.
         usage: Option<Usage>,
     },
-    /// A `tool_search` call was answered.
+    /// A `tool_search` call was answered, or (provider-native mode) the provider reported a
+    /// search it ran itself: then `ranker` names the provider (`anthropic:tool_search_tool_bm25`,
+    /// `openai:tool_search`), `call_id` is the provider's id for the search (empty when it gives
+    /// none), and confidence and latency are unknown (`None`, `0.0`).
     ToolSearched {
         /// The call.
         call_id: String,

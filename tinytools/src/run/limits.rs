@@ -194,8 +194,8 @@ mod tests {
         assert!(limits.before_request(1).is_ok());
         let over = limits.before_request(2).unwrap_err();
         assert_eq!((over.limit, over.allowed, over.used), (UsageLimit::Requests, 2, 3));
-        assert!(limits.after_response(Usage { prompt_tokens: 60, completion_tokens: 40 }).is_ok());
-        let over = limits.after_response(Usage { prompt_tokens: 60, completion_tokens: 41 }).unwrap_err();
+        assert!(limits.after_response(Usage::new(60, 40)).is_ok());
+        let over = limits.after_response(Usage::new(60, 41)).unwrap_err();
         assert!(over.to_string().contains("101 tokens against a limit of 100"), "{over}");
     }
 }

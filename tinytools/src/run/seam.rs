@@ -72,7 +72,8 @@ impl Run<'_> {
     /// The fate of one call: the aids are asked in order (only about a name the model may
     /// call); the first that does not let it run as it is decides.
     pub(super) async fn fate(&self, call: &ToolCall) -> Fate {
-        let known = self.bridge.surface().admits(&call.name) || call.name == TOOL_SEARCH && self.bridge.is_active();
+        let known =
+            self.bridge.surface().admits(&call.name) || call.name == TOOL_SEARCH && self.bridge.answers_search();
         if known {
             for aid in self.policy().aids.iter() {
                 match aid.on_call(&self.view(), call).await {

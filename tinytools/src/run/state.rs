@@ -13,7 +13,7 @@ use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::{DiscoveryBridge, RankOutcome};
 use crate::middleware::Middleware;
-use crate::model::{ChatModel, Message, Usage};
+use crate::model::{ChatModel, Message, ProviderSearch, Usage};
 use crate::pump::Outlet;
 use crate::schema::TokenCounter;
 use crate::{CancellationToken, ToolContext, ToolRegistry, ToolSchema};
@@ -61,7 +61,11 @@ impl<'a> Run<'a> {
         transcript: Transcript,
         cancel: CancellationToken,
     ) -> Self {
-        let promoted = transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect();
+        // In provider-native mode nothing is promoted, even what a bridge-mode run did promote.
+        let promoted = match bridge.native() {
+            Some(_) => Vec::new(),
+            None => transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect(),
+        };
         Self {
             setup,
             bridge,
@@ -82,13 +86,16 @@ impl Run<'_> {
     /// discovery on the latest user message.
     pub(super) async fn start(&mut self) {
         self.grounds = Grounds::of(&self.transcript.messages);
-        let surface = self.bridge.advertised(self.setup.counter);
-        let schema_bytes = serde_json::to_string(&surface).map_or(0, |text| text.len());
-        let active = self.bridge.is_active();
+        let mut wire = self.bridge.advertised(self.setup.counter);
+        let direct = wire.len() - usize::from(self.bridge.answers_search());
+        let native = self.bridge.native_deferral();
+        wire.extend(native.iter().flat_map(|native| native.tools.iter().map(|tool| tool.schema.clone())));
+        let schema_bytes = serde_json::to_string(&wire).map_or(0, |text| text.len());
         self.emit(RunEvent::ToolsAdvertised {
-            direct: surface.len() - usize::from(active),
-            deferred: if active { self.bridge.catalog().len() } else { 0 },
+            direct,
+            deferred: if self.bridge.is_active() { self.bridge.catalog().len() } else { 0 },
             schema_bytes,
+            native: native.is_some(),
         });
         self.pre_promote().await;
     }
@@ -133,7 +140,29 @@ impl Run<'_> {
 
     /// What the grounding gate reads besides the grounds.
     pub(super) fn gate(&self) -> Gate<'_> {
-        Gate { registry: self.setup.registry, surface: self.bridge.surface(), discovery: self.bridge.is_active() }
+        Gate { registry: self.setup.registry, surface: self.bridge.surface(), discovery: self.bridge.answers_search() }
+    }
+
+    /// Keeps the searches the provider ran before its answer in the conversation (just before
+    /// the answer's turn, for the next request to hand back), each reported as a
+    /// `ToolSearched` event whose `ranker` names the provider. Only tools of the catalogue
+    /// count as matched.
+    pub(super) fn record_searches(&mut self, searches: Vec<ProviderSearch>) {
+        for search in searches {
+            let matched =
+                search.found.iter().filter(|name| self.bridge.catalog().get(name).is_some()).cloned().collect();
+            self.emit(RunEvent::ToolSearched {
+                call_id: search.id.clone().unwrap_or_default(),
+                query: Some(search.query.clone()).filter(|_| self.policy().capture.tool_io),
+                matched,
+                ranker: search.ranker.clone(),
+                top_confidence: None,
+                fallback: None,
+                shadow_matched: None,
+                latency_ms: 0.0,
+            });
+            self.transcript.messages.push(Message::ProviderSearch(search));
+        }
     }
 
     /// The deferred tools the model may call by name this run (only while discovery is on).
@@ -152,7 +181,7 @@ impl Run<'_> {
     /// the catalogue and promotes the hits that pass the floor and fit the token budget.
     async fn pre_promote(&mut self) {
         let pre = self.policy().discovery.pre_promotion;
-        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() {
+        if !pre.enabled || pre.limit == 0 || !self.bridge.is_active() || self.bridge.native().is_some() {
             return;
         }
         let Some(Message::User { content }) = self.transcript.messages.last() else {
@@ -205,8 +234,12 @@ impl Run<'_> {
     }
 
     /// Adds newly promoted declarations to every later request, once each, in order, as one
-    /// transcript patch.
+    /// transcript patch. In provider-native mode nothing is promoted: the provider loads what
+    /// its searches find, and the tools array never changes.
     pub(super) fn promote(&mut self, found: Vec<ToolSchema>, cause: Promotion) {
+        if self.bridge.native().is_some() {
+            return;
+        }
         let mut added: Vec<ToolSchema> = Vec::new();
         for schema in found {
             let known = self.promoted.iter().chain(&added).any(|tool| tool.name == schema.name);

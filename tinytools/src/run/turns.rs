@@ -16,8 +16,7 @@ use crate::model::{Message, ToolCall};
 
 impl Run<'_> {
     pub(super) async fn turns(mut self) -> Result<RunOutcome, RunError> {
-        let surface = self.bridge.advertised(self.setup.counter);
-        let callable = self.callable_by_name();
+        let offer = self.offer();
         let mut spent = Spent::default();
         let mut answer = String::new();
         let mut next = Next::Tools;
@@ -26,8 +25,8 @@ impl Run<'_> {
                 return Ok(self.finish(answer, StopReason::Cancelled, spent.usage));
             }
             self.turn += 1;
-            let (request, asked) = self.ask(self.turn, &surface, &callable, next != Next::Tools, &mut spent).await;
-            let response = match asked {
+            let (request, asked) = self.ask(self.turn, &offer, next != Next::Tools, &mut spent).await;
+            let mut response = match asked {
                 Asked::Answer(response) => response,
                 Asked::Cancelled => return Ok(self.finish(answer, StopReason::Cancelled, spent.usage)),
                 Asked::Failed(source) => {
@@ -35,7 +34,11 @@ impl Run<'_> {
                     return Err(RunError { source, transcript, turns, usage });
                 }
             };
-            self.offered = request.tools.iter().map(|t| t.name.clone()).chain(request.callable_by_name).collect();
+            let deferred = request.native_deferral.iter().flat_map(|native| &native.tools);
+            let deferred = deferred.map(|tool| tool.schema.name.clone());
+            self.offered =
+                request.tools.iter().map(|t| t.name.clone()).chain(request.callable_by_name).chain(deferred).collect();
+            self.record_searches(std::mem::take(&mut response.searches));
             answer.clone_from(&response.content);
             if next == Next::Final {
                 // Asked for the final answer: calls in this reply are not run.

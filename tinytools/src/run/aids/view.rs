@@ -63,9 +63,10 @@ impl RunView<'_> {
         self.tool(name).is_some() && self.registry.admit(name, arguments).is_ok()
     }
 
-    /// Whether the `tool_search` bridge is on for this run.
+    /// Whether the `tool_search` bridge is on for this run (the run answers `tool_search`;
+    /// not in provider-native mode with the provider searching).
     pub fn discovery_active(&self) -> bool {
-        self.bridge.is_active()
+        self.bridge.answers_search()
     }
 
     /// The run's deferred catalogue (empty while discovery is off).
