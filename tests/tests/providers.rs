@@ -194,8 +194,18 @@ async fn anthropic_tool_use_usage_request_shape_and_errors() {
     assert_eq!(response.tool_calls[0].name, "stock_quote");
     assert_eq!(response.tool_calls[0].arguments, r#"{"symbol":"ACME"}"#);
     assert_eq!(response.usage.map(|u| u.prompt_tokens), Some(1582));
-    let sent: Value = server.received_requests().await.unwrap_or_default()[0].body_json().expect("JSON");
-    assert_eq!(sent["system"], "Use tools.");
+    let received = server.received_requests().await.unwrap_or_default();
+    assert!(received[0].headers.get("anthropic-beta").is_none(), "no beta without native deferral");
+    let sent: Value = received[0].body_json().expect("JSON");
+    // Cache breakpoints: the system prompt, the last tool, the conversation's last block.
+    assert_eq!(sent["system"], json!([{"type": "text", "text": "Use tools.", "cache_control": {"type": "ephemeral"}}]));
+    let tools = sent["tools"].as_array().expect("tools");
+    assert_eq!(tools.iter().filter(|tool| tool.get("cache_control").is_some()).count(), 1);
+    assert_eq!(tools.last().map(|tool| &tool["cache_control"]), Some(&json!({"type": "ephemeral"})));
+    assert_eq!(sent["messages"][2]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    let plain = claude.clone().with_prompt_caching(false).body(&request());
+    assert_eq!(plain["system"], "Use tools.");
+    assert!(!plain.to_string().contains("cache_control"));
     assert_eq!(
         sent["messages"][1]["content"][0],
         json!({"type": "tool_use", "id": "call_1", "name": "tool_search", "input": {"query": "stock price"}})

@@ -119,7 +119,7 @@ async fn text_and_tool_use_blocks_stream_and_read_like_the_whole_answer() {
         ]
     );
     let sent = &server.await.expect("served")[0].request;
-    assert_eq!((&sent["stream"], &sent["system"]), (&json!(true), &json!("Use tools.")));
+    assert_eq!((&sent["stream"], &sent["system"][0]["text"]), (&json!(true), &json!("Use tools.")));
     assert_eq!(sent["tools"][0]["name"], "stock_quote");
 }
 

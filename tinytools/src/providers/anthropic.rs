@@ -1,12 +1,16 @@
-//! [`Anthropic`]: the Messages API — tools, `tool_use` and `tool_result` blocks, usage.
+//! [`Anthropic`]: the Messages API — tools, `tool_use` and `tool_result` blocks, usage with
+//! the prompt cache's share, cache breakpoints, and native deferral with Anthropic's tool
+//! search (the wire format is `anthropic_wire.rs`).
 
 use serde_json::{Value, json};
 
 use super::ConfigError;
 use super::anthropic_stream::MessageEvents;
+use super::anthropic_wire::{self, AnthropicToolSearch, Options, TOOL_SEARCH_BETA, read_blocks};
 use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
 use super::stream::sse_stream;
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall, Usage};
+use super::usage::anthropic_usage;
+use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
 
 /// An Anthropic Messages client.
 ///
@@ -24,6 +28,8 @@ pub struct Anthropic {
     api_key: ApiKey,
     model: String,
     max_tokens: u32,
+    caching: bool,
+    search: AnthropicToolSearch,
 }
 
 /// The base URL (without credentials it may carry) and the model only: never the key.
@@ -61,6 +67,8 @@ impl Anthropic {
             api_key: ApiKey::new(api_key),
             model: model.into(),
             max_tokens: 1_024,
+            caching: true,
+            search: AnthropicToolSearch::default(),
         })
     }
 
@@ -71,63 +79,46 @@ impl Anthropic {
         self
     }
 
+    /// Writes cache breakpoints (`cache_control`) on the last tool that is not deferred, on
+    /// the system prompt and on the conversation's last block (default on): every request of
+    /// a run reads the one before it from Anthropic's prompt cache, and with native deferral a
+    /// discovery changes nothing before the new turn. A deferred tool never carries one.
+    #[must_use]
+    pub fn with_prompt_caching(mut self, caching: bool) -> Self {
+        self.caching = caching;
+        self
+    }
+
+    /// Sets which tool search a natively deferred request carries (default
+    /// [`AnthropicToolSearch::Bm25`]).
+    #[must_use]
+    pub fn with_tool_search(mut self, search: AnthropicToolSearch) -> Self {
+        self.search = search;
+        self
+    }
+
     /// The request body: system text apart, consecutive same-role turns merged (the API wants
-    /// them alternating), tool results as `tool_result` blocks of a user turn.
+    /// them alternating), tool results as `tool_result` blocks of a user turn, cache
+    /// breakpoints on the last tool that is not deferred, the system prompt and the last block. A natively
+    /// deferred request ([`ModelRequest::native_deferral`]) also carries every deferred tool
+    /// with `defer_loading: true` and, unless the run answers the searches, Anthropic's tool
+    /// search tool.
+    ///
+    /// ```
+    /// use tinytools::model::{Message, ModelRequest};
+    /// use tinytools::providers::Anthropic;
+    ///
+    /// let claude = Anthropic::new("sk-ant-secret", "claude-haiku-4-5")?;
+    /// let request = ModelRequest { messages: vec![Message::system("Use tools."), Message::user("Hi")], ..Default::default() };
+    /// let body = claude.body(&request);
+    /// assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+    /// assert_eq!(claude.with_prompt_caching(false).body(&request)["system"], "Use tools.");
+    /// # Ok::<(), tinytools::providers::ConfigError>(())
+    /// ```
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let mut system = Vec::new();
-        let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-        for message in &request.messages {
-            let (role, blocks) = match message {
-                Message::System { content } => {
-                    system.push(content.clone());
-                    continue;
-                }
-                Message::User { content } | Message::Feedback { content } => {
-                    ("user", vec![json!({"type": "text", "text": content})])
-                }
-                Message::Assistant { content, tool_calls } => {
-                    let mut blocks = Vec::new();
-                    if !content.is_empty() {
-                        blocks.push(json!({"type": "text", "text": content}));
-                    }
-                    for call in tool_calls {
-                        let input: Value = serde_json::from_str(&call.arguments)
-                            .ok()
-                            .filter(Value::is_object)
-                            .unwrap_or_else(|| json!({}));
-                        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
-                    }
-                    ("assistant", blocks)
-                }
-                Message::Tool { call_id, content, is_error, .. } => (
-                    "user",
-                    vec![
-                        json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
-                    ],
-                ),
-            };
-            match turns.last_mut() {
-                Some((last, existing)) if *last == role => existing.extend(blocks),
-                _ => turns.push((role, blocks)),
-            }
-        }
-        let messages: Vec<Value> =
-            turns.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect();
-        let mut body = json!({"model": self.model, "max_tokens": self.max_tokens, "messages": messages});
-        if !system.is_empty() {
-            body["system"] = json!(system.join("\n\n"));
-        }
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(
-                    |tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}),
-                )
-                .collect();
-            body["tools"] = Value::Array(tools);
-        }
-        body
+        let options =
+            Options { model: &self.model, max_tokens: self.max_tokens, caching: self.caching, search: self.search };
+        anthropic_wire::body(request, &options)
     }
 }
 
@@ -138,29 +129,20 @@ fn response(body: &Value) -> Result<ModelResponse, ModelError> {
             body.to_string().chars().take(300).collect::<String>()
         )));
     };
-    let mut content = String::new();
-    let mut tool_calls = Vec::new();
-    for block in blocks {
-        match block["type"].as_str() {
-            Some("text") => content.push_str(block["text"].as_str().unwrap_or_default()),
-            Some("tool_use") => tool_calls.push(ToolCall {
-                id: block["id"].as_str().unwrap_or_default().to_owned(),
-                name: block["name"].as_str().unwrap_or_default().to_owned(),
-                arguments: block["input"].to_string(),
-            }),
-            _ => {}
-        }
-    }
-    let usage = body["usage"].as_object().map(|usage| Usage {
-        prompt_tokens: usage.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
-        completion_tokens: usage.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
-    });
-    Ok(ModelResponse { content, tool_calls, usage })
+    let (content, tool_calls, searches) = read_blocks(blocks);
+    let usage = anthropic_usage(&body["usage"], None);
+    Ok(ModelResponse { content, tool_calls, usage, searches })
 }
 
 impl Anthropic {
-    fn headers(&self) -> [(&'static str, String); 2] {
-        [("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())]
+    /// The key, the API version, and the tool search beta for a natively deferred request.
+    fn headers(&self, request: &ModelRequest) -> Vec<(&'static str, String)> {
+        let mut headers =
+            vec![("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())];
+        if request.native_deferral.is_some() {
+            headers.push(("anthropic-beta", TOOL_SEARCH_BETA.to_owned()));
+        }
+        headers
     }
 
     fn url(&self) -> String {
@@ -170,9 +152,14 @@ impl Anthropic {
 
 #[async_trait::async_trait]
 impl ChatModel for Anthropic {
+    /// Native tool calling, and native deferral (`defer_loading` with Anthropic's tool search).
+    fn profile(&self) -> ModelProfile {
+        ModelProfile::default().with_native_deferral(true)
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body =
-            self.http.post(&self.url(), &self.headers(), &self.body(request), request.max_response_bytes).await?;
+        let headers = self.headers(request);
+        let body = self.http.post(&self.url(), &headers, &self.body(request), request.max_response_bytes).await?;
         response(&body)
     }
 
@@ -182,7 +169,8 @@ impl ChatModel for Anthropic {
         let mut body = self.body(request);
         body["stream"] = json!(true);
         let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
-        let connect = async move { self.http.send(&self.url(), &self.headers(), &body, max_bytes).await };
+        let headers = self.headers(request);
+        let connect = async move { self.http.send(&self.url(), &headers, &body, max_bytes).await };
         sse_stream(connect, max_bytes, MessageEvents::default())
     }
 }

@@ -4,7 +4,10 @@
 //! `content_block_start`, `content_block_delta`s (`text_delta`, or `input_json_delta` pieces of
 //! a `tool_use` block's input) and a `content_block_stop`; `message_delta` carries the
 //! cumulative output usage; `message_stop` ends the message. `ping` keeps the connection
-//! alive; `error` (such as `overloaded_error`) is the provider's error. Other block and delta
+//! alive; `error` (such as `overloaded_error`) is the provider's error. A tool search Anthropic
+//! runs itself streams as a `server_tool_use` block (its input in `input_json_delta` pieces)
+//! and a `tool_search_tool_result` block that comes whole (the "Streaming" section of the tool
+//! search tool's documentation); both are kept for the next request. Other block and delta
 //! types (thinking, citations) and unknown events are passed over, as Anthropic's versioning
 //! policy asks of clients.
 
@@ -12,9 +15,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
+use super::anthropic_wire::searches;
 use super::http::provider_error;
 use super::sse::SseEvent;
 use super::stream::{Assemble, interrupted};
+use super::usage::anthropic_usage;
 use crate::model::{ModelError, ModelResponse, StreamEvent, ToolCall, Usage};
 
 /// The message so far.
@@ -24,6 +29,9 @@ pub(crate) struct MessageEvents {
     calls: Vec<Partial>,
     /// Content block index → its call's position, for `tool_use` blocks.
     blocks: BTreeMap<u64, usize>,
+    /// The blocks of the searches Anthropic ran, by content block index, with a
+    /// `server_tool_use` block's input as streamed so far.
+    server: BTreeMap<u64, (Value, String)>,
     usage: Option<Usage>,
     stopped: bool,
 }
@@ -79,7 +87,8 @@ impl Assemble for MessageEvents {
             .into_iter()
             .map(|call| ToolCall { id: call.id, name: call.name, arguments: call.input })
             .collect();
-        Ok(ModelResponse { content: self.content, tool_calls, usage: self.usage })
+        let server = self.server.into_values().map(|(block, _)| block).collect();
+        Ok(ModelResponse { content: self.content, tool_calls, usage: self.usage, searches: searches(server) })
     }
 }
 
@@ -104,6 +113,9 @@ impl MessageEvents {
                 self.blocks.insert(data["index"].as_u64().unwrap_or(u64::MAX), index);
                 self.calls.push(Partial { id, name, input, closed: false });
             }
+            Some("server_tool_use" | "tool_search_tool_result") => {
+                self.server.insert(data["index"].as_u64().unwrap_or(u64::MAX), (block.clone(), String::new()));
+            }
             _ => {}
         }
     }
@@ -115,6 +127,10 @@ impl MessageEvents {
             Some("input_json_delta") => {
                 let piece = delta["partial_json"].as_str().unwrap_or_default();
                 let block = data["index"].as_u64().unwrap_or(u64::MAX);
+                if let Some((_, input)) = self.server.get_mut(&block) {
+                    input.push_str(piece);
+                    return;
+                }
                 let Some(&index) = self.blocks.get(&block) else { return };
                 if piece.is_empty() {
                     return;
@@ -130,6 +146,12 @@ impl MessageEvents {
     /// it (`{}` when no piece came), or stays as written when it is not JSON.
     fn stop_block(&mut self, data: &Value) {
         let block = data["index"].as_u64().unwrap_or(u64::MAX);
+        if let Some((server, input)) = self.server.get_mut(&block) {
+            if let Ok(input) = serde_json::from_str::<Value>(input) {
+                server["input"] = input;
+            }
+            return;
+        }
         let Some(call) = self.blocks.get(&block).and_then(|&index| self.calls.get_mut(index)) else { return };
         call.closed = true;
         if call.input.trim().is_empty() {
@@ -148,18 +170,10 @@ impl MessageEvents {
 
     /// `message_start`'s usage, then `message_delta`'s cumulative counts over it.
     fn add_usage(&mut self, usage: &Value, out: &mut VecDeque<StreamEvent>) {
-        if !usage.is_object() {
-            return;
+        if let Some(total) = anthropic_usage(usage, self.usage) {
+            self.usage = Some(total);
+            out.push_back(StreamEvent::Usage(total));
         }
-        let mut total = self.usage.unwrap_or_default();
-        if let Some(input) = usage["input_tokens"].as_u64() {
-            total.prompt_tokens = input;
-        }
-        if let Some(output) = usage["output_tokens"].as_u64() {
-            total.completion_tokens = output;
-        }
-        self.usage = Some(total);
-        out.push_back(StreamEvent::Usage(total));
     }
 }
 

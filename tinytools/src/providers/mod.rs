@@ -1,8 +1,14 @@
 //! Real model providers, behind the `providers` feature: an OpenAI-compatible Chat Completions
 //! client (OpenAI, OpenRouter, llama.cpp's `llama-server`, Ollama, LM Studio) and an Anthropic
-//! Messages client. Both retry 429 and 5xx answers with backoff, honouring `Retry-After`;
-//! report what the provider said on a 4xx; report context-length overflows as such; and never
-//! show the API key in `Debug` output, logs or errors.
+//! Messages client. Both retry 429 and 5xx answers with
+//! backoff, honouring `Retry-After`; report what the provider said on a 4xx; report
+//! context-length overflows as such; and never show the API key in `Debug` output, logs or
+//! errors. Each reports the prompt cache's share of the usage (`usage.rs`).
+//!
+//! `Anthropic` defers tools natively
+//! ([`ModelRequest::native_deferral`](crate::model::ModelRequest::native_deferral), asked for
+//! with `DiscoveryMode::ProviderNative`): `defer_loading` with its tool search tool. It also
+//! writes cache breakpoints on the system prompt and the last tool that is not deferred.
 //!
 //! Both stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
 //! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and
@@ -13,13 +19,16 @@
 
 mod anthropic;
 mod anthropic_stream;
+mod anthropic_wire;
 mod http;
 mod openai;
 mod openai_stream;
 mod sse;
 mod stream;
+mod usage;
 
 pub use anthropic::Anthropic;
+pub use anthropic_wire::AnthropicToolSearch;
 pub use http::{ApiKey, HttpOptions, Retry};
 pub use openai::OpenAiCompatible;
 

@@ -7,7 +7,8 @@ use super::ConfigError;
 use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
 use super::openai_stream::ChatChunks;
 use super::stream::sse_stream;
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall, Usage};
+use super::usage::chat_usage;
+use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall};
 
 /// A Chat Completions client.
 ///
@@ -163,7 +164,7 @@ impl OpenAiCompatible {
 
     /// The request body for a model request.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(message).collect();
+        let messages: Vec<Value> = request.messages.iter().filter_map(message).collect();
         let mut body = json!({"model": self.model, "messages": messages});
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request
@@ -183,8 +184,10 @@ impl OpenAiCompatible {
     }
 }
 
-fn message(message: &Message) -> Value {
-    match message {
+/// A message as Chat Completions takes it; a provider's own search (which Chat Completions
+/// cannot run) has no form and is passed over.
+fn message(message: &Message) -> Option<Value> {
+    Some(match message {
         Message::System { content } => json!({"role": "system", "content": content}),
         Message::User { content } | Message::Feedback { content } => json!({"role": "user", "content": content}),
         Message::Assistant { content, tool_calls } if tool_calls.is_empty() => {
@@ -199,7 +202,8 @@ fn message(message: &Message) -> Value {
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
         Message::Tool { call_id, content, .. } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-    }
+        Message::ProviderSearch(_) => return None,
+    })
 }
 
 /// Reads a Chat Completions response.
@@ -228,11 +232,8 @@ pub(crate) fn response(body: &Value) -> Result<ModelResponse, ModelError> {
             }
         })
         .collect();
-    let usage = body["usage"].as_object().map(|usage| Usage {
-        prompt_tokens: usage.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-        completion_tokens: usage.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
-    });
-    Ok(ModelResponse { content, tool_calls, usage })
+    let usage = body.get("usage").and_then(chat_usage);
+    Ok(ModelResponse { content, tool_calls, usage, searches: Vec::new() })
 }
 
 fn excerpt(body: &Value) -> String {

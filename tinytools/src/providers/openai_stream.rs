@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::http::provider_error;
 use super::sse::SseEvent;
 use super::stream::{Assemble, interrupted};
+use super::usage::chat_usage;
 use crate::model::{ModelError, ModelResponse, StreamEvent, ToolCall, Usage};
 
 /// The answer so far.
@@ -95,7 +96,7 @@ impl Assemble for ChatChunks {
                 arguments: call.arguments,
             })
             .collect();
-        Ok(ModelResponse { content: self.content, tool_calls, usage: self.usage })
+        Ok(ModelResponse { content: self.content, tool_calls, usage: self.usage, searches: Vec::new() })
     }
 }
 
@@ -151,17 +152,15 @@ impl ChatChunks {
     }
 }
 
-/// A chunk's usage: its `usage` object, else `llama-server`'s `timings`.
+/// A chunk's usage: its `usage` object (with the cached prompt tokens), else
+/// `llama-server`'s `timings`.
 fn usage(chunk: &Value) -> Option<Usage> {
-    let count = |object: &Value, key: &str| object.get(key).and_then(Value::as_u64).unwrap_or(0);
-    if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
-        return Some(Usage {
-            prompt_tokens: count(usage, "prompt_tokens"),
-            completion_tokens: count(usage, "completion_tokens"),
-        });
+    if let Some(usage) = chunk.get("usage").and_then(chat_usage) {
+        return Some(usage);
     }
+    let count = |object: &Value, key: &str| object.get(key).and_then(Value::as_u64).unwrap_or(0);
     let timings = chunk.get("timings").filter(|timings| timings.is_object())?;
-    Some(Usage { prompt_tokens: count(timings, "prompt_n"), completion_tokens: count(timings, "predicted_n") })
+    Some(Usage::new(count(timings, "prompt_n"), count(timings, "predicted_n")))
 }
 
 #[cfg(test)]
@@ -210,6 +209,6 @@ mod tests {
         let (_, response) = read_all(&[
             r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}],"timings":{"prompt_n":12,"predicted_n":3}}"#,
         ]);
-        assert_eq!(response.expect("complete").usage, Some(Usage { prompt_tokens: 12, completion_tokens: 3 }));
+        assert_eq!(response.expect("complete").usage, Some(Usage::new(12, 3)));
     }
 }
