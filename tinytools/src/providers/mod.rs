@@ -1,18 +1,20 @@
 //! Real model providers, behind the `providers` feature: an OpenAI-compatible Chat Completions
-//! client (OpenAI, OpenRouter, llama.cpp's `llama-server`, Ollama, LM Studio) and an Anthropic
-//! Messages client. Both retry 429 and 5xx answers with
+//! client (OpenAI, OpenRouter, llama.cpp's `llama-server`, Ollama, LM Studio), an Anthropic
+//! Messages client, and an OpenAI Responses client. All retry 429 and 5xx answers with
 //! backoff, honouring `Retry-After`; report what the provider said on a 4xx; report
 //! context-length overflows as such; and never show the API key in `Debug` output, logs or
 //! errors. Each reports the prompt cache's share of the usage (`usage.rs`).
 //!
-//! `Anthropic` defers tools natively
+//! `Anthropic` and `OpenAiResponses` defer tools natively
 //! ([`ModelRequest::native_deferral`](crate::model::ModelRequest::native_deferral), asked for
-//! with `DiscoveryMode::ProviderNative`): `defer_loading` with its tool search tool. It also
-//! writes cache breakpoints on the system prompt and the last tool that is not deferred.
+//! with `DiscoveryMode::ProviderNative`): Anthropic's `defer_loading` with its tool search
+//! tool, the Responses API's `namespace`s with `tool_search`. Anthropic also writes cache
+//! breakpoints on the system prompt and the last tool that is not deferred.
 //!
-//! Both stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
+//! All stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
 //! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and
-//! `openai_stream.rs` / `anthropic_stream.rs` assemble each provider's events). A stream is
+//! `openai_stream.rs` / `anthropic_stream.rs` / `responses_stream.rs` assemble each provider's
+//! events). A stream is
 //! held to the same byte cap and time limit as a whole answer; one that stops before the
 //! provider's closing event is [`ModelError::Interrupted`](crate::model::ModelError::Interrupted),
 //! and dropping it closes the connection.
@@ -23,6 +25,9 @@ mod anthropic_wire;
 mod http;
 mod openai;
 mod openai_stream;
+mod responses;
+mod responses_stream;
+mod responses_wire;
 mod sse;
 mod stream;
 mod usage;
@@ -31,6 +36,7 @@ pub use anthropic::Anthropic;
 pub use anthropic_wire::AnthropicToolSearch;
 pub use http::{ApiKey, HttpOptions, Retry};
 pub use openai::OpenAiCompatible;
+pub use responses::{NAMESPACE_LIMIT, OpenAiResponses};
 
 /// Why a provider client could not be configured.
 #[derive(Debug, thiserror::Error)]

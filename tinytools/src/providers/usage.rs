@@ -18,6 +18,14 @@ pub(crate) fn chat_usage(usage: &Value) -> Option<Usage> {
     Some(Usage::new(count(&usage["prompt_tokens"]), count(&usage["completion_tokens"])).with_cache(cached, 0))
 }
 
+/// Responses: `input_tokens` (the cached ones included), `output_tokens`, and
+/// `input_tokens_details.cached_tokens`.
+pub(crate) fn responses_usage(usage: &Value) -> Option<Usage> {
+    usage.as_object()?;
+    let cached = count(&usage["input_tokens_details"]["cached_tokens"]);
+    Some(Usage::new(count(&usage["input_tokens"]), count(&usage["output_tokens"])).with_cache(cached, 0))
+}
+
 /// Anthropic Messages, over `so_far` (a stream reports usage in pieces: `message_start`'s,
 /// then `message_delta`'s cumulative counts): `input_tokens` counts only the prompt tokens
 /// after the last cache breakpoint, so the prompt is `input_tokens` +
@@ -45,6 +53,9 @@ mod tests {
         let chat =
             json!({"prompt_tokens": 2006, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 1920}});
         assert_eq!(chat_usage(&chat), Some(Usage::new(2006, 300).with_cache(1920, 0)));
+        let responses =
+            json!({"input_tokens": 120, "input_tokens_details": {"cached_tokens": 80}, "output_tokens": 25});
+        assert_eq!(responses_usage(&responses), Some(Usage::new(120, 25).with_cache(80, 0)));
         let start = json!({"input_tokens": 50, "cache_creation_input_tokens": 1200, "cache_read_input_tokens": 3000, "output_tokens": 1});
         let started = anthropic_usage(&start, None);
         assert_eq!(started, Some(Usage::new(4250, 1).with_cache(3000, 1200)));

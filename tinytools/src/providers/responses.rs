@@ -1,0 +1,173 @@
+//! [`OpenAiResponses`]: OpenAI's Responses API (`/v1/responses`) — function tools, deferred
+//! tools in `namespace`s mapped from their family, and `tool_search` hosted or answered by the
+//! run's ranker (the wire format is `responses_wire.rs`, the stream `responses_stream.rs`).
+
+use serde_json::{Value, json};
+
+use super::ConfigError;
+use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use super::responses_stream::ResponseEvents;
+use super::responses_wire::{self, Namespaces, response};
+use super::stream::sse_stream;
+use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
+
+/// The most functions one `namespace` holds: OpenAI advises fewer than about ten.
+pub const NAMESPACE_LIMIT: usize = 10;
+
+/// A Responses API client. Chat Completions servers take [`OpenAiCompatible`](super::OpenAiCompatible).
+///
+/// With native deferral ([`ModelRequest::native_deferral`]), each deferred tool is a function
+/// with `defer_loading: true` inside the `namespace` of its family (at most
+/// [`NAMESPACE_LIMIT`] a namespace: a larger family is split into `family`, `family_2`, …;
+/// a tool of no family is a deferred function of its own), beside `{"type": "tool_search"}`
+/// when OpenAI searches, or the run's `tool_search` as the client-executed search tool
+/// (`execution: "client"`), whose `tool_search_call`s the run's ranker answers with a
+/// `tool_search_output` of the tools it found. The conversation goes as `input` items every
+/// time (nothing is stored between requests; reasoning items are not kept).
+///
+/// ```
+/// use tinytools::model::{Message, ModelRequest};
+/// use tinytools::providers::OpenAiResponses;
+///
+/// let gpt = OpenAiResponses::openai("sk-secret", "gpt-5.4")?.with_max_output_tokens(512);
+/// assert!(!format!("{gpt:?}").contains("secret"));
+/// let body = gpt.body(&ModelRequest { messages: vec![Message::user("Hi")], ..Default::default() });
+/// assert_eq!(body["input"][0], serde_json::json!({"role": "user", "content": "Hi"}));
+/// assert_eq!(body["max_output_tokens"], 512);
+/// # Ok::<(), tinytools::providers::ConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct OpenAiResponses {
+    http: Http,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    model: String,
+    headers: Vec<(String, String)>,
+    max_output_tokens: Option<u32>,
+    namespace_limit: usize,
+}
+
+/// The base URL (without credentials it may carry) and the model only: never the key nor the
+/// extra headers.
+impl std::fmt::Debug for OpenAiResponses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponses")
+            .field("base_url", &redacted_url(&self.base_url))
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiResponses {
+    /// A client for any server of the Responses API: `base_url` ends before `/responses`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Client`] when the HTTP client cannot be built.
+    pub fn new(
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+        options: HttpOptions,
+    ) -> Result<Self, ConfigError> {
+        Ok(Self {
+            http: Http::new(options)?,
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            api_key: None,
+            model: model.into(),
+            headers: Vec::new(),
+            max_output_tokens: None,
+            namespace_limit: NAMESPACE_LIMIT,
+        })
+    }
+
+    /// OpenAI (`https://api.openai.com/v1`).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn openai(api_key: impl Into<String>, model: impl Into<String>) -> Result<Self, ConfigError> {
+        Ok(Self::new("https://api.openai.com/v1", model, HttpOptions::default())?.with_api_key(api_key))
+    }
+
+    /// Sends this key as a bearer token.
+    #[must_use]
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// Sends an extra header on every request.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Caps every answer at this many tokens (`max_output_tokens`).
+    #[must_use]
+    pub fn with_max_output_tokens(mut self, max_output_tokens: u32) -> Self {
+        self.max_output_tokens = Some(max_output_tokens);
+        self
+    }
+
+    /// Sets the most deferred functions one `namespace` holds (default [`NAMESPACE_LIMIT`];
+    /// at least 1).
+    #[must_use]
+    pub fn with_namespace_limit(mut self, limit: usize) -> Self {
+        self.namespace_limit = limit.max(1);
+        self
+    }
+
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The request body for a model request.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let namespaces = request.native_deferral.as_ref().map(|native| Namespaces::of(native, self.namespace_limit));
+        let mut body = json!({"model": self.model, "input": responses_wire::input(request, namespaces.as_ref())});
+        let tools = responses_wire::tools(request, namespaces.as_ref());
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+        }
+        if let Some(max) = self.max_output_tokens {
+            body["max_output_tokens"] = json!(max);
+        }
+        body
+    }
+
+    fn headers(&self) -> Vec<(&str, String)> {
+        let mut headers: Vec<(&str, String)> = self.headers.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization", format!("Bearer {}", key.expose())));
+        }
+        headers
+    }
+
+    fn url(&self) -> String {
+        format!("{}/responses", self.base_url)
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for OpenAiResponses {
+    /// Native tool calling, and native deferral (`defer_loading` with `tool_search`).
+    fn profile(&self) -> ModelProfile {
+        ModelProfile::default().with_native_deferral(true)
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let body =
+            self.http.post(&self.url(), &self.headers(), &self.body(request), request.max_response_bytes).await?;
+        response(&body)
+    }
+
+    /// Streams the answer (`stream: true`): text and call arguments as they come, the whole
+    /// answer from `response.completed`; see [`ChatModel::stream`].
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        let mut body = self.body(request);
+        body["stream"] = json!(true);
+        let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
+        let connect = async move { self.http.send(&self.url(), &self.headers(), &body, max_bytes).await };
+        sse_stream(connect, max_bytes, ResponseEvents::default())
+    }
+}

@@ -1,0 +1,248 @@
+//! The Responses API's wire format: a request's body (input items, function tools,
+//! `namespace`s of deferred tools, `tool_search`) and an answer's output items.
+//!
+//! Shapes, from OpenAI's documentation (as stored offline): "Tool search"
+//! (developers.openai.com/api/docs/guides/tools-tool-search): `{"type": "tool_search"}` hosted,
+//! or with `"execution": "client"`, a `description` and `parameters`; `defer_loading: true` on
+//! the functions inside a `{"type": "namespace", "name", "description", "tools"}` (fewer than
+//! about ten functions a namespace, it advises); a hosted search answers with
+//! `tool_search_call` (`execution: "server"`, `call_id: null`) and `tool_search_output` items, a
+//! client one asks with `tool_search_call` (`execution: "client"`, a `call_id`, `arguments`)
+//! and is answered with a `tool_search_output` echoing the `call_id` with the loaded `tools`;
+//! a loaded function's `function_call` carries its `namespace`. The function tool's `strict`
+//! defaults to `true` on this API (its reference), so tinytools sends `false`: the run's
+//! schemas are not all strict-compatible. Usage: `input_tokens`,
+//! `input_tokens_details.cached_tokens`, `output_tokens`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Value, json};
+
+use super::usage::responses_usage;
+use crate::discovery::search_answer_names;
+use crate::model::{
+    DeferredTool, Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, NativeSearch, ProviderSearch,
+    ToolCall,
+};
+use crate::tool::TOOL_SEARCH;
+
+/// The deferred tools grouped for the wire: a family's tools in a `namespace` of that name (a
+/// family over the limit is split into `family`, `family_2`, …), tools without a family as
+/// deferred functions of their own.
+pub(super) struct Namespaces<'a> {
+    /// `(namespace, description, tools)`, by family.
+    groups: Vec<(String, String, Vec<&'a DeferredTool>)>,
+    bare: Vec<&'a DeferredTool>,
+    by_tool: HashMap<&'a str, usize>,
+}
+
+impl<'a> Namespaces<'a> {
+    pub(super) fn of(native: &'a NativeDeferral, limit: usize) -> Self {
+        let mut families: BTreeMap<&str, Vec<&DeferredTool>> = BTreeMap::new();
+        let mut bare = Vec::new();
+        for tool in &native.tools {
+            match tool.family.as_deref() {
+                Some(family) => families.entry(family).or_default().push(tool),
+                None => bare.push(tool),
+            }
+        }
+        let mut groups = Vec::new();
+        let mut by_tool = HashMap::new();
+        for (family, tools) in families {
+            let parts: Vec<&[&DeferredTool]> = tools.chunks(limit.max(1)).collect();
+            for (part, chunk) in parts.iter().enumerate() {
+                let base = namespace_name(family);
+                let name = if part == 0 { base } else { format!("{base}_{}", part + 1) };
+                let names: Vec<&str> = chunk.iter().map(|tool| tool.schema.name.as_str()).collect();
+                let description = format!("Tools of the `{family}` family: {}.", names.join(", "));
+                for tool in *chunk {
+                    by_tool.insert(tool.schema.name.as_str(), groups.len());
+                }
+                groups.push((name, description, chunk.to_vec()));
+            }
+        }
+        Self { groups, bare, by_tool }
+    }
+
+    /// The namespace a deferred tool is declared in.
+    fn namespace(&self, tool: &str) -> Option<&str> {
+        self.by_tool.get(tool).map(|&group| self.groups[group].0.as_str())
+    }
+
+    /// The declarations of `only` (every deferred tool when `None`): namespaces holding them,
+    /// then the tools of no family.
+    fn declarations(&self, only: Option<&[String]>) -> Vec<Value> {
+        let wanted = |tool: &&&DeferredTool| only.is_none_or(|names| names.contains(&tool.schema.name));
+        let mut out = Vec::new();
+        for (name, description, tools) in &self.groups {
+            let tools: Vec<Value> = tools.iter().filter(wanted).map(|tool| function(&tool.schema, true)).collect();
+            if !tools.is_empty() {
+                out.push(json!({"type": "namespace", "name": name, "description": description, "tools": tools}));
+            }
+        }
+        out.extend(self.bare.iter().filter(wanted).map(|tool| function(&tool.schema, true)));
+        out
+    }
+}
+
+/// A family as a namespace name: the characters a function name may hold, the rest `_`.
+fn namespace_name(family: &str) -> String {
+    family.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
+}
+
+fn function(tool: &crate::ToolSchema, deferred: bool) -> Value {
+    let mut function = json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": tool.parameters, "strict": false});
+    if deferred {
+        function["defer_loading"] = json!(true);
+    }
+    function
+}
+
+/// The request's `tools`: its functions (the run's `tool_search` as the client-executed search
+/// tool when the run answers the searches), then the deferred tools with `defer_loading`, then
+/// the hosted `tool_search` when OpenAI searches.
+pub(super) fn tools(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>) -> Vec<Value> {
+    let search = request.native_deferral.as_ref().map(|native| native.search);
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| match search {
+            Some(NativeSearch::Client) if tool.name == TOOL_SEARCH => json!({
+                "type": "tool_search", "execution": "client", "description": tool.description, "parameters": tool.parameters
+            }),
+            _ => function(tool, false),
+        })
+        .collect();
+    if let Some(namespaces) = namespaces {
+        tools.extend(namespaces.declarations(None));
+    }
+    if search == Some(NativeSearch::Provider) {
+        tools.push(json!({"type": "tool_search"}));
+    }
+    tools
+}
+
+/// The request's `input` items.
+pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>) -> Vec<Value> {
+    let client_search = request.native_deferral.as_ref().is_some_and(|native| native.search == NativeSearch::Client);
+    let mut items = Vec::new();
+    for message in &request.messages {
+        match message {
+            Message::System { content } => items.push(json!({"role": "system", "content": content})),
+            Message::User { content } | Message::Feedback { content } => {
+                items.push(json!({"role": "user", "content": content}));
+            }
+            Message::Assistant { content, tool_calls } => {
+                if !content.is_empty() {
+                    items.push(json!({"role": "assistant", "content": content}));
+                }
+                items.extend(tool_calls.iter().map(|call| call_item(call, client_search, namespaces)));
+            }
+            Message::Tool { call_id, name, content, .. } if client_search && name == TOOL_SEARCH => {
+                let found = search_answer_names(content);
+                let tools = namespaces.map(|namespaces| namespaces.declarations(Some(&found))).unwrap_or_default();
+                items.push(json!({"type": "tool_search_output", "call_id": call_id, "execution": "client", "status": "completed", "tools": tools}));
+            }
+            Message::Tool { call_id, content, .. } => {
+                items.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}));
+            }
+            Message::ProviderSearch(search) => items.extend(search.wire.iter().cloned()),
+        }
+    }
+    items
+}
+
+fn call_item(call: &ToolCall, client_search: bool, namespaces: Option<&Namespaces<'_>>) -> Value {
+    if client_search && call.name == TOOL_SEARCH {
+        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+        return json!({"type": "tool_search_call", "call_id": call.id, "execution": "client", "status": "completed", "arguments": arguments});
+    }
+    let mut item = json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments});
+    if let Some(namespace) = namespaces.and_then(|namespaces| namespaces.namespace(&call.name)) {
+        item["namespace"] = json!(namespace);
+    }
+    item
+}
+
+/// Reads a response object (the body of a non-streamed answer, or a stream's closing event's
+/// `response`).
+pub(super) fn response(body: &Value) -> Result<ModelResponse, ModelError> {
+    let Some(output) = body["output"].as_array() else {
+        let excerpt: String = body.to_string().chars().take(300).collect();
+        return Err(ModelError::Transport(format!("the response has no output: {excerpt}")));
+    };
+    let (content, tool_calls, searches) = read_output(output);
+    Ok(ModelResponse { content, tool_calls, usage: responses_usage(&body["usage"]), searches })
+}
+
+/// What an answer's output items hold: its text, its calls (a client-executed search is a
+/// `tool_search` call the run answers), and the searches OpenAI ran.
+fn read_output(output: &[Value]) -> (String, Vec<ToolCall>, Vec<ProviderSearch>) {
+    let mut content = String::new();
+    let mut calls = Vec::new();
+    let mut searches: Vec<ProviderSearch> = Vec::new();
+    for item in output {
+        match item["type"].as_str() {
+            Some("message") => {
+                for part in item["content"].as_array().into_iter().flatten() {
+                    content.push_str(part["text"].as_str().or_else(|| part["refusal"].as_str()).unwrap_or_default());
+                }
+            }
+            Some("function_call") => calls.push(ToolCall {
+                id: item["call_id"].as_str().unwrap_or_default().to_owned(),
+                name: item["name"].as_str().unwrap_or_default().to_owned(),
+                arguments: arguments_text(&item["arguments"]),
+            }),
+            Some("tool_search_call") if item["execution"] == "client" => calls.push(ToolCall {
+                id: item["call_id"].as_str().unwrap_or_default().to_owned(),
+                name: TOOL_SEARCH.to_owned(),
+                arguments: arguments_text(&item["arguments"]),
+            }),
+            Some("tool_search_call") => {
+                let query = search_query(&item["arguments"]);
+                searches
+                    .push(ProviderSearch::new("openai:tool_search", query, Vec::new()).with_wire(vec![item.clone()]));
+            }
+            Some("tool_search_output") => {
+                if let Some(search) = searches.last_mut() {
+                    search.found.extend(loaded_tools(&item["tools"]));
+                    search.wire.push(item.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    (content, calls, searches)
+}
+
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// What a hosted search looked for: its `query`, or the namespace `paths` it loaded.
+fn search_query(arguments: &Value) -> String {
+    if let Some(query) = arguments["query"].as_str() {
+        return query.to_owned();
+    }
+    match arguments["paths"].as_array() {
+        Some(paths) => paths.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "),
+        None => arguments.to_string(),
+    }
+}
+
+/// The functions a `tool_search_output` loaded, namespaces opened.
+fn loaded_tools(tools: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in tools.as_array().into_iter().flatten() {
+        if tool["type"] == "namespace" {
+            names.extend(loaded_tools(&tool["tools"]));
+        } else if let Some(name) = tool["name"].as_str() {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
