@@ -1,7 +1,7 @@
 //! Shared pieces of the tinytools examples: the 41-tool catalogue of the spec's live proof,
 //! the loaders and metrics of the retrieval evaluation (the public sets in `../shared/eval`),
-//! the spec's live A/B, the offline scripted model, and where the reference MCP servers and the
-//! embedding model live.
+//! the spec's live A/B, the offline scripted model, where the reference MCP servers and the
+//! embedding model live, and model providers replayed from 127.0.0.1 (`wire`).
 //!
 //! `read_note` is Direct; the 40-tool long tail is Deferred, in families. Every tool answers
 //! with deterministic, made-up data so examples and tests run offline.
@@ -17,3 +17,4 @@ pub mod mcp_peers;
 pub mod models;
 pub mod scripted;
 pub mod surface;
+pub mod wire;
