@@ -75,6 +75,9 @@ pub struct ArmSpec {
     /// The gateway arm's host pre-search, when on: each run's registry is this arm's plus the
     /// tools the gateway's `tool_search` finds for the task's words.
     pub pre_search: Option<PreSearch>,
+    /// Whether runs stream ([`Agent::stream`](tinytools::run::Agent::stream)) instead of
+    /// [`Agent::run`](tinytools::run::Agent::run): the same loop, the model's text as it is written.
+    pub stream: bool,
 }
 
 impl ArmSpec {
@@ -121,5 +124,6 @@ pub fn arm(
         system_prompt: Cow::Borrowed(SYSTEM_PROMPT),
         gateway: None,
         pre_search: None,
+        stream: false,
     })
 }

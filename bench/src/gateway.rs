@@ -229,6 +229,7 @@ pub async fn gateway_arm(
         system_prompt: system_prompt.into(),
         gateway: Some(Arc::new(process)),
         pre_search: None,
+        stream: false,
     })
 }
 

@@ -45,7 +45,7 @@ pub use scripted::KeywordModel;
 /// The host's pre-search through the gateway, as `tinytools` ships it.
 pub use tinytools::mcp::GatewayPreSearch as PreSearch;
 use tinytools::model::{ChatModel, Message};
-use tinytools::run::{Agent, RunEvent};
+use tinytools::run::{Agent, RunEvent, RunStreamItem};
 use tinytools::tool::TOOL_SEARCH;
 pub use warm::warm;
 
@@ -72,7 +72,19 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         agent = agent.with_middleware(forwarding);
     }
     let started = Instant::now();
-    let outcome = agent.run(vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)]).await;
+    let messages = vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)];
+    let (outcome, first_text_ms) = if spec.stream {
+        let mut stream = agent.stream(messages);
+        let mut first_text_ms = None;
+        while let Some(item) = stream.next().await {
+            if first_text_ms.is_none() && matches!(item, RunStreamItem::TextDelta { .. }) {
+                first_text_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
+            }
+        }
+        (stream.finish().await, first_text_ms)
+    } else {
+        (agent.run(messages).await, None)
+    };
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let log = recording.requests();
     let events = events.taken();
@@ -109,6 +121,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         total_prompt_tokens: log.iter().filter_map(|request| request.prompt_tokens).sum(),
         completion_tokens: log.iter().map(|request| request.completion_tokens).sum(),
         wall_ms,
+        first_text_ms,
         error,
         messages,
     }

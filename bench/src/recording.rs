@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use tinytools::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse};
+use futures_util::StreamExt;
+use tinytools::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, StreamEvent};
 use tinytools::run::{EventSink, RunEvent};
 
 /// One request the model was sent, and what it reported.
@@ -43,19 +44,44 @@ impl ChatModel for Recording {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let tools = request.tools.iter().map(|tool| tool.name.clone()).collect();
-        let tool_bytes = serde_json::to_string(&request.tools).map_or(0, |text| text.len());
         let response = self.inner.complete(request).await;
-        let usage = response.as_ref().ok().and_then(|r| r.usage);
+        self.record(request, response.as_ref().ok());
+        response
+    }
+
+    /// The inner model's own stream, recorded when it ends (a stream that fails is recorded
+    /// without usage, as a failed `complete` is).
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        let mut recorded = false;
+        let events = self.inner.stream(request).map(move |item| {
+            match &item {
+                Ok(StreamEvent::Done(response)) if !recorded => {
+                    recorded = true;
+                    self.record(request, Some(response));
+                }
+                Err(_) if !recorded => {
+                    recorded = true;
+                    self.record(request, None);
+                }
+                _ => {}
+            }
+            item
+        });
+        ModelStream::new(events)
+    }
+}
+
+impl Recording {
+    fn record(&self, request: &ModelRequest, response: Option<&ModelResponse>) {
+        let usage = response.and_then(|r| r.usage);
         if let Ok(mut log) = self.log.lock() {
             log.push(Request {
-                tools,
-                tool_bytes,
+                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+                tool_bytes: serde_json::to_string(&request.tools).map_or(0, |text| text.len()),
                 prompt_tokens: usage.map(|u| u.prompt_tokens),
                 completion_tokens: usage.map_or(0, |u| u.completion_tokens),
             });
         }
-        response
     }
 }
 

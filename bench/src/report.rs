@@ -33,6 +33,8 @@ pub struct TaskResult {
     pub completion_tokens: u64,
     /// Wall time of the run.
     pub wall_ms: f64,
+    /// Streamed runs: when the model's first text arrived, from the run's start.
+    pub first_text_ms: Option<f64>,
     /// The run error, when a model call failed.
     pub error: Option<String>,
     /// The transcript.
@@ -82,6 +84,15 @@ impl ArmReport {
         self.results.iter().map(|r| r.total_prompt_tokens).sum()
     }
 
+    /// Streamed runs: the median of how long before its run ended the model's first text
+    /// arrived (`None` when no run streamed text).
+    pub fn text_ahead_p50(&self) -> Option<f64> {
+        let mut ahead: Vec<f64> =
+            self.results.iter().filter_map(|r| r.first_text_ms.map(|first| r.wall_ms - first)).collect();
+        ahead.sort_by(f64::total_cmp);
+        ahead.get(ahead.len() / 2).copied()
+    }
+
     /// The report as one JSON object; `transcripts` includes every run's messages.
     pub fn to_json(&self, transcripts: bool) -> Value {
         let results: Vec<Value> = self
@@ -95,6 +106,7 @@ impl ArmReport {
                     "first_call_tool_bytes": r.first_call_tool_bytes,
                     "total_prompt_tokens": r.total_prompt_tokens,
                     "completion_tokens": r.completion_tokens, "wall_ms": r.wall_ms.round(), "error": r.error,
+                    "first_text_ms": r.first_text_ms.map(f64::round),
                 });
                 if transcripts {
                     value["messages"] = serde_json::to_value(&r.messages).unwrap_or(Value::Null);
@@ -116,6 +128,7 @@ impl ArmReport {
             "completion_tokens": self.results.iter().map(|r| r.completion_tokens).sum::<u64>(),
             "run_errors": self.results.iter().filter(|r| r.error.is_some()).count(),
             "wall_s": (self.wall_s * 10.0).round() / 10.0,
+            "streamed_text_ahead_ms_p50": self.text_ahead_p50().map(f64::round),
             "results": results,
         })
     }

@@ -74,3 +74,27 @@ async fn the_aids_choice_reaches_the_run() {
     let model_calls: Vec<(&str, usize)> = model_calls.iter().map(|(name, calls)| (name.as_str(), *calls)).collect();
     assert_eq!(model_calls, [("none", 1), ("standard", 1), ("small", 2), ("small-without:ask_after_empty_reply", 1)]);
 }
+
+/// `--stream` runs the same loop over the model's stream: the same calls, judgement and
+/// requests as a plain run, and the moment the first text arrived is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_run_is_judged_like_a_plain_one_and_records_its_first_text() {
+    let mut spec =
+        bench::arm(ArmKind::Discovery, 400, 0, PrePromotion::default(), 8, AidsChoice::Standard).expect("the arm");
+    let tasks: Vec<&tasks::Task> = tasks::all().iter().take(6).collect();
+    for task in tasks {
+        spec.stream = false;
+        let plain = bench::run_task(Arc::new(KeywordModel), &spec, task).await;
+        spec.stream = true;
+        let streamed = bench::run_task(Arc::new(KeywordModel), &spec, task).await;
+        assert_eq!(
+            (&streamed.calls, streamed.success, streamed.model_calls, streamed.first_call_tool_bytes),
+            (&plain.calls, plain.success, plain.model_calls, plain.first_call_tool_bytes),
+            "{}",
+            task.id
+        );
+        assert_eq!(plain.first_text_ms, None, "a plain run records no first text");
+        let first = streamed.first_text_ms.expect("the answer's text streamed");
+        assert!(first <= streamed.wall_ms, "{first} ms of {} ms", streamed.wall_ms);
+    }
+}

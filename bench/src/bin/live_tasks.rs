@@ -49,7 +49,8 @@
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
 //! `--expand` (the deferred arms rank each query with the model's own search keywords added,
 //! `tinytools::rank::ExpandingRanker` around the ranker: one short extra call per ranked query,
-//! reported apart); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
+//! reported apart); `--stream` (every run streams, `Agent::stream`: the same loop over the
+//! provider's SSE stream; each result records when the first text arrived); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
 //! every run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
 //! `standard` the library's default, `small` the small-model preset, `small-without:AID` that
 //! preset less one aid, an ablation; recorded as `aids` in the report); `--timeout-secs N` (provider
@@ -101,6 +102,7 @@ struct Options {
     temperature: Option<f32>,
     minilm: bool,
     expand: bool,
+    stream: bool,
     gateway_bin: Option<PathBuf>,
     catalogue_server: Option<PathBuf>,
     gateway_instructions: bool,
@@ -186,6 +188,7 @@ async fn run(options: Options) -> Result<(), String> {
                     None => String::new(),
                 }
             );
+            spec.stream = options.stream;
             specs.push(spec);
             continue;
         }
@@ -204,6 +207,7 @@ async fn run(options: Options) -> Result<(), String> {
             spec.policy.discovery.ranker_timeout = Duration::from_secs(120);
         }
         eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
+        spec.stream = options.stream;
         specs.push(spec);
     }
     // The all-Direct arm runs alone first (its prompt fills most of a small local server's
@@ -285,6 +289,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         temperature: None,
         minilm: false,
         expand: false,
+        stream: false,
         gateway_bin: None,
         catalogue_server: None,
         gateway_instructions: true,
@@ -337,6 +342,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
             },
             "--expand" => options.expand = true,
+            "--stream" => options.stream = true,
             "--max-turns" => options.max_turns = number(value()?)?,
             "--aids" => {
                 let name = value()?;
