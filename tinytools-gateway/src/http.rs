@@ -8,6 +8,14 @@
 //! request without `Authorization: Bearer <token>` is answered `401 Unauthorized` before rmcp
 //! sees it. The token is never printed: [`HttpOptions`]'s `Debug` redacts it.
 //!
+//! A client ends its session with `DELETE` (the streamable HTTP transport's session
+//! termination); the gateway answers `200 OK`, which every SDK reads as success (rmcp's own
+//! `202 Accepted` makes the Python SDK log "Session termination failed: 202"). With
+//! [`HttpOptions::with_shared_sessions`], sessions live in a directory every gateway process
+//! shares ([`crate::sessions`]): any process answers any request of any session, so several
+//! stand behind an ordinary load balancer, and a session deleted through one is unknown (404)
+//! to all.
+//!
 //! ```no_run
 //! # async fn run(gateway: tinytools_gateway::Gateway) -> Result<(), tinytools_gateway::http::HttpError> {
 //! use tinytools_gateway::http::{HttpOptions, HttpServer};
@@ -25,16 +33,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::Gateway;
+use crate::sessions::FileSessionStore;
+
+/// The header naming a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -72,18 +85,27 @@ pub enum HttpError {
 pub struct HttpOptions {
     addr: SocketAddr,
     token: Option<Arc<str>>,
+    sessions: Option<FileSessionStore>,
 }
 
 impl HttpOptions {
     /// Listen on `addr` (port 0 picks a free port), without a token.
     pub fn new(addr: SocketAddr) -> Self {
-        Self { addr, token: None }
+        Self { addr, token: None, sessions: None }
     }
 
     /// Requires `Authorization: Bearer <token>` on every request.
     #[must_use]
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(Arc::from(token.into()));
+        self
+    }
+
+    /// Keeps every session in `store`, shared with the other gateway processes that use it:
+    /// any of them answers any request of any session.
+    #[must_use]
+    pub fn with_shared_sessions(mut self, store: FileSessionStore) -> Self {
+        self.sessions = Some(store);
         self
     }
 
@@ -101,7 +123,11 @@ impl HttpOptions {
 impl std::fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let token = self.token.as_ref().map(|_| "<redacted>");
-        f.debug_struct("HttpOptions").field("addr", &self.addr).field("token", &token).finish()
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field("token", &token)
+            .field("sessions", &self.sessions.as_ref().map(FileSessionStore::dir))
+            .finish()
     }
 }
 
@@ -152,9 +178,19 @@ impl HttpServer {
             // keeps other pages and hosts out.
             config = config.disable_allowed_hosts();
         }
-        let service =
-            StreamableHttpService::new(move || Ok(gateway.session()), Arc::new(LocalSessionManager::default()), config);
-        let endpoint = Arc::new(Endpoint { service, token: self.options.token.clone() });
+        let mut manager = LocalSessionManager::default();
+        if let Some(store) = &self.options.sessions {
+            config.session_store = Some(Arc::new(store.clone()));
+            // A response stream cut by a process that died cannot be resumed from another one
+            // (the events are not shared): without a retry hint, the client's request fails at
+            // once instead of waiting on a resumption that never comes.
+            config = config.with_sse_retry(None);
+            manager.session_config.sse_retry = None;
+        }
+        let manager = Arc::new(manager);
+        let shared = self.options.sessions.clone().map(|store| (store, Arc::clone(&manager)));
+        let service = StreamableHttpService::new(move || Ok(gateway.session()), manager, config);
+        let endpoint = Arc::new(Endpoint { service, token: self.options.token.clone(), shared });
         loop {
             let accepted = tokio::select! {
                 accepted = self.listener.accept() => accepted,
@@ -200,6 +236,8 @@ type Body = BoxBody<Bytes, Infallible>;
 struct Endpoint {
     service: StreamableHttpService<Gateway, LocalSessionManager>,
     token: Option<Arc<str>>,
+    /// The shared sessions, and the manager holding this process's copies of them.
+    shared: Option<(FileSessionStore, Arc<LocalSessionManager>)>,
 }
 
 impl Endpoint {
@@ -217,7 +255,34 @@ impl Endpoint {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
             return response;
         }
-        self.service.handle(request).await
+        let delete = request.method() == Method::DELETE;
+        if !delete && let Some(gone) = self.deleted_elsewhere(&request).await {
+            return gone;
+        }
+        let response = self.service.handle(request).await;
+        if delete && response.status() == StatusCode::ACCEPTED {
+            // The session is terminated: say so as a completed request.
+            let mut ended = Response::new(Full::new(Bytes::new()).boxed());
+            *ended.status_mut() = StatusCode::OK;
+            return ended;
+        }
+        response
+    }
+
+    /// With shared sessions, a request of a session this process still holds but whose file
+    /// is gone (another process answered its `DELETE`) is answered 404, as for any unknown
+    /// session, and the copy here is closed.
+    async fn deleted_elsewhere(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
+        let (store, manager) = self.shared.as_ref()?;
+        let id = request.headers().get(SESSION_HEADER)?.to_str().ok()?;
+        if store.holds(id).await {
+            return None;
+        }
+        let id: rmcp::transport::streamable_http_server::session::SessionId = id.to_owned().into();
+        if manager.has_session(&id).await.unwrap_or(false) {
+            let _ = manager.close_session(&id).await;
+        }
+        Some(plain(StatusCode::NOT_FOUND, "Not Found: Session not found\n"))
     }
 }
 

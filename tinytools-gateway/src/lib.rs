@@ -15,7 +15,8 @@
 //! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
 //! - [`gateway`]: the MCP server the client talks to.
-//! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token.
+//! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token;
+//!   [`sessions`] shares its sessions between gateway processes.
 //! - [`transport`]: remote (`url`) downstream servers, over streamable HTTP.
 //! - [`redact`]: remote servers' secrets, scrubbed from the log.
 //! - [`import`]: other clients' config files, converted.
@@ -32,6 +33,7 @@ pub mod promotion;
 pub mod redact;
 pub mod relay;
 pub mod report;
+pub mod sessions;
 pub mod supervisor;
 pub mod template;
 pub mod transport;

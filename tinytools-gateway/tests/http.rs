@@ -1,6 +1,6 @@
 //! The real `tinytools-gateway` binary serving streamable HTTP (`--http`), driven by rmcp's
-//! streamable-HTTP client: the same surface on every connection, and a bearer token that is
-//! enforced (401 without it) and never printed.
+//! streamable-HTTP client: the same surface on every connection, a bearer token that is
+//! enforced (401 without it) and never printed, and a session a `DELETE` ends.
 
 // Test code may unwrap and expect.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -142,5 +142,65 @@ fn a_non_loopback_address_without_a_token_is_refused_and_help_explains_http() {
         assert!(help.contains(needle), "--help mentions {needle}:\n{help}");
     }
     assert!(!help.contains("NOT IMPLEMENTED"), "{help}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Raw streamable-HTTP requests, as a client SDK sends them.
+struct Raw {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Raw {
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        session: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> reqwest::Response {
+        let mut request = self
+            .http
+            .request(method, &self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_string());
+        }
+        request.send().await.unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_ends_a_session_with_200_ok_and_the_session_is_then_unknown() {
+    let dir = temp_dir("http-delete");
+    write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    let gateway = spawn_http(&dir.join("config.json"), &dir.join("cache"), "127.0.0.1:0", &[], &[]).await;
+    // reqwest here is built without a TLS provider of its own (as in the gateway).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let raw = Raw { http: reqwest::Client::new(), url: gateway.url.clone() };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let started = raw.send(reqwest::Method::POST, None, Some(initialize)).await;
+    assert_eq!(started.status(), 200);
+    let session = started.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    assert!(started.text().await.unwrap().contains("tinytools-gateway"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(raw.send(reqwest::Method::POST, Some(&session), Some(initialized)).await.status(), 202);
+    let listing = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let listed = raw.send(reqwest::Method::POST, Some(&session), Some(listing.clone())).await;
+    assert_eq!(listed.status(), 200);
+    assert!(listed.text().await.unwrap().contains("tool_search"));
+
+    // What the Python SDK reads as success (it logs "Session termination failed: 202").
+    let ended = raw.send(reqwest::Method::DELETE, Some(&session), None).await;
+    assert_eq!(ended.status(), 200, "{:?}", ended.text().await);
+    let after = raw.send(reqwest::Method::POST, Some(&session), Some(listing)).await;
+    assert_eq!(after.status(), 404, "a terminated session is unknown");
+    // DELETE without a session says what is missing.
+    assert_eq!(raw.send(reqwest::Method::DELETE, None, None).await.status(), 400);
+    gateway.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
