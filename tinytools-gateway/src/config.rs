@@ -237,6 +237,11 @@ impl Launch {
         command.kill_on_drop(true);
         command
     }
+
+    /// Its working directory, expanded (to check it exists; never shown).
+    pub(crate) fn cwd(&self) -> Option<&str> {
+        self.cwd.as_ref().map(Secret::expose)
+    }
 }
 
 impl std::fmt::Debug for Launch {

@@ -10,7 +10,8 @@
 //! - [`template`]: `${VAR}` references and the secrets they expand to.
 //! - [`glob`]: the `allow`/`deny` globs.
 //! - [`cache`]: the manifest cache.
-//! - [`supervisor`]: the downstream servers' lives.
+//! - [`supervisor`]: the downstream servers' lives; [`launch`] starts one, [`failure`] says
+//!   why it could not start.
 //! - [`promotion`]: the opt-in `list_changed` profile.
 //! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
@@ -25,10 +26,12 @@
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod failure;
 pub mod gateway;
 pub mod glob;
 pub mod http;
 pub mod import;
+pub mod launch;
 pub mod promotion;
 pub mod redact;
 pub mod relay;

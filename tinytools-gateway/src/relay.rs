@@ -23,7 +23,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ProgressNotificationParam, ProgressToken, ServerNotification};
-use rmcp::service::{NotificationContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{NotificationContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, Peer, RoleClient, RoleServer};
 use tokio::sync::{Mutex, Notify};
@@ -32,6 +32,10 @@ use tokio::sync::{Mutex, Notify};
 /// handled. They take microseconds; the bound only matters for a server that sends progress
 /// rmcp never hands to the handler (such as one carrying a subscription id).
 pub const SETTLE_WAIT: Duration = Duration::from_secs(1);
+
+/// A live MCP client connection to one downstream server, over stdio or streamable HTTP; its
+/// handler relays the server's progress notifications ([`ProgressRelay`]).
+pub(crate) type Connection = RunningService<RoleClient, ProgressRelay>;
 
 /// Where to send one call's progress: the client and its token.
 #[derive(Clone, Debug)]

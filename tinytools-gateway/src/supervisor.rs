@@ -2,9 +2,11 @@
 //!
 //! [`Supervisor`] holds one [`Downstream`] per configured server. A server whose manifest is
 //! in the cache is not started until a call needs it; one without is started in the
-//! background at startup to learn its tools. A failed start, a crash or a hang past the call
-//! timeout becomes a [`CallFailure`] for that call only: the connection is dropped (the child
-//! is killed) and the next call starts the server again. Other servers are never touched.
+//! background at startup to learn its tools. A failed start, a crash or
+//! a hang past the call timeout becomes a [`CallFailure`] for that call only: the connection is
+//! dropped (the child is killed) and the next call starts the server again. Other servers are
+//! never touched. A failed start is also kept ([`Downstream::failure`]) so the manifest can
+//! name the server with its reason, and logged once (again only when the reason changes).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,25 +14,23 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, JsonObject,
     ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceError, ServiceExt};
+use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::{CACHE_FORMAT, CachedTool, Manifest, ManifestCache, config_hash};
 use crate::config::{GatewayConfig, ServerConfig, Transport};
-use crate::relay::{ProgressRelay, Upstream};
-use crate::transport::{Remote, connect_remote, lost_remote};
-
-/// A live MCP client connection to one downstream server, over stdio or streamable HTTP; its
-/// handler relays the server's progress notifications ([`ProgressRelay`]).
-pub(crate) type Connection = RunningService<RoleClient, ProgressRelay>;
+pub use crate::failure::CallFailure;
+use crate::failure::{Failed, StartFailure, describe, seconds};
+use crate::launch::start;
+use crate::relay::{Connection, ProgressRelay, Upstream};
+use crate::transport::lost_remote;
 
 /// Where a downstream server is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,12 +44,6 @@ pub enum Stage {
     /// Running and has answered calls.
     InUse,
 }
-
-/// Why a call could not be answered by its server. Its `Display` is the text the client's
-/// model reads: the server, what happened and what to do. It never holds an expanded value.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CallFailure(pub String);
 
 /// The servers of one config.
 #[derive(Debug)]
@@ -71,9 +65,9 @@ pub struct Downstream {
     starts: AtomicU64,
     changes: Arc<watch::Sender<u64>>,
     relay: ProgressRelay,
-    /// Start attempts finished, and the last one's failure.
+    /// Start attempts finished, and the last one's failure (cleared by a good start).
     attempts: AtomicU64,
-    last_failure: std::sync::Mutex<Option<CallFailure>>,
+    last_failure: std::sync::Mutex<Option<Failed>>,
 }
 
 impl Supervisor {
@@ -119,9 +113,8 @@ impl Supervisor {
             self.pending.send_modify(|n| *n += 1);
             let (server, pending) = (Arc::clone(server), Arc::clone(&self.pending));
             tokio::spawn(async move {
-                if let Err(failure) = server.refresh_manifest().await {
-                    tracing::warn!(server = %server.config.name, %failure, "could not list the server's tools");
-                }
+                // A failure is recorded and logged by the server itself.
+                let _ = server.refresh_manifest().await;
                 pending.send_modify(|n| *n = n.saturating_sub(1));
             });
         }
@@ -138,7 +131,7 @@ impl Supervisor {
         *self.pending.borrow() > 0
     }
 
-    /// Bumped each time a server's manifest changes.
+    /// Bumped each time a server's manifest or start failure changes.
     pub fn generation(&self) -> u64 {
         *self.changes.borrow()
     }
@@ -163,6 +156,34 @@ impl Downstream {
     /// Its manifest, when known.
     pub fn manifest(&self) -> Option<Arc<Manifest>> {
         self.manifest.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Why its last start (or listing, when its tools are unknown) failed; `None` once a start
+    /// succeeds.
+    pub fn failure(&self) -> Option<Failed> {
+        self.last_failure.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Records the outcome of a start or listing: bumps the generation when the reason
+    /// changed, and logs a failure unless the same reason was logged for the last one.
+    fn record(&self, failed: Option<Failed>) {
+        let mut last = self.last_failure.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = last.as_ref().map(|failed| failed.reason.clone());
+        let now = failed.as_ref().map(|failed| failed.reason.clone());
+        if let Some(failed) = &failed {
+            let name = &self.config.name;
+            if before.as_ref() == Some(&failed.reason) {
+                tracing::debug!(server = %name, reason = %failed.reason, "the server failed to start again");
+            } else {
+                let config = self.file.display();
+                tracing::warn!(server = %name, reason = %failed.reason, %config, "{}", failed.message);
+            }
+        }
+        *last = failed;
+        drop(last);
+        if before != now {
+            self.changes.send_modify(|generation| *generation += 1);
+        }
     }
 
     /// How many times its process has been started.
@@ -311,14 +332,17 @@ impl Downstream {
         // A start that failed while this call waited for it is this call's answer too: each
         // waiting call starting the server again would queue one start timeout after another.
         if self.attempts.load(Ordering::Acquire) != attempts
-            && let Some(failure) = self.last_failure.lock().unwrap_or_else(PoisonError::into_inner).clone()
+            && let Some(failed) = self.failure()
         {
-            return Err(failure);
+            return Err(failed.message);
         }
-        let started = self.start().await;
-        *self.last_failure.lock().unwrap_or_else(PoisonError::into_inner) = started.as_ref().err().cloned();
+        let started = start(&self.config, &self.file, &self.relay, || {
+            self.starts.fetch_add(1, Ordering::Relaxed);
+        })
+        .await;
+        self.record(started.as_ref().err().cloned());
         self.attempts.fetch_add(1, Ordering::AcqRel);
-        let connection = Arc::new(started?);
+        let connection = Arc::new(started.map_err(|failed| failed.message)?);
         *slot = Some(Arc::clone(&connection));
         Ok((connection, true))
     }
@@ -334,50 +358,6 @@ impl Downstream {
                     || known.server_version.as_deref() != Some(info.version.as_str())
             }
             (Some(_), None) => false,
-        }
-    }
-
-    async fn start(&self) -> Result<Connection, CallFailure> {
-        let name = &self.config.name;
-        let lookup = |variable: &str| std::env::var(variable).ok();
-        let launch = match self.config.launch(&self.file, lookup) {
-            Ok(Some(launch)) => launch,
-            Ok(None) => {
-                let remote = match Remote::expand(&self.config, &self.file, lookup) {
-                    Ok(remote) => remote,
-                    Err(error) => return Err(CallFailure(error.to_string())),
-                };
-                let Some(remote) = remote else {
-                    return Err(CallFailure(format!("the `{name}` server has neither a command nor a url")));
-                };
-                self.starts.fetch_add(1, Ordering::Relaxed);
-                return connect_remote(&self.config, &remote, self.relay.clone()).await;
-            }
-            Err(error) => return Err(CallFailure(error.to_string())),
-        };
-        self.starts.fetch_add(1, Ordering::Relaxed);
-        let describe_command = self.config.describe();
-        let transport = TokioChildProcess::new(launch.command()).map_err(|error| {
-            CallFailure(format!(
-                "the `{name}` server could not be started ({describe_command}: {error}); check that the command is \
-                 installed and on PATH, and its \"command\" in {}.",
-                self.file.display()
-            ))
-        })?;
-        let after = self.config.policy.start_timeout;
-        match tokio::time::timeout(after, self.relay.clone().serve(self.relay.counted(transport))).await {
-            Ok(Ok(connection)) => Ok(connection),
-            Ok(Err(error)) => Err(CallFailure(format!(
-                "the `{name}` server ({describe_command}) exited or failed the MCP handshake at start ({}); check its \
-                 command, args and env in {}. It will be started again on the next call.",
-                start_reason(&error),
-                self.file.display()
-            ))),
-            Err(_) => Err(CallFailure(format!(
-                "the `{name}` server ({describe_command}) did not answer `initialize` within {}; it may be hung or \
-                 still installing. Retry, or raise gateway.start_timeout_secs for it.",
-                seconds(after)
-            ))),
         }
     }
 
@@ -398,7 +378,13 @@ impl Downstream {
         // Not `connection`: a second listing aside would race this one (both store the
         // manifest; the later may still be writing the cache after this one returned).
         let (connection, _) = self.connect().await?;
-        self.list_on(&connection).await
+        let listed = self.list_on(&connection).await;
+        if let Err(failure) = &listed
+            && self.manifest().is_none()
+        {
+            self.record(Some(Failed::with_message(StartFailure::ListFailed, failure.clone())));
+        }
+        listed
     }
 
     async fn list_on(&self, connection: &Arc<Connection>) -> Result<Arc<Manifest>, CallFailure> {
@@ -466,26 +452,4 @@ impl std::fmt::Debug for Downstream {
 /// connection the gateway closed; one whose process exited on its own has a closed transport.
 fn alive(connection: &Connection) -> bool {
     !connection.is_closed() && !connection.peer().is_transport_closed()
-}
-
-fn seconds(duration: Duration) -> String {
-    format!("{} s", duration.as_secs_f64())
-}
-
-fn describe(error: &ServiceError) -> String {
-    match error {
-        ServiceError::TransportClosed => "the connection closed".to_owned(),
-        ServiceError::TransportSend(_) => "the server's input closed".to_owned(),
-        ServiceError::Cancelled { .. } => "the request was cancelled".to_owned(),
-        ServiceError::Timeout { .. } => "the request timed out".to_owned(),
-        other => other.to_string(),
-    }
-}
-
-fn start_reason(error: &rmcp::service::ClientInitializeError) -> String {
-    use rmcp::service::ClientInitializeError as E;
-    match error {
-        E::ConnectionClosed(_) => "the process closed its output before answering".to_owned(),
-        other => other.to_string(),
-    }
 }

@@ -17,8 +17,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::config::{ConfigError, ServerConfig, Transport};
-use crate::relay::ProgressRelay;
-use crate::supervisor::{CallFailure, Connection};
+use crate::failure::{CallFailure, Failed, StartFailure};
+use crate::relay::{Connection, ProgressRelay};
 use crate::template::{Secret, Template};
 
 /// Headers the MCP transport sets itself; a config may not override them.
@@ -174,25 +174,33 @@ pub(crate) async fn connect_remote(
     config: &ServerConfig,
     remote: &Remote,
     relay: ProgressRelay,
-) -> Result<Connection, CallFailure> {
+) -> Result<Connection, Failed> {
     let name = &config.name;
     let after = config.policy.start_timeout;
-    let transport = remote.transport(name, after)?;
+    let transport = remote.transport(name, after).map_err(|failure| {
+        Failed::with_message(StartFailure::Misconfigured("its \"headers\" cannot be sent".into()), failure)
+    })?;
     let target = config.describe();
     let transport = relay.counted(transport);
     match tokio::time::timeout(after, relay.serve(transport)).await {
         Ok(Ok(connection)) => Ok(connection),
-        Ok(Err(error)) => Err(CallFailure(format!(
-            "the `{name}` server ({target}) could not be reached or failed the MCP handshake ({}); check that it is \
-             running, its \"url\", and its \"headers\" (a 401 or 403 means a missing or wrong token). It will be \
-             connected again on the next call.",
-            remote.redact(&plain(&error))
-        ))),
-        Err(_) => Err(CallFailure(format!(
-            "the `{name}` server ({target}) did not answer `initialize` within {} s; check that it is running and \
-             reachable, or raise gateway.start_timeout_secs for it.",
-            after.as_secs_f64()
-        ))),
+        Ok(Err(error)) => Err(Failed::with_message(
+            StartFailure::Unreachable,
+            CallFailure(format!(
+                "the `{name}` server ({target}) could not be reached or failed the MCP handshake ({}); {}. It \
+                 will be connected again on the next call.",
+                remote.redact(&plain(&error)),
+                StartFailure::Unreachable.advice()
+            )),
+        )),
+        Err(_) => Err(Failed::with_message(
+            StartFailure::TimedOut { after },
+            CallFailure(format!(
+                "the `{name}` server ({target}) did not answer `initialize` within {} s; check that it is running and \
+                 reachable, or raise gateway.start_timeout_secs for it.",
+                after.as_secs_f64()
+            )),
+        )),
     }
 }
 

@@ -156,7 +156,7 @@ impl Suite<'_> {
                 Self::failed(&crashed, server, "stopped answering", run);
                 let args = json!({"symbol": "ACME"});
                 let refused = self.call(&format!("{server}__stock_quote"), args, Self::starting_bound()).await;
-                Self::failed(&refused, server, "exited or failed the MCP handshake at start", run);
+                Self::failed(&refused, server, "exited during the MCP handshake", run);
                 std::fs::write(self.marker, "").unwrap();
                 self.works(server, run).await;
                 assert_eq!(self.starts(server), before + 2, "run {run}: one failed start, one good one");
@@ -276,7 +276,7 @@ async fn calls_waiting_on_a_start_that_hangs_share_its_failure_instead_of_queuei
         let message = text(&result);
         assert_eq!(result.is_error, Some(true), "{message}");
         assert!(
-            message.contains("`slow` server") && message.contains("did not answer `initialize` within 3 s"),
+            message.contains("`slow` server") && message.contains("timed out: no MCP handshake within 3 s"),
             "{message}"
         );
     }

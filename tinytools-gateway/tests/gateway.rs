@@ -85,7 +85,9 @@ async fn a_warm_cache_serves_even_when_the_command_cannot_start() {
     assert_eq!(result.is_error, Some(true));
     let message = text(&result);
     assert!(message.contains("`fixture` server could not be started"), "{message}");
-    assert!(message.contains("/nonexistent/tinytools-fixture") && message.contains("PATH"), "{message}");
+    // The command by its file name, never its path (or the config file's).
+    assert!(message.contains("command `tinytools-fixture` not found") && message.contains("PATH"), "{message}");
+    assert!(!message.contains("/nonexistent") && !message.contains(&*dir.to_string_lossy()), "{message}");
     client.cancel().await.unwrap();
 }
 
@@ -167,6 +169,7 @@ async fn an_invented_name_is_answered_with_the_tools_its_words_and_arguments_fit
     let dir = temp_dir("invented");
     let gateway_keys = json!({"tools": {"crypto_price": "hidden"}});
     let (client, gateway) = connect(&fixture_config(&dir, gateway_keys), &dir.join("cache")).await;
+    list(&client).await; // the server's tools are listed (it was started once for that)
     let starts = gateway.supervisor().server("fixture").unwrap().starts();
 
     let invented = call_tool(&client, "get_stock_price", json!({"ticker": "ACME"})).await;
@@ -239,7 +242,8 @@ async fn a_server_that_exits_at_start_answers_with_an_error_then_works_once_fixe
     assert_eq!(failed.is_error, Some(true));
     let message = text(&failed);
     assert!(message.contains("`fixture` server"), "{message}");
-    assert!(message.contains("exited or failed the MCP handshake at start"), "{message}");
+    assert!(message.contains("could not be started: exited during the MCP handshake"), "{message}");
+    assert!(!message.contains(&*dir.to_string_lossy()), "no path: {message}");
     std::fs::write(&marker, "").unwrap();
     let next = call_tool(&client, "fixture__stock_quote", json!({"symbol": "ACME"})).await;
     assert_eq!(next.is_error, Some(false), "{}", text(&next));
