@@ -1,7 +1,8 @@
 //! The gateway's view of every downstream tool: a tinytools [`ToolRegistry`] built from the
-//! servers' manifests (for admission and the `tool_search` bridge), and each name's route.
+//! servers' manifests (for admission and the `tool_search` bridge), each name's route, and
+//! which servers are still starting or could not start.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -14,7 +15,8 @@ use tinytools::{
 
 use crate::cache::CachedTool;
 use crate::config::Exposure;
-use crate::supervisor::Supervisor;
+use crate::failure::StartFailure;
+use crate::supervisor::{Downstream, Supervisor};
 
 /// The longest piece of one server's instructions folded into the gateway's own.
 pub const INSTRUCTIONS_CHARS: usize = 240;
@@ -39,57 +41,97 @@ pub struct Catalog {
     direct: Vec<ToolSchema>,
     direct_annotations: BTreeMap<String, Value>,
     instructions: String,
+    servers: usize,
+    starting: Vec<String>,
+    unavailable: Vec<(String, StartFailure)>,
+    by_server: Vec<(String, Vec<String>)>,
+}
+
+/// A catalogue being built, server by server.
+#[derive(Default)]
+struct Builder {
+    registry: ToolRegistry,
+    routes: BTreeMap<String, Route>,
+    direct_annotations: BTreeMap<String, Value>,
+    /// Each server's instructions, clipped.
+    notes: Vec<String>,
+    /// Each server, as the instructions name it.
+    servers: Vec<String>,
+    unavailable: Vec<(String, StartFailure)>,
+    /// Each server's Deferred tools, by gateway name, in the server's order.
+    by_server: Vec<(String, Vec<String>)>,
+}
+
+impl Builder {
+    /// Adds a server's exposed tools, or, when its tools are unknown, why.
+    fn add(&mut self, server: &Downstream, starting: bool) {
+        let config = server.config();
+        let Some(manifest) = server.manifest() else {
+            // Tools unknown: say why. (A server whose tools are cached stays listed as it is
+            // when a start fails: the call that needed it is told, and the surface, which
+            // clients cache, does not change with a transient failure.)
+            let failure = server.failure().map(|failed| failed.reason).filter(|_| !starting);
+            self.servers.push(match &failure {
+                _ if starting => format!("{} (starting)", config.name),
+                Some(reason) => format!("{} (could not start: {reason})", config.name),
+                None => format!("{} (tools not known)", config.name),
+            });
+            if let Some(reason) = failure {
+                self.unavailable.push((config.name.clone(), reason));
+            }
+            return;
+        };
+        let prefix = default_prefix(&config.name);
+        let (mut exposed, mut deferred) = (0, Vec::new());
+        for tool in &manifest.tools {
+            let exposure = config.policy.exposure_of(&tool.name);
+            if exposure == Exposure::Hidden {
+                continue;
+            }
+            let name = namespaced_name(&prefix, &tool.name);
+            if self.routes.contains_key(&name) {
+                tracing::warn!(server = %config.name, tool = %tool.name, %name, "two tools share a gateway name; the later one is left out");
+                continue;
+            }
+            let compaction = config.policy.compaction_of(&tool.name);
+            let proxy = Proxy::new(name.clone(), &config.name, tool, exposure, compaction);
+            if let Err(error) = self.registry.register(proxy) {
+                tracing::warn!(server = %config.name, tool = %tool.name, %error, "tool left out");
+                continue;
+            }
+            exposed += 1;
+            match (exposure, &tool.annotations) {
+                (Exposure::Direct, Some(annotations)) => {
+                    self.direct_annotations.insert(name.clone(), annotations.clone());
+                }
+                (Exposure::Deferred, _) => deferred.push(name.clone()),
+                _ => {}
+            }
+            self.routes.insert(name, Route { server: config.name.clone(), remote: tool.name.clone(), exposure });
+        }
+        self.servers.push(format!("{} ({exposed} tools)", config.name));
+        self.by_server.push((config.name.clone(), deferred));
+        if let Some(text) = manifest.instructions.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            self.notes.push(format!("- {}: {}", config.name, clip(text, INSTRUCTIONS_CHARS)));
+        }
+    }
 }
 
 impl Catalog {
     /// Builds the catalogue from every known manifest. A tool whose namespaced name another
     /// already took, or whose schema does not compile, is left out with a warning.
     pub fn build(supervisor: &Supervisor, policy: ToolDiscoveryPolicy) -> Self {
-        let mut registry = ToolRegistry::new();
-        let mut routes = BTreeMap::new();
-        let mut direct_annotations = BTreeMap::new();
-        let mut notes = Vec::new();
-        let mut servers = Vec::new();
+        Self::build_with(supervisor, policy, &BTreeSet::new())
+    }
+
+    /// As [`build`](Self::build), knowing which servers are still `starting` (listing their
+    /// tools for the first time).
+    pub fn build_with(supervisor: &Supervisor, policy: ToolDiscoveryPolicy, starting: &BTreeSet<String>) -> Self {
+        let mut builder = Builder::default();
         for server in supervisor.servers() {
-            let config = server.config();
-            let Some(manifest) = server.manifest() else {
-                servers.push(format!("{} (tools not known yet)", config.name));
-                continue;
-            };
-            let prefix = default_prefix(&config.name);
-            let mut exposed = 0;
-            for tool in &manifest.tools {
-                let exposure = config.policy.exposure_of(&tool.name);
-                if exposure == Exposure::Hidden {
-                    continue;
-                }
-                let name = namespaced_name(&prefix, &tool.name);
-                if routes.contains_key(&name) {
-                    tracing::warn!(server = %config.name, tool = %tool.name, %name, "two tools share a gateway name; the later one is left out");
-                    continue;
-                }
-                let compaction = config.policy.compaction_of(&tool.name);
-                let proxy = Proxy::new(name.clone(), &config.name, tool, exposure, compaction);
-                match registry.register(proxy) {
-                    Ok(_) => {
-                        exposed += 1;
-                        if exposure == Exposure::Direct
-                            && let Some(annotations) = &tool.annotations
-                        {
-                            direct_annotations.insert(name.clone(), annotations.clone());
-                        }
-                        routes.insert(name, Route { server: config.name.clone(), remote: tool.name.clone(), exposure });
-                    }
-                    Err(error) => {
-                        tracing::warn!(server = %config.name, tool = %tool.name, %error, "tool left out");
-                    }
-                }
-            }
-            servers.push(format!("{} ({exposed} tools)", config.name));
-            if let Some(text) = manifest.instructions.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-                notes.push(format!("- {}: {}", config.name, clip(text, INSTRUCTIONS_CHARS)));
-            }
+            builder.add(server, starting.contains(&server.config().name));
         }
+        let Builder { registry, routes, direct_annotations, notes, servers, unavailable, by_server } = builder;
         let bridge = DiscoveryBridge::new(&registry, policy);
         let direct = bridge.advertised(&EstimatedTokens).into_iter().filter(|t| routes.contains_key(&t.name)).collect();
         let mut instructions = format!(
@@ -97,11 +139,28 @@ impl Catalog {
              words), then call it with `call_tool` {{\"name\": ..., \"arguments\": {{...}}}} in the same turn.",
             if servers.is_empty() { "none".to_owned() } else { servers.join(", ") }
         );
+        if !starting.is_empty() {
+            instructions.push_str(
+                " Servers marked starting are still listing their tools: tool_search waits for them, and the \
+                 tool list is updated once they are done.",
+            );
+        }
         if !notes.is_empty() {
             instructions.push_str("\nServer notes:\n");
             instructions.push_str(&notes.join("\n"));
         }
-        Self { registry, routes, bridge, direct, direct_annotations, instructions }
+        Self {
+            registry,
+            routes,
+            bridge,
+            direct,
+            direct_annotations,
+            instructions,
+            servers: supervisor.servers().count(),
+            starting: starting.iter().filter(|name| supervisor.server(name).is_some()).cloned().collect(),
+            unavailable,
+            by_server,
+        }
     }
 
     /// The registry admission runs against.
@@ -136,6 +195,32 @@ impl Catalog {
     /// Every callable name.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.routes.keys().map(String::as_str)
+    }
+
+    /// Every callable name with its route, name-sorted.
+    pub fn routes(&self) -> impl Iterator<Item = (&str, &Route)> {
+        self.routes.iter().map(|(name, route)| (name.as_str(), route))
+    }
+
+    /// How many servers are configured.
+    pub fn servers(&self) -> usize {
+        self.servers
+    }
+
+    /// Each server's Deferred tools, by gateway name, in the server's own order.
+    pub fn deferred_by_server(&self) -> &[(String, Vec<String>)] {
+        &self.by_server
+    }
+
+    /// The servers still listing their tools for the first time, by name.
+    pub fn starting(&self) -> &[String] {
+        &self.starting
+    }
+
+    /// The servers whose tools are unknown because they could not start (or list them), with
+    /// the reason, by name.
+    pub fn unavailable(&self) -> &[(String, StartFailure)] {
+        &self.unavailable
     }
 
     /// The Direct tools' declarations, name-sorted.
@@ -224,17 +309,6 @@ impl Tool for Proxy {
     async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
         Ok(ToolResult::error("this tool is called through the gateway, which forwards the call to its server"))
     }
-}
-
-/// The `tool_search` declaration the gateway lists: the bridge's, told to call through
-/// `call_tool`.
-pub fn tool_search_schema(catalog: &Catalog) -> ToolSchema {
-    let mut schema = catalog.bridge().schema(&EstimatedTokens);
-    schema.description = schema.description.replace(
-        "you then call a tool by its own name.",
-        "you then call one through `call_tool` with {\"name\": ..., \"arguments\": {...}}.",
-    );
-    schema
 }
 
 /// Shared between the gateway's handlers.

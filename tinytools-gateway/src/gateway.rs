@@ -1,136 +1,58 @@
 //! [`Gateway`]: the MCP server a client talks to. Its `tools/list` is `tool_search`,
 //! `call_tool` and the Direct tools the config names; every other tool is found by search and
 //! called through `call_tool`, so no client refresh is ever needed.
+//!
+//! On a cold cache the servers are listed in the background ([`crate::discovery`]).
+//! `tools/list` answers with what is known after at most
+//! [`GatewayOptions::discovery_wait`], its manifest saying how many servers are still starting;
+//! `tool_search` and `call_tool` never answer "no match" because a server is still starting:
+//! they wait for the servers they need, each bounded by its start timeout. Once every server
+//! has listed its tools (or failed to), each session is sent one
+//! `notifications/tools/list_changed`, and the next `tools/list` is the full manifest. A
+//! server that could not start is named, with its reason, in the manifest, in search answers
+//! and in the answer to a call of one of its tools.
 
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
+use std::time::Instant;
 
-use rmcp::model::RequestParamsMeta;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as RemoteTool, ToolAnnotations as RemoteAnnotations,
+    PaginatedRequestParams, RequestParamsMeta, ServerCapabilities, ServerConfig, Tool as RemoteTool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
-use tinytools::discovery::{MAX_SUGGESTIONS, ToolDiscoveryPolicy, unknown_call_query, unknown_tool_answer};
-use tinytools::tool::{argument_notes, type_signature};
-use tinytools::{ToolError, ToolRanker, ToolSchema};
+use tinytools::ToolError;
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::{Catalog, SharedCatalog, tool_search_schema};
+use crate::admission::{rejection, repair, server_for, unknown};
+use crate::catalog::{Catalog, Route, SharedCatalog};
+use crate::discovery::{Discovery, named_in};
+pub use crate::listing::CALL_TOOL;
+use crate::listing::{listed, listed_tools, page};
+use crate::manifest::status_fields;
+pub use crate::options::GatewayOptions;
+use crate::options::policy;
 use crate::promotion::Promoted;
 use crate::relay::Upstream;
 use crate::supervisor::Supervisor;
 
-/// The name of the tool that forwards a call.
-pub const CALL_TOOL: &str = "call_tool";
 /// The name of the search tool.
 pub const TOOL_SEARCH: &str = "tool_search";
 
-/// How the gateway serves.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct GatewayOptions {
-    /// How long `tools/list` (and a call of a name not known yet) waits for servers started
-    /// at startup to list their tools. Default: 3 s.
-    pub discovery_wait: Duration,
-    /// The manifest's token budget in `tool_search`'s description (estimated tokens).
-    /// Default: 450, which keeps the first `tools/list` under 3,000 bytes.
-    pub manifest_token_budget: usize,
-    /// The opt-in `list_changed` profile ([`crate::promotion`]): tools a search found join
-    /// `tools/list` and the client is notified. Default: off, so the surface never changes.
-    pub list_changed: bool,
-    /// At most this many tools promoted at once under that profile. Default: 32.
-    pub promotion_limit: usize,
-    /// What ranks the catalogue for `tool_search`. Default: `None`, BM25. An embedding
-    /// ranker (the binary's `--embedding-model`) ranks by meaning; a failing or slow one falls
-    /// back to BM25 for that search.
-    pub ranker: Option<Arc<dyn ToolRanker>>,
-    /// How long a search waits for [`ranker`](Self::ranker) before answering with BM25.
-    /// Default: 2 s, the runtime's. An embedding ranker embeds every tool on its first search.
-    pub ranker_timeout: Duration,
-}
-
-impl std::fmt::Debug for GatewayOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GatewayOptions")
-            .field("discovery_wait", &self.discovery_wait)
-            .field("manifest_token_budget", &self.manifest_token_budget)
-            .field("list_changed", &self.list_changed)
-            .field("promotion_limit", &self.promotion_limit)
-            .field("ranker", &self.ranker.as_ref().map(|_| "custom"))
-            .field("ranker_timeout", &self.ranker_timeout)
-            .finish()
-    }
-}
-
-impl Default for GatewayOptions {
-    fn default() -> Self {
-        Self {
-            discovery_wait: Duration::from_secs(3),
-            manifest_token_budget: 450,
-            list_changed: false,
-            promotion_limit: 32,
-            ranker: None,
-            ranker_timeout: Duration::from_secs(2),
-        }
-    }
-}
-
-impl GatewayOptions {
-    /// Sets [`discovery_wait`](Self::discovery_wait).
-    #[must_use]
-    pub fn with_discovery_wait(mut self, wait: Duration) -> Self {
-        self.discovery_wait = wait;
-        self
-    }
-
-    /// Sets [`list_changed`](Self::list_changed).
-    #[must_use]
-    pub fn with_list_changed(mut self, on: bool) -> Self {
-        self.list_changed = on;
-        self
-    }
-
-    /// Sets [`promotion_limit`](Self::promotion_limit).
-    #[must_use]
-    pub fn with_promotion_limit(mut self, limit: usize) -> Self {
-        self.promotion_limit = limit;
-        self
-    }
-
-    /// Sets [`ranker`](Self::ranker) and [`ranker_timeout`](Self::ranker_timeout).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// use tinytools::rank::{Bm25Ranker, ToolRanker};
-    /// use tinytools_gateway::GatewayOptions;
-    ///
-    /// let ranker: Arc<dyn ToolRanker> = Arc::new(Bm25Ranker::default());
-    /// let options = GatewayOptions::default().with_ranker(ranker, Duration::from_secs(30));
-    /// assert!(options.ranker.is_some());
-    /// ```
-    #[must_use]
-    pub fn with_ranker(mut self, ranker: Arc<dyn ToolRanker>, timeout: Duration) -> Self {
-        self.ranker = Some(ranker);
-        self.ranker_timeout = timeout;
-        self
-    }
-
-    /// Sets [`manifest_token_budget`](Self::manifest_token_budget).
-    #[must_use]
-    pub fn with_manifest_token_budget(mut self, budget: usize) -> Self {
-        self.manifest_token_budget = budget;
-        self
-    }
-}
+/// How confident the best match of a search must be for it to be answered while servers are
+/// still starting. BM25's confidence is the share of the query's weight a tool matches: on
+/// the example catalogue, a query's own tool scores 0.28 to 0.77 ("stock price for a ticker
+/// symbol": 0.63) and the next best 0.1 to 0.4. Below it, the search waits for the servers
+/// still starting, one of which may hold a better match; a ranker without confidences always
+/// waits.
+pub const EARLY_CONFIDENCE: f32 = 0.5;
 
 /// The gateway: an rmcp [`ServerHandler`] over a [`Supervisor`].
 #[derive(Clone)]
 pub struct Gateway {
     supervisor: Arc<Supervisor>,
+    discovery: Arc<Discovery>,
     options: GatewayOptions,
     catalog: Arc<RwLock<(u64, SharedCatalog)>>,
     promoted: Arc<Promoted>,
@@ -138,13 +60,14 @@ pub struct Gateway {
 
 impl Gateway {
     /// A gateway over these servers. Call within a Tokio runtime: servers without a cached
-    /// manifest are started in the background to learn their tools.
+    /// manifest are started in the background to learn their tools, at most
+    /// [`GatewayOptions::discovery_concurrency`] at a time.
     pub fn new(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Self {
-        supervisor.discover();
+        let discovery = Discovery::start(Arc::clone(&supervisor), options.discovery_concurrency);
         let generation = supervisor.generation();
-        let catalog = Arc::new(Catalog::build(&supervisor, policy(&options)));
+        let catalog = Arc::new(Catalog::build_with(&supervisor, policy(&options), &discovery.pending()));
         let catalog = Arc::new(RwLock::new((generation, catalog)));
-        Self { supervisor, options, catalog, promoted: Arc::default() }
+        Self { supervisor, discovery, options, catalog, promoted: Arc::default() }
     }
 
     /// The same gateway with nothing promoted, for a new client session: clones share what
@@ -164,7 +87,13 @@ impl Gateway {
         &self.supervisor
     }
 
-    /// The catalogue at the current manifest generation (rebuilt when a manifest changed).
+    /// The background listing of the servers the cache did not know.
+    pub fn discovery(&self) -> &Arc<Discovery> {
+        &self.discovery
+    }
+
+    /// The catalogue at the current generation (rebuilt when a manifest, a start failure or
+    /// the set of starting servers changed).
     pub fn catalog(&self) -> SharedCatalog {
         let generation = self.supervisor.generation();
         {
@@ -173,7 +102,8 @@ impl Gateway {
                 return Arc::clone(&current.1);
             }
         }
-        let rebuilt = Arc::new(Catalog::build(&self.supervisor, policy(&self.options)));
+        let starting = self.discovery.pending();
+        let rebuilt = Arc::new(Catalog::build_with(&self.supervisor, policy(&self.options), &starting));
         *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = (generation, Arc::clone(&rebuilt));
         rebuilt
     }
@@ -182,7 +112,7 @@ impl Gateway {
     /// (and, under the `list_changed` profile, the promoted ones).
     pub fn listed_tools(&self) -> Vec<RemoteTool> {
         let catalog = self.catalog();
-        let mut tools = listed_tools(&catalog);
+        let mut tools = listed_tools(&catalog, self.options.manifest_names);
         if self.options.list_changed {
             tools.extend(self.promoted.listed(&catalog).iter().map(|schema| listed(schema, None)));
         }
@@ -210,10 +140,7 @@ impl Gateway {
     ) -> CallToolResult {
         let arguments = arguments.map_or(Value::Object(Map::new()), Value::Object);
         match name {
-            TOOL_SEARCH => {
-                self.wait_for_discovery().await;
-                self.search(&arguments).await
-            }
+            TOOL_SEARCH => self.search(&arguments).await,
             CALL_TOOL => {
                 let Some(target) = arguments.get("name").and_then(Value::as_str) else {
                     return error_result(
@@ -228,14 +155,9 @@ impl Gateway {
         }
     }
 
-    async fn wait_for_discovery(&self) {
-        if self.supervisor.discovering() {
-            self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
-        }
-    }
-
     async fn search(&self, arguments: &Value) -> CallToolResult {
-        let catalog = self.catalog();
+        let query = arguments.get("query").and_then(Value::as_str).unwrap_or_default();
+        let catalog = self.catalog_for_search(query).await;
         let answer = catalog.bridge().search(arguments).await;
         if answer.result.is_error {
             return error_result(&answer.result.to_model_text());
@@ -243,16 +165,95 @@ impl Gateway {
         let text = answer.result.to_model_text();
         let mut value: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({"matches": []}));
         let found = value.get("matches").and_then(Value::as_array).is_some_and(|m| !m.is_empty());
-        if found && let Some(object) = value.as_object_mut() {
-            object.insert(
-                "note".into(),
-                Value::String(
-                    "Call the one that fits now, through `call_tool` with {\"name\": \"<its name>\", \"arguments\": {...}}."
-                        .into(),
-                ),
-            );
+        if let Some(object) = value.as_object_mut() {
+            if found {
+                let note = "Call the one that fits now, through `call_tool` with {\"name\": \"<its name>\", \"arguments\": {...}}.";
+                object.insert("note".into(), Value::String(note.into()));
+            }
+            if !catalog.starting().is_empty() {
+                let note = "Some servers are still starting (`starting`): if no tool here fits, search again in a few seconds.";
+                object.insert("starting_note".into(), Value::String(note.into()));
+            }
+            object.extend(status_fields(&catalog).into_iter().map(|(key, field)| (key.to_owned(), field)));
         }
         CallToolResult::success(vec![ContentBlock::text(value.to_string())])
+    }
+
+    /// The catalogue a search of `query` is answered from. While servers are still starting,
+    /// those the query names are started first and waited for; then the search waits, server
+    /// by server, until its best match is [confident](EARLY_CONFIDENCE) or every server is
+    /// done, bounded by the pending servers' start timeout.
+    async fn catalog_for_search(&self, query: &str) -> SharedCatalog {
+        if self.discovery.is_done() || query.trim().is_empty() {
+            return self.catalog();
+        }
+        let named = named_in(query, &self.discovery.pending());
+        for server in &named {
+            self.discovery.urge(server);
+        }
+        let deadline = tokio::time::Instant::from_std(Instant::now() + self.discovery.search_bound());
+        loop {
+            let seen = self.supervisor.generation();
+            let catalog = self.catalog();
+            if self.discovery.is_done() {
+                return catalog;
+            }
+            let waiting_for_named = named.iter().any(|server| self.discovery.is_pending(server));
+            if !waiting_for_named && confident(&catalog, query).await {
+                return catalog;
+            }
+            if tokio::time::timeout_at(deadline, self.supervisor.changed_since(seen)).await.is_err() {
+                return self.catalog();
+            }
+        }
+    }
+
+    /// The catalogue a call of `name` is resolved in. While servers are still starting, a
+    /// name with a starting server's `server__` prefix waits for that server (started first),
+    /// and a name without any server's prefix for every server, bounded by their timeouts.
+    async fn catalog_for_call(&self, name: &str) -> SharedCatalog {
+        let catalog = self.catalog();
+        if catalog.resolve(name).is_some() || self.discovery.is_done() {
+            return catalog;
+        }
+        match server_for(&self.supervisor, name) {
+            Some(server) if self.discovery.is_pending(server) => {
+                self.discovery.wait_for_server(server, self.discovery.bound(server)).await;
+            }
+            Some(_) => {}
+            None => {
+                self.discovery.wait(self.discovery.search_bound()).await;
+            }
+        }
+        self.catalog()
+    }
+
+    /// Resolves `name`, starting its server again when that server's tools are unknown because
+    /// it could not start; `Err` is the answer to give instead.
+    async fn resolve(&self, name: &str, arguments: &Value) -> Result<(SharedCatalog, String, Route), String> {
+        let mut catalog = self.catalog_for_call(name).await;
+        if catalog.resolve(name).is_none()
+            && let Some(server) = server_for(&self.supervisor, name).and_then(|s| self.supervisor.server(s))
+            && server.manifest().is_none()
+            && !self.discovery.is_pending(&server.config().name)
+        {
+            if let Err(failure) = server.refresh_manifest().await {
+                return Err(format!("{failure} Until it starts, its tools cannot be called."));
+            }
+            catalog = self.catalog();
+        }
+        let Some((known, route)) = catalog.resolve(name).map(|(known, route)| (known.to_owned(), route.clone())) else {
+            let mut text = unknown(&catalog, name, arguments).await;
+            if !catalog.starting().is_empty() {
+                let starting = catalog.starting().len();
+                text.push_str(&format!(
+                    "\n{starting} server(s) are still starting and their tools are not known yet; if none fits, call \
+                     tool_search again in a few seconds."
+                ));
+            }
+            return Err(text);
+        };
+        Ok((catalog, known, route))
     }
 
     /// Admits `arguments` against the tool's own schema, then forwards the call.
@@ -263,14 +264,10 @@ impl Gateway {
         upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        let mut catalog = self.catalog();
-        if catalog.resolve(name).is_none() && self.supervisor.discovering() {
-            self.supervisor.wait_for_discovery(self.options.discovery_wait).await;
-            catalog = self.catalog();
-        }
         // A name without its `server__` prefix is taken when exactly one server has that tool.
-        let Some((name, route)) = catalog.resolve(name).map(|(name, route)| (name.to_owned(), route.clone())) else {
-            return error_result(&unknown(&catalog, name, &arguments).await);
+        let (catalog, name, route) = match self.resolve(name, &arguments).await {
+            Ok(resolved) => resolved,
+            Err(answer) => return error_result(&answer),
         };
         let name = name.as_str();
         let arguments = match repair(arguments) {
@@ -297,97 +294,15 @@ impl Gateway {
     }
 }
 
-/// The tools a gateway over `catalog` answers `tools/list` with: `tool_search`, `call_tool`,
-/// then the Direct tools.
-pub fn listed_tools(catalog: &Catalog) -> Vec<RemoteTool> {
-    let mut tools = vec![listed(&tool_search_schema(catalog), None), listed(&call_tool_schema(), None)];
-    tools.extend(catalog.direct().iter().map(|schema| listed(schema, catalog.direct_annotations(&schema.name))));
-    tools
-}
-
-/// What the model reads when admission refuses a call's arguments: every violation, then the
-/// tool's compact signature and argument notes, then the call to send again. A client never
-/// shows the model a searched tool's schema except inside the search answer, so a model that
-/// wrote `arguments` from memory (missing `to`, a wrong type) gets what it needs to fix them
-/// here, as the in-process bridge answers a deferred tool called without its schema.
-fn rejection(catalog: &Catalog, name: &str, error: &ToolError) -> String {
-    let mut text = error.to_model_result().to_model_text();
-    let Some(tool) = catalog.registry().get(name) else { return text };
-    let parameters = &tool.schema().parameters;
-    text.push_str(&format!("\n`{name}` takes: {}", type_signature(parameters)));
-    let notes = argument_notes(parameters);
-    if !notes.is_empty() {
-        text.push('\n');
-        text.push_str(&notes);
-    }
-    text.push_str(&format!(
-        "\nCall it again through call_tool with {{\"name\": \"{name}\", \"arguments\": {{...}}}} holding every required argument."
-    ));
-    text
-}
-
-/// What the model reads when `call_tool` names no tool of the catalogue: the tools that the
-/// name's words and the arguments rank best for, each with its compact signature, and how to
-/// call one, as the runtime answers an unknown name while its bridge is active. A tool is
-/// named when its confidence reaches the discovery policy's pre-promotion floor, the floor the
-/// runtime ranks unknown names under. When nothing ranks, close spellings and the hint to search. The answer never repeats the name it was
-/// given, and names only tools that `tool_search` could find.
-async fn unknown(catalog: &Catalog, name: &str, arguments: &Value) -> String {
-    let raw = match arguments {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
+/// Whether `catalog`'s best match for `query` is confident enough to answer while servers
+/// are still starting.
+async fn confident(catalog: &Catalog, query: &str) -> bool {
     let bridge = catalog.bridge();
-    let floor = bridge.policy().pre_promotion.min_confidence;
-    let outcome = bridge.catalog().rank(bridge.policy(), &unknown_call_query(name, &raw), MAX_SUGGESTIONS).await;
-    let fits: Vec<ToolSchema> = outcome
-        .matched
-        .iter()
-        .filter(|hit| hit.confidence.is_some_and(|confidence| confidence >= floor))
-        .filter_map(|hit| catalog.registry().get(&hit.name).map(|tool| tool.schema().clone()))
-        .collect();
-    if fits.is_empty() {
-        return unknown_tool_answer(name, catalog.names(), true, &[]).to_model_text();
+    if bridge.catalog().is_empty() {
+        return false;
     }
-    let mut text = String::from("No tool by that name is available. These tools may fit:");
-    for tool in &fits {
-        text.push_str(&format!("\n- `{}` takes {}", tool.name, type_signature(&tool.parameters)));
-    }
-    text.push_str(
-        "\nCall the one that fits through call_tool with {\"name\": \"<its name>\", \"arguments\": {...}}; if none \
-         fits, call tool_search with a short description of the task.",
-    );
-    text
-}
-
-/// The arguments as an object: absent is `{}`, and an object sent as a JSON string is parsed.
-fn repair(arguments: Value) -> Result<Map<String, Value>, String> {
-    match arguments {
-        Value::Object(map) => Ok(map),
-        Value::Null => Ok(Map::new()),
-        Value::String(text) if text.trim().is_empty() => Ok(Map::new()),
-        Value::String(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => Ok(map),
-            _ => Err("\"arguments\" must be a JSON object of the tool's parameters, such as {\"city\": \"Paris\"}; \
-                      it was a string that is not a JSON object."
-                .to_owned()),
-        },
-        other => Err(format!(
-            "\"arguments\" must be a JSON object of the tool's parameters, not {}; send an object such as {{\"city\": \"Paris\"}}.",
-            kind(&other)
-        )),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    let outcome = bridge.catalog().rank(bridge.policy(), query, 1).await;
+    outcome.top_confidence.is_some_and(|confidence| confidence >= EARLY_CONFIDENCE)
 }
 
 fn text_of(result: &CallToolResult) -> String {
@@ -396,44 +311,6 @@ fn text_of(result: &CallToolResult) -> String {
 
 fn error_result(text: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text.to_owned())])
-}
-
-pub(crate) fn policy(options: &GatewayOptions) -> ToolDiscoveryPolicy {
-    let policy = ToolDiscoveryPolicy::default()
-        .with_manifest_token_budget(options.manifest_token_budget)
-        .with_ranker_timeout(options.ranker_timeout);
-    match &options.ranker {
-        Some(ranker) => policy.with_ranker(ranker.clone()),
-        None => policy,
-    }
-}
-
-/// `call_tool`'s declaration.
-pub fn call_tool_schema() -> ToolSchema {
-    ToolSchema {
-        name: CALL_TOOL.to_owned(),
-        description: "Call a tool found with tool_search, by its name, with its arguments.".to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's name, as tool_search gave it."},
-                "arguments": {"type": "object", "description": "The tool's arguments, as its schema says."}
-            },
-            "required": ["name", "arguments"]
-        }),
-    }
-}
-
-fn listed(schema: &ToolSchema, annotations: Option<&Value>) -> RemoteTool {
-    let input = match &schema.parameters {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    let tool = RemoteTool::new(schema.name.clone(), schema.description.clone(), Arc::new(input));
-    match annotations.and_then(|value| serde_json::from_value::<RemoteAnnotations>(value.clone()).ok()) {
-        Some(annotations) => tool.with_annotations(annotations),
-        None => tool,
-    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -445,7 +322,8 @@ impl std::fmt::Debug for Gateway {
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools();
-        let capabilities = if self.options.list_changed {
+        // A session that starts while servers are still starting is told when they are done.
+        let capabilities = if self.options.list_changed || !self.discovery.is_done() {
             capabilities.enable_tool_list_changed().build()
         } else {
             capabilities.build()
@@ -455,13 +333,29 @@ impl ServerHandler for Gateway {
             .with_instructions(self.catalog().instructions().to_owned())
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.discovery.is_done() {
+            return;
+        }
+        let discovery = Arc::clone(&self.discovery);
+        tokio::spawn(async move {
+            discovery.wait_all().await;
+            if let Err(error) = context.peer.notify_tool_list_changed().await {
+                tracing::debug!(%error, "could not send notifications/tools/list_changed after discovery");
+            }
+        });
+    }
+
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.wait_for_discovery().await;
-        Ok(ListToolsResult::with_all_items(self.listed_tools()))
+        if !self.discovery.is_done() {
+            self.discovery.wait(self.options.discovery_wait).await;
+        }
+        let cursor = request.as_ref().and_then(|request| request.cursor.as_deref());
+        page(self.listed_tools(), cursor, self.options.page_size)
     }
 
     async fn call_tool(
@@ -482,19 +376,5 @@ impl ServerHandler for Gateway {
             tracing::debug!(%error, "could not send notifications/tools/list_changed");
         }
         Ok(result.into())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stringified_arguments_are_parsed_and_others_refused() {
-        assert_eq!(repair(json!("{\"a\": 1}")).unwrap(), json!({"a": 1}).as_object().unwrap().clone());
-        assert!(repair(Value::Null).unwrap().is_empty());
-        assert!(repair(json!("")).unwrap().is_empty());
-        assert!(repair(json!("[1]")).unwrap_err().contains("not a JSON object"));
-        assert!(repair(json!(3)).unwrap_err().contains("not a number"));
     }
 }

@@ -12,10 +12,13 @@
 //! - [`cache`]: the manifest cache.
 //! - [`supervisor`]: the downstream servers' lives; [`launch`] starts one, [`failure`] says
 //!   why it could not start.
+//! - [`discovery`]: a cold cache's servers, listed in the background.
 //! - [`promotion`]: the opt-in `list_changed` profile.
 //! - [`relay`]: downstream progress, relayed to the client that made the call.
 //! - [`catalog`]: every exposed downstream tool, for admission and search.
-//! - [`gateway`]: the MCP server the client talks to.
+//! - [`gateway`]: the MCP server the client talks to, with its [`options`]; [`admission`]
+//!   checks a call before it is forwarded, [`listing`] answers `tools/list` and [`manifest`]
+//!   writes `tool_search`'s description.
 //! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token;
 //!   [`sessions`] shares its sessions between gateway processes.
 //! - [`transport`]: remote (`url`) downstream servers, over streamable HTTP.
@@ -23,15 +26,20 @@
 //! - [`import`]: other clients' config files, converted.
 //! - [`report`]: what each server's tools cost, with and without the gateway.
 
+pub mod admission;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod discovery;
 pub mod failure;
 pub mod gateway;
 pub mod glob;
 pub mod http;
 pub mod import;
 pub mod launch;
+pub mod listing;
+pub mod manifest;
+pub mod options;
 pub mod promotion;
 pub mod redact;
 pub mod relay;
@@ -43,6 +51,8 @@ pub mod transport;
 
 pub use cache::ManifestCache;
 pub use config::{ConfigError, GatewayConfig};
-pub use gateway::{Gateway, GatewayOptions};
+pub use gateway::Gateway;
 pub use http::{HttpOptions, HttpServer};
+pub use manifest::ManifestNames;
+pub use options::GatewayOptions;
 pub use supervisor::Supervisor;

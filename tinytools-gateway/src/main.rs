@@ -11,7 +11,9 @@ use tinytools::ToolRanker;
 
 use tinytools_gateway::import::{ClientFormat, import_file};
 use tinytools_gateway::report::{ReportOptions, report};
-use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, HttpOptions, HttpServer, ManifestCache, Supervisor};
+use tinytools_gateway::{
+    Gateway, GatewayConfig, GatewayOptions, HttpOptions, HttpServer, ManifestCache, ManifestNames, Supervisor,
+};
 use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
@@ -24,7 +26,8 @@ gateway answers before any server runs; a server starts on its first call.
 
 USAGE:
     tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
-                      [--embedding-model <DIR>]
+                      [--embedding-model <DIR>] [--discovery-wait <SECS>]
+                      [--discovery-concurrency <N>] [--manifest-names count|grouped]
         Serve MCP on stdin/stdout (what a client's config launches).
 
     tinytools-gateway --config <FILE> --http <ADDR:PORT> [--token-env <VAR>] [...]
@@ -32,7 +35,7 @@ USAGE:
         Every session gets the same tools (with --list-changed, each promotes its own).
         Only the address given is bound; the URL is printed on stderr (port 0 picks a free
         port). A non-loopback address (such as 0.0.0.0) is refused unless a bearer token is
-        set with --token-env.
+        set with --token-env. DELETE of a session ends it (200 OK).
 
     tinytools-gateway import <FILE> [--from <FORMAT>]
         Convert another client's config into the gateway's mcpServers JSON, on stdout.
@@ -61,6 +64,20 @@ OPTIONS:
     --cache-dir <DIR>   Where tool lists are cached (default: $XDG_CACHE_HOME/tinytools-gateway,
                         else ~/.cache/tinytools-gateway).
     --no-cache          Keep no cache: list every server's tools at startup.
+    --discovery-wait <SECS>
+                        With servers whose tools are not cached yet (they are started in the
+                        background at startup): how long tools/list waits for them before
+                        answering with what is known and how many are still starting (default
+                        3; 0 answers at once). tool_search and call_tool wait for the servers
+                        they need regardless, up to each one's start timeout; once all are
+                        listed, clients get notifications/tools/list_changed.
+    --discovery-concurrency <N>
+                        How many of those servers start at once (default: two per core, 2 to 8).
+    --manifest-names count|grouped
+                        When tool_search's description has no room for every tool's name: the
+                        count and the server names (count, the default), or each server's tool
+                        names in a compact form, as many as fit (grouped). Default from
+                        TINYTOOLS_GATEWAY_MANIFEST_NAMES when set.
     --embedding-model <DIR>
                         Rank tool_search by meaning with this sentence-embedding model (a
                         directory holding all-MiniLM-L6-v2's model.safetensors, config.json
@@ -80,7 +97,10 @@ OPTIONS:
 ENVIRONMENT:
     TINYTOOLS_GATEWAY_LOG   What is logged to stderr, as a tracing filter (default: warn;
                             e.g. info, or tinytools_gateway=debug). Values from the
-                            config's ${VAR} references are never logged.
+                            config's ${VAR} references are never logged. A server that
+                            cannot start is logged once, with its reason.
+    TINYTOOLS_GATEWAY_MANIFEST_NAMES
+                            count or grouped: --manifest-names when it is not given.
 
 REMOTE SERVERS:
     A server with \"url\" (and optional \"headers\") instead of \"command\" is reached
@@ -91,26 +111,78 @@ REMOTE SERVERS:
 /// `--http`'s address and `--token-env`'s variable.
 type HttpArgs = (SocketAddr, Option<String>);
 
+/// What serving takes from the command line.
+#[derive(Default)]
+struct Serve {
+    config: PathBuf,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+    list_changed: bool,
+    http: Option<HttpArgs>,
+    embedding_model: Option<PathBuf>,
+    discovery_wait: Option<Duration>,
+    discovery_concurrency: Option<usize>,
+    manifest_names: Option<ManifestNames>,
+}
+
+impl Serve {
+    /// Takes `arg` (and its value from `args`) when it is a flag only serving has; false when
+    /// it is not one.
+    fn flag(&mut self, arg: &str, args: &mut impl Iterator<Item = String>) -> Result<bool, String> {
+        match arg {
+            "--list-changed" => self.list_changed = true,
+            "--embedding-model" => {
+                let dir = args.next().ok_or("--embedding-model needs a directory: --embedding-model <DIR>")?;
+                self.embedding_model = Some(dir.into());
+            }
+            "--discovery-wait" => {
+                let text = args.next().ok_or("--discovery-wait needs seconds: --discovery-wait <SECS>, such as 3")?;
+                let secs = text.trim().parse::<f64>().ok().filter(|s| s.is_finite() && (0.0..=3_600.0).contains(s));
+                let secs = secs.ok_or_else(|| {
+                    format!("--discovery-wait {text}: expected a number of seconds from 0 to 3600, such as 3 or 0.5")
+                })?;
+                self.discovery_wait = Some(Duration::from_secs_f64(secs));
+            }
+            "--discovery-concurrency" => {
+                let text = args.next().ok_or("--discovery-concurrency needs a number: --discovery-concurrency <N>")?;
+                let n = text.trim().parse::<usize>().ok().filter(|n| (1..=256).contains(n));
+                let n =
+                    n.ok_or_else(|| format!("--discovery-concurrency {text}: expected a whole number from 1 to 256"))?;
+                self.discovery_concurrency = Some(n);
+            }
+            "--manifest-names" => {
+                let text = args.next().ok_or("--manifest-names needs count or grouped")?;
+                self.manifest_names = Some(manifest_names(&text, "--manifest-names")?);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Checks the flags that only make sense together.
+    fn check(self, token_env: Option<String>) -> Result<Self, String> {
+        if token_env.is_some() && self.http.is_none() {
+            return Err("--token-env only applies with --http <ADDR:PORT>; stdio needs no token".to_owned());
+        }
+        if let Some((addr, _)) = self.http.as_ref().filter(|(addr, _)| !addr.ip().is_loopback())
+            && token_env.is_none()
+        {
+            return Err(tinytools_gateway::http::HttpError::NotLoopback { addr: *addr }.to_string());
+        }
+        let http = self.http.map(|(addr, _)| (addr, token_env));
+        Ok(Self { http, ..self })
+    }
+}
+
+/// `count` or `grouped`, for `what` (a flag or a variable).
+fn manifest_names(text: &str, what: &str) -> Result<ManifestNames, String> {
+    ManifestNames::from_name(text).ok_or_else(|| format!("{what} {text}: expected count or grouped"))
+}
+
 enum Command {
-    Serve {
-        config: PathBuf,
-        cache_dir: Option<PathBuf>,
-        no_cache: bool,
-        list_changed: bool,
-        http: Option<HttpArgs>,
-        embedding_model: Option<PathBuf>,
-    },
-    Import {
-        file: PathBuf,
-        from: Option<ClientFormat>,
-    },
-    Report {
-        config: PathBuf,
-        cache_dir: Option<PathBuf>,
-        no_cache: bool,
-        start: bool,
-        json: bool,
-    },
+    Serve(Box<Serve>),
+    Import { file: PathBuf, from: Option<ClientFormat> },
+    Report { config: PathBuf, cache_dir: Option<PathBuf>, no_cache: bool, start: bool, json: bool },
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> {
@@ -124,12 +196,14 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
         _ => None,
     };
     let (mut config, mut cache_dir, mut no_cache, mut start, mut json) = (None, None, false, false, false);
-    let mut list_changed = false;
-    let mut embedding_model: Option<PathBuf> = None;
+    let mut serve = Serve::default();
     let (mut file, mut from): (Option<PathBuf>, Option<ClientFormat>) = (None, None);
-    let (mut http, mut token_env): (Option<SocketAddr>, Option<String>) = (None, None);
+    let mut token_env: Option<String> = None;
     let sub = subcommand.as_deref();
     while let Some(arg) = args.next() {
+        if sub.is_none() && serve.flag(&arg, &mut args)? {
+            continue;
+        }
         match (sub, arg.as_str()) {
             (_, "-h" | "--help") => {
                 print!("{HELP}");
@@ -146,11 +220,6 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
                 cache_dir = Some(args.next().ok_or("--cache-dir needs a directory: --cache-dir <DIR>")?.into());
             }
             (None | Some("report"), "--no-cache") => no_cache = true,
-            (None, "--list-changed") => list_changed = true,
-            (None, "--embedding-model") => {
-                embedding_model =
-                    Some(args.next().ok_or("--embedding-model needs a directory: --embedding-model <DIR>")?.into());
-            }
             (Some("report"), "--start") => start = true,
             (Some("report"), "--json") => json = true,
             (Some("import"), "--from") => {
@@ -165,7 +234,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
             (Some("import"), other) if !other.starts_with('-') && file.is_none() => file = Some(other.into()),
             (None, "--http") => {
                 let addr = args.next().ok_or("--http needs an address: --http 127.0.0.1:<PORT>")?;
-                http = Some(parse_addr(&addr)?);
+                serve.http = Some((parse_addr(&addr)?, None));
             }
             (None, "--token-env") => {
                 token_env = Some(args.next().ok_or("--token-env needs a variable name: --token-env <VAR>")?);
@@ -192,16 +261,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> 
         }
         None => {
             let config = config.ok_or("missing --config <FILE>: the mcpServers JSON to serve; see --help")?;
-            if token_env.is_some() && http.is_none() {
-                return Err("--token-env only applies with --http <ADDR:PORT>; stdio needs no token".to_owned());
-            }
-            if let Some(addr) = http.filter(|addr| !addr.ip().is_loopback())
-                && token_env.is_none()
-            {
-                return Err(tinytools_gateway::http::HttpError::NotLoopback { addr }.to_string());
-            }
-            let http = http.map(|addr| (addr, token_env));
-            Ok(Some(Command::Serve { config, cache_dir, no_cache, list_changed, http, embedding_model }))
+            let serve = Serve { config, cache_dir, no_cache, ..serve }.check(token_env)?;
+            Ok(Some(Command::Serve(Box::new(serve))))
         }
     }
 }
@@ -274,51 +335,77 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { config, cache_dir, no_cache, list_changed, http, embedding_model } => {
-            let Some(config) = load(&config) else { return ExitCode::from(2) };
-            let mut gateway_options = GatewayOptions::default().with_list_changed(list_changed);
-            if let Some(dir) = &embedding_model {
-                match embedding_ranker(dir) {
-                    Ok(ranker) => gateway_options = gateway_options.with_ranker(ranker, EMBEDDING_RANKER_TIMEOUT),
-                    Err(message) => {
-                        eprintln!("tinytools-gateway: {message}");
-                        return ExitCode::from(2);
-                    }
-                }
+        Command::Serve(serve) => match run(*serve) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Exit::Usage(message)) => {
+                eprintln!("tinytools-gateway: {message}");
+                ExitCode::from(2)
             }
-            let cache = cache(cache_dir, no_cache);
-            let mut options = None;
-            if let Some((addr, token_env)) = http {
-                let mut http = HttpOptions::new(addr);
-                if let Some(variable) = &token_env {
-                    match token(variable) {
-                        Ok(token) => http = http.with_token(token),
-                        Err(message) => {
-                            eprintln!("tinytools-gateway: {message}");
-                            return ExitCode::from(2);
-                        }
-                    }
-                }
-                options = Some(http);
+            Err(Exit::Failed(message)) => {
+                eprintln!("tinytools-gateway: {message}");
+                ExitCode::FAILURE
             }
-            let Some(runtime) = runtime() else { return ExitCode::FAILURE };
-            let served = runtime.block_on(async {
-                let supervisor = Arc::new(Supervisor::new(&config, cache));
-                let gateway = Gateway::new(supervisor, gateway_options);
-                match options {
-                    Some(options) => serve_http(gateway, options).await,
-                    None => gateway.serve_stdio().await,
-                }
-            });
-            match served {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("tinytools-gateway: serving stopped: {error}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        },
     }
+}
+
+/// How serving ended badly: a mistake in the command line or the config (exit status 2), or a
+/// failure while serving (1).
+enum Exit {
+    Usage(String),
+    Failed(String),
+}
+
+/// Serves until the client disconnects (stdio) or Ctrl-C (HTTP).
+fn run(serve: Serve) -> Result<(), Exit> {
+    let config = GatewayConfig::load(&serve.config).map_err(|error| Exit::Usage(error.to_string()))?;
+    let gateway_options = gateway_options(&serve).map_err(Exit::Usage)?;
+    let cache = cache(serve.cache_dir.clone(), serve.no_cache);
+    let http = http_options(&serve).map_err(Exit::Usage)?;
+    let runtime = runtime().ok_or_else(|| Exit::Failed("could not start the async runtime".into()))?;
+    let served = runtime.block_on(async {
+        let supervisor = Arc::new(Supervisor::new(&config, cache));
+        let gateway = Gateway::new(supervisor, gateway_options);
+        match http {
+            Some(options) => serve_http(gateway, options).await,
+            None => gateway.serve_stdio().await,
+        }
+    });
+    served.map_err(|error| Exit::Failed(format!("serving stopped: {error}")))
+}
+
+/// The gateway's options from the command line (and TINYTOOLS_GATEWAY_MANIFEST_NAMES).
+fn gateway_options(serve: &Serve) -> Result<GatewayOptions, String> {
+    let mut options = GatewayOptions::default().with_list_changed(serve.list_changed);
+    if let Some(dir) = &serve.embedding_model {
+        options = options.with_ranker(embedding_ranker(dir)?, EMBEDDING_RANKER_TIMEOUT);
+    }
+    if let Some(wait) = serve.discovery_wait {
+        options = options.with_discovery_wait(wait);
+    }
+    if let Some(servers) = serve.discovery_concurrency {
+        options = options.with_discovery_concurrency(servers);
+    }
+    let from_env = std::env::var(MANIFEST_NAMES_VAR).ok().filter(|value| !value.trim().is_empty());
+    let names = match (serve.manifest_names, from_env) {
+        (Some(names), _) => names,
+        (None, Some(value)) => manifest_names(&value, MANIFEST_NAMES_VAR)?,
+        (None, None) => ManifestNames::default(),
+    };
+    Ok(options.with_manifest_names(names))
+}
+
+/// The variable `--manifest-names` defaults from.
+const MANIFEST_NAMES_VAR: &str = "TINYTOOLS_GATEWAY_MANIFEST_NAMES";
+
+/// The HTTP listener's options, when serving HTTP, with its token from `--token-env`.
+fn http_options(serve: &Serve) -> Result<Option<HttpOptions>, String> {
+    let Some((addr, token_env)) = &serve.http else { return Ok(None) };
+    let mut http = HttpOptions::new(*addr);
+    if let Some(variable) = token_env {
+        http = http.with_token(token(variable)?);
+    }
+    Ok(Some(http))
 }
 
 /// How long a search waits for the embedding ranker: its first search embeds every tool

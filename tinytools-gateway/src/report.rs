@@ -25,7 +25,8 @@ use tinytools::schema::{EstimatedTokens, TokenCounter};
 use crate::cache::{CachedTool, ManifestCache};
 use crate::catalog::Catalog;
 use crate::config::{Exposure, GatewayConfig};
-use crate::gateway::{GatewayOptions, listed_tools, policy};
+use crate::listing::listed_tools;
+use crate::options::{GatewayOptions, policy};
 use crate::supervisor::Supervisor;
 
 /// What the report does.
@@ -164,7 +165,7 @@ pub async fn report(config: &GatewayConfig, cache: Option<ManifestCache>, option
         });
     }
     let catalog = Catalog::build(&supervisor, policy(&options.gateway));
-    let listed = listed_tools(&catalog);
+    let listed = listed_tools(&catalog, options.gateway.manifest_names);
     let gateway = GatewayCost { tools: listed.iter().map(|t| t.name.to_string()).collect(), cost: Cost::of(&listed) };
     let flattened = servers.iter().fold(Cost::default(), |sum, server| sum.add(server.flattened));
     // Byte counts stay far below 2^52, where f64 is exact.

@@ -2,7 +2,7 @@
 //!
 //! [`Supervisor`] holds one [`Downstream`] per configured server. A server whose manifest is
 //! in the cache is not started until a call needs it; one without is started in the
-//! background at startup to learn its tools. A failed start, a crash or
+//! background at startup to learn its tools ([`crate::discovery`]). A failed start, a crash or
 //! a hang past the call timeout becomes a [`CallFailure`] for that call only: the connection is
 //! dropped (the child is killed) and the next call starts the server again. Other servers are
 //! never touched. A failed start is also kept ([`Downstream::failure`]) so the manifest can
@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
 
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -50,7 +49,6 @@ pub enum Stage {
 pub struct Supervisor {
     servers: BTreeMap<String, Arc<Downstream>>,
     changes: Arc<watch::Sender<u64>>,
-    pending: Arc<watch::Sender<usize>>,
     discovered: AtomicBool,
 }
 
@@ -72,7 +70,7 @@ pub struct Downstream {
 
 impl Supervisor {
     /// Every server of `config`, each with its cached manifest when `cache` holds one. Starts
-    /// nothing: call [`discover`](Self::discover) for the servers without one.
+    /// nothing: [`Discovery`](crate::discovery::Discovery) starts the servers without one.
     pub fn new(config: &GatewayConfig, cache: Option<ManifestCache>) -> Self {
         let changes = Arc::new(watch::channel(0).0);
         let servers = config
@@ -96,44 +94,29 @@ impl Supervisor {
                 (name.clone(), Arc::new(downstream))
             })
             .collect();
-        Self { servers, changes, pending: Arc::new(watch::channel(0).0), discovered: AtomicBool::new(false) }
+        Self { servers, changes, discovered: AtomicBool::new(false) }
     }
 
-    /// Starts (or connects to), in the background, every server whose tools are not known, to
-    /// list them.
-    /// Must be called within a Tokio runtime; a second call does nothing.
-    pub fn discover(&self) {
-        if self.discovered.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        for server in self.servers.values() {
-            if server.manifest().is_some() {
-                continue;
-            }
-            self.pending.send_modify(|n| *n += 1);
-            let (server, pending) = (Arc::clone(server), Arc::clone(&self.pending));
-            tokio::spawn(async move {
-                // A failure is recorded and logged by the server itself.
-                let _ = server.refresh_manifest().await;
-                pending.send_modify(|n| *n = n.saturating_sub(1));
-            });
-        }
+    /// True the first time it is asked: the servers without a manifest are then the asker's
+    /// to discover (a second gateway over the same supervisor does not start them again).
+    pub(crate) fn claim_discovery(&self) -> bool {
+        !self.discovered.swap(true, Ordering::AcqRel)
     }
 
-    /// Waits until background discovery is done, or `at_most`. True when it is done.
-    pub async fn wait_for_discovery(&self, at_most: Duration) -> bool {
-        let mut pending = self.pending.subscribe();
-        tokio::time::timeout(at_most, pending.wait_for(|n| *n == 0)).await.is_ok_and(|done| done.is_ok())
-    }
-
-    /// Whether background discovery is still running.
-    pub fn discovering(&self) -> bool {
-        *self.pending.borrow() > 0
-    }
-
-    /// Bumped each time a server's manifest or start failure changes.
+    /// Bumped each time a server's manifest, start failure or discovery changes.
     pub fn generation(&self) -> u64 {
         *self.changes.borrow()
+    }
+
+    /// Waits until the [`generation`](Self::generation) is past `seen`.
+    pub(crate) async fn changed_since(&self, seen: u64) {
+        let mut changes = self.changes.subscribe();
+        let _ = changes.wait_for(|generation| *generation != seen).await;
+    }
+
+    /// Bumps the generation: something the catalogue shows changed.
+    pub(crate) fn touch(&self) {
+        self.changes.send_modify(|generation| *generation += 1);
     }
 
     /// The servers, by name.

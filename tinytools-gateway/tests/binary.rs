@@ -136,7 +136,9 @@ async fn list_changed_is_the_binarys_opt_in_profile() {
     let dir = temp_dir("binary-list-changed");
     write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
     let config = dir.join("config.json");
-    for on in [false, true] {
+    // Profile on first: that run fills the cache, so the second starts warm. (A cold start
+    // advertises list_changed whatever the profile: it notifies once discovery is done.)
+    for on in [true, false] {
         let mut command = gateway(&config, &dir.join("cache"));
         if on {
             command.arg("--list-changed");
@@ -149,4 +151,39 @@ async fn list_changed_is_the_binarys_opt_in_profile() {
         assert_eq!(listed.contains(&"fixture__stock_quote".to_owned()), on, "{listed:?}");
         client.cancel().await.unwrap();
     }
+}
+
+#[test]
+fn discovery_and_manifest_flags_are_explained_and_checked() {
+    let dir = temp_dir("binary-flags");
+    write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    let config = dir.join("config.json");
+    let help = std::process::Command::new(GATEWAY).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in ["--discovery-wait <SECS>", "--discovery-concurrency <N>", "--manifest-names count|grouped"] {
+        assert!(help.contains(flag), "--help explains {flag}:\n{help}");
+    }
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(GATEWAY).arg("--config").arg(&config).args(args).output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    for (args, says) in [
+        (&["--discovery-wait", "soon"][..], "--discovery-wait soon: expected a number of seconds"),
+        (&["--discovery-wait", "-1"][..], "expected a number of seconds from 0 to 3600"),
+        (&["--discovery-concurrency", "0"][..], "expected a whole number from 1 to 256"),
+        (&["--manifest-names", "all"][..], "--manifest-names all: expected count or grouped"),
+    ] {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    let output = std::process::Command::new(GATEWAY)
+        .arg("--config")
+        .arg(&config)
+        .env("TINYTOOLS_GATEWAY_MANIFEST_NAMES", "sideways")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("TINYTOOLS_GATEWAY_MANIFEST_NAMES sideways: expected count or grouped"), "{stderr}");
 }

@@ -40,6 +40,8 @@ async fn settle(counter: &Counter, at_least: usize) -> usize {
 async fn by_default_a_search_changes_neither_the_list_nor_the_capabilities() {
     let dir = temp_dir("promotion-off");
     let config = write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    // Warm: a cold start says list_changed (it notifies once its servers are listed).
+    warm(&config, &dir.join("cache")).await;
     let counter = Counter::default();
     let (client, _gateway) = connect_with(&config, &dir.join("cache"), counter.clone()).await;
     let info = client.peer().peer_info().unwrap();
@@ -56,6 +58,7 @@ async fn by_default_a_search_changes_neither_the_list_nor_the_capabilities() {
 async fn with_the_profile_found_tools_join_the_list_and_the_client_is_told() {
     let dir = temp_dir("promotion-on");
     let config = write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    warm(&config, &dir.join("cache")).await;
     let counter = Counter::default();
     let options = GatewayOptions::default().with_list_changed(true).with_promotion_limit(4);
     let (client, gateway) = connect_with_options(&config, &dir.join("cache"), counter.clone(), options).await;

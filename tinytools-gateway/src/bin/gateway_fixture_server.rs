@@ -5,6 +5,9 @@
 //!
 //! Environment: `FIXTURE_EXIT_UNLESS=<path>` exits at start (status 3) unless the file
 //! exists; `FIXTURE_HANG_UNLESS=<path>` never answers `initialize` unless the file exists;
+//! `FIXTURE_WAIT_FOR=<path>` answers `initialize` once the file exists (a slow start the test
+//! ends); `FIXTURE_START_SPIN_MS=<ms>` keeps a core busy that long before serving (an
+//! interpreter's start, for the cold-start benchmark);
 //! `FIXTURE_STARTS=<path>` appends the process id each time the process starts;
 //! `FIXTURE_EVENTS=<path>` appends `cancelled <secs>` when a `fixture_sleep` call is cancelled.
 
@@ -127,6 +130,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         && !std::path::Path::new(&path).exists()
     {
         std::future::pending::<()>().await;
+    }
+    if let Some(path) = std::env::var_os("FIXTURE_WAIT_FOR") {
+        while !std::path::Path::new(&path).exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+    if let Some(ms) = std::env::var("FIXTURE_START_SPIN_MS").ok().and_then(|ms| ms.parse().ok()) {
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+        let mut spins: u64 = 0;
+        while std::time::Instant::now() < until {
+            spins = std::hint::black_box(spins.wrapping_add(1));
+        }
     }
     let mut registry = catalogue::registry();
     if let Some(tool) = registry.remove("calendar_cancel_event") {

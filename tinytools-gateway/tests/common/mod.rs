@@ -70,8 +70,18 @@ pub async fn connect_with_options<H: rmcp::ClientHandler>(
     handler: H,
     options: GatewayOptions,
 ) -> (RunningService<RoleClient, H>, Gateway) {
+    connect_exactly(config, cache, handler, options.with_discovery_wait(Duration::from_secs(60))).await
+}
+
+/// As [`connect_with_options`], with the options exactly as given.
+pub async fn connect_exactly<H: rmcp::ClientHandler>(
+    config: &GatewayConfig,
+    cache: &Path,
+    handler: H,
+    options: GatewayOptions,
+) -> (RunningService<RoleClient, H>, Gateway) {
     let supervisor = Arc::new(Supervisor::new(config, Some(ManifestCache::new(cache))));
-    let gateway = Gateway::new(supervisor, options.with_discovery_wait(Duration::from_secs(60)));
+    let gateway = Gateway::new(supervisor, options);
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let served = gateway.clone();
     tokio::spawn(async move {
@@ -81,6 +91,14 @@ pub async fn connect_with_options<H: rmcp::ClientHandler>(
     });
     let client = handler.serve(client_io).await.expect("the gateway completes the handshake");
     (client, gateway)
+}
+
+/// Fills `cache` with every server's tools, as `tinytools-gateway report` does, so a gateway
+/// over it starts warm: nothing to discover, and no `list_changed` of its own.
+pub async fn warm(config: &GatewayConfig, cache: &Path) {
+    let options = tinytools_gateway::report::ReportOptions::default();
+    let report = tinytools_gateway::report::report(config, Some(ManifestCache::new(cache)), &options).await;
+    assert_eq!(report.failures, 0, "{}", report.to_table());
 }
 
 pub async fn list<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<Tool> {

@@ -1,0 +1,183 @@
+//! Cold start: the servers whose tools the cache does not know are started in the background
+//! to list them, at most `concurrency` at a time, so the first ones are done early instead
+//! of every process competing for the cores at once. A request that needs a server still
+//! waiting for its turn moves it ahead ([`Discovery::urge`]) and waits for it, bounded by its
+//! start timeout ([`Discovery::wait_for_server`]).
+//!
+//! A server leaves the pending set once it has listed its tools or failed to (the failure is
+//! kept by its [`Downstream`]); each change bumps the
+//! supervisor's generation, so the catalogue, the manifest and its "still starting" line are
+//! rebuilt. Discovery is done when the set is empty.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, Semaphore, watch};
+
+use crate::supervisor::{Downstream, Supervisor};
+
+/// What [`Discovery::search_bound`] allows a server's first `tools/list` past its start.
+pub const LISTING_ALLOWANCE: Duration = Duration::from_secs(5);
+
+/// The default number of servers started at once: two per core, from 2 to 8.
+pub fn default_concurrency() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    (cores * 2).clamp(2, 8)
+}
+
+/// The background listing of the servers a gateway's cache did not know.
+#[derive(Debug)]
+pub struct Discovery {
+    supervisor: Arc<Supervisor>,
+    pending: watch::Sender<BTreeSet<String>>,
+    urgent: BTreeMap<String, Arc<Notify>>,
+}
+
+impl Discovery {
+    /// Starts listing, in the background, every server of `supervisor` without a manifest,
+    /// `concurrency` (at least 1) at a time. Must be called within a Tokio runtime. A second
+    /// discovery over the same supervisor starts nothing and is done at once.
+    pub fn start(supervisor: Arc<Supervisor>, concurrency: usize) -> Arc<Self> {
+        let unknown: Vec<Arc<Downstream>> = if supervisor.claim_discovery() {
+            supervisor.servers().filter(|server| server.manifest().is_none()).cloned().collect()
+        } else {
+            Vec::new()
+        };
+        let names: BTreeSet<String> = unknown.iter().map(|server| server.config().name.clone()).collect();
+        let urgent = names.iter().map(|name| (name.clone(), Arc::new(Notify::new()))).collect();
+        let discovery = Arc::new(Self { supervisor, pending: watch::channel(names).0, urgent });
+        let permits = Arc::new(Semaphore::new(concurrency.max(1)));
+        for server in unknown {
+            tokio::spawn(Arc::clone(&discovery).list(server, Arc::clone(&permits)));
+        }
+        discovery
+    }
+
+    /// Lists one server once a permit is free (or at once when urged), then takes it off the
+    /// pending set. A failure is recorded and logged by the server itself.
+    async fn list(self: Arc<Self>, server: Arc<Downstream>, permits: Arc<Semaphore>) {
+        let name = server.config().name.clone();
+        let permit = match self.urgent.get(&name) {
+            Some(urgent) => tokio::select! {
+                biased;
+                () = urgent.notified() => None,
+                permit = permits.acquire_owned() => permit.ok(),
+            },
+            None => permits.acquire_owned().await.ok(),
+        };
+        let began = Instant::now();
+        if let Ok(manifest) = server.refresh_manifest().await {
+            let ms = began.elapsed().as_millis();
+            tracing::info!(server = %name, tools = manifest.tools.len(), ms, "listed the server's tools");
+        }
+        drop(permit);
+        self.pending.send_modify(|pending| {
+            pending.remove(&name);
+        });
+        self.supervisor.touch();
+    }
+
+    /// The servers still starting or listing, by name.
+    pub fn pending(&self) -> BTreeSet<String> {
+        self.pending.borrow().clone()
+    }
+
+    /// Whether `server` is still starting or listing.
+    pub fn is_pending(&self, server: &str) -> bool {
+        self.pending.borrow().contains(server)
+    }
+
+    /// Whether every server has listed its tools or failed to.
+    pub fn is_done(&self) -> bool {
+        self.pending.borrow().is_empty()
+    }
+
+    /// Starts `server` now if it is still waiting for its turn.
+    pub fn urge(&self, server: &str) {
+        if let Some(urgent) = self.urgent.get(server) {
+            urgent.notify_one();
+        }
+    }
+
+    /// How long a request may wait for `server`: its start timeout, then its listing's (the
+    /// call timeout). Zero for a server that is not pending.
+    pub fn bound(&self, server: &str) -> Duration {
+        match self.supervisor.server(server) {
+            Some(downstream) if self.is_pending(server) => {
+                let policy = &downstream.config().policy;
+                policy.start_timeout + policy.call_timeout
+            }
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// How long a search (or a call of a name no server prefix claims) may wait for the
+    /// pending servers: the longest start timeout among them, and [`LISTING_ALLOWANCE`] for
+    /// the listing after it.
+    pub fn search_bound(&self) -> Duration {
+        let pending = self.pending();
+        let longest = pending
+            .iter()
+            .filter_map(|server| self.supervisor.server(server))
+            .map(|server| server.config().policy.start_timeout)
+            .max();
+        longest.map_or(Duration::ZERO, |start| start + LISTING_ALLOWANCE)
+    }
+
+    /// Urges `server` and waits until it is no longer pending, or `at_most`. True when it is
+    /// done (listed or failed).
+    pub async fn wait_for_server(&self, server: &str, at_most: Duration) -> bool {
+        self.urge(server);
+        let mut pending = self.pending.subscribe();
+        let done = pending.wait_for(|pending| !pending.contains(server));
+        tokio::time::timeout(at_most, done).await.is_ok_and(|done| done.is_ok())
+    }
+
+    /// Waits until discovery is done, or `at_most`. True when it is done.
+    pub async fn wait(&self, at_most: Duration) -> bool {
+        tokio::time::timeout(at_most, self.wait_all()).await.is_ok()
+    }
+
+    /// Waits until discovery is done.
+    pub async fn wait_all(&self) {
+        let mut pending = self.pending.subscribe();
+        let _ = pending.wait_for(BTreeSet::is_empty).await;
+    }
+}
+
+/// The pending servers a query names: those whose name's words all appear among the query's
+/// (`github` in "open github issues", `brave-search` in "brave search the web").
+pub fn named_in(query: &str, servers: &BTreeSet<String>) -> Vec<String> {
+    let words = |text: &str| -> BTreeSet<String> {
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    };
+    let asked = words(query);
+    servers
+        .iter()
+        .filter(|server| {
+            let own = words(server);
+            !own.is_empty() && own.is_subset(&asked)
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_names_a_server_by_all_its_words() {
+        let servers: BTreeSet<String> = ["github", "brave-search", "time", "server07"].map(String::from).into();
+        assert_eq!(named_in("open GitHub issues", &servers), ["github"]);
+        assert_eq!(named_in("brave search the web", &servers), ["brave-search"]);
+        assert!(named_in("search the web", &servers).is_empty());
+        assert!(named_in("what time is it", &servers).contains(&"time".to_owned()));
+    }
+
+    #[test]
+    fn concurrency_defaults_to_two_per_core_within_bounds() {
+        assert!((2..=8).contains(&default_concurrency()));
+    }
+}
