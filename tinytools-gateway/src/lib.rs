@@ -20,7 +20,7 @@
 //!   checks a call before it is forwarded, [`listing`] answers `tools/list` and [`manifest`]
 //!   writes `tool_search`'s description.
 //! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token;
-//!   [`sessions`] shares its sessions between gateway processes.
+//!   [`sessions`] shares its sessions between gateway processes (`--shared-sessions`).
 //! - [`transport`]: remote (`url`) downstream servers, over streamable HTTP.
 //! - [`redact`]: remote servers' secrets, scrubbed from the log.
 //! - [`import`]: other clients' config files, converted.

@@ -11,6 +11,7 @@ use tinytools::ToolRanker;
 
 use tinytools_gateway::import::{ClientFormat, import_file};
 use tinytools_gateway::report::{ReportOptions, report};
+use tinytools_gateway::sessions::FileSessionStore;
 use tinytools_gateway::{
     Gateway, GatewayConfig, GatewayOptions, HttpOptions, HttpServer, ManifestCache, ManifestNames, Supervisor,
 };
@@ -30,7 +31,8 @@ USAGE:
                       [--discovery-concurrency <N>] [--manifest-names count|grouped]
         Serve MCP on stdin/stdout (what a client's config launches).
 
-    tinytools-gateway --config <FILE> --http <ADDR:PORT> [--token-env <VAR>] [...]
+    tinytools-gateway --config <FILE> --http <ADDR:PORT> [--token-env <VAR>]
+                      [--shared-sessions] [...]
         Serve MCP over streamable HTTP at http://<ADDR:PORT>/mcp instead, until Ctrl-C.
         Every session gets the same tools (with --list-changed, each promotes its own).
         Only the address given is bound; the URL is printed on stderr (port 0 picks a free
@@ -91,6 +93,10 @@ OPTIONS:
     --token-env <VAR>   With --http: the environment variable holding a bearer token. Every
                         request must then send `Authorization: Bearer <token>`, or gets 401.
                         The token is never printed or logged.
+    --shared-sessions   With --http: keep sessions in <cache dir>/sessions, so that several
+                        gateway processes sharing --cache-dir (and the config) can stand
+                        behind one HTTP load balancer, any of them answering any request.
+                        Not with --list-changed (its promotions live in one process).
     -h, --help          This text.
     -V, --version       The version.
 
@@ -123,6 +129,7 @@ struct Serve {
     discovery_wait: Option<Duration>,
     discovery_concurrency: Option<usize>,
     manifest_names: Option<ManifestNames>,
+    shared_sessions: bool,
 }
 
 impl Serve {
@@ -131,6 +138,7 @@ impl Serve {
     fn flag(&mut self, arg: &str, args: &mut impl Iterator<Item = String>) -> Result<bool, String> {
         match arg {
             "--list-changed" => self.list_changed = true,
+            "--shared-sessions" => self.shared_sessions = true,
             "--embedding-model" => {
                 let dir = args.next().ok_or("--embedding-model needs a directory: --embedding-model <DIR>")?;
                 self.embedding_model = Some(dir.into());
@@ -163,6 +171,17 @@ impl Serve {
     fn check(self, token_env: Option<String>) -> Result<Self, String> {
         if token_env.is_some() && self.http.is_none() {
             return Err("--token-env only applies with --http <ADDR:PORT>; stdio needs no token".to_owned());
+        }
+        if self.shared_sessions && self.http.is_none() {
+            return Err("--shared-sessions only applies with --http <ADDR:PORT>: a stdio session has one client".into());
+        }
+        if self.shared_sessions && self.list_changed {
+            return Err("--shared-sessions cannot be combined with --list-changed: a session's promoted tools live \
+                        in one gateway process, so another could not answer for them; drop one of the two"
+                .into());
+        }
+        if self.shared_sessions && self.no_cache {
+            return Err("--shared-sessions keeps sessions in the cache directory: remove --no-cache".into());
         }
         if let Some((addr, _)) = self.http.as_ref().filter(|(addr, _)| !addr.ip().is_loopback())
             && token_env.is_none()
@@ -361,7 +380,7 @@ fn run(serve: Serve) -> Result<(), Exit> {
     let config = GatewayConfig::load(&serve.config).map_err(|error| Exit::Usage(error.to_string()))?;
     let gateway_options = gateway_options(&serve).map_err(Exit::Usage)?;
     let cache = cache(serve.cache_dir.clone(), serve.no_cache);
-    let http = http_options(&serve).map_err(Exit::Usage)?;
+    let http = http_options(&serve, cache.as_ref()).map_err(Exit::Usage)?;
     let runtime = runtime().ok_or_else(|| Exit::Failed("could not start the async runtime".into()))?;
     let served = runtime.block_on(async {
         let supervisor = Arc::new(Supervisor::new(&config, cache));
@@ -398,12 +417,21 @@ fn gateway_options(serve: &Serve) -> Result<GatewayOptions, String> {
 /// The variable `--manifest-names` defaults from.
 const MANIFEST_NAMES_VAR: &str = "TINYTOOLS_GATEWAY_MANIFEST_NAMES";
 
-/// The HTTP listener's options, when serving HTTP, with its token from `--token-env`.
-fn http_options(serve: &Serve) -> Result<Option<HttpOptions>, String> {
+/// The HTTP listener's options, when serving HTTP: its token from `--token-env`, and with
+/// `--shared-sessions` the session directory under the cache.
+fn http_options(serve: &Serve, cache: Option<&ManifestCache>) -> Result<Option<HttpOptions>, String> {
     let Some((addr, token_env)) = &serve.http else { return Ok(None) };
     let mut http = HttpOptions::new(*addr);
     if let Some(variable) = token_env {
         http = http.with_token(token(variable)?);
+    }
+    if serve.shared_sessions {
+        let cache = cache.ok_or(
+            "--shared-sessions keeps sessions in the cache directory, and there is none: give --cache-dir <DIR> \
+             (the same for every gateway process)",
+        )?;
+        let store = FileSessionStore::open(cache.dir().join("sessions")).map_err(|error| error.to_string())?;
+        http = http.with_shared_sessions(store);
     }
     Ok(Some(http))
 }

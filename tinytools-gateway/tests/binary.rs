@@ -154,13 +154,18 @@ async fn list_changed_is_the_binarys_opt_in_profile() {
 }
 
 #[test]
-fn discovery_and_manifest_flags_are_explained_and_checked() {
+fn discovery_manifest_and_replica_flags_are_explained_and_checked() {
     let dir = temp_dir("binary-flags");
     write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
     let config = dir.join("config.json");
     let help = std::process::Command::new(GATEWAY).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    for flag in ["--discovery-wait <SECS>", "--discovery-concurrency <N>", "--manifest-names count|grouped"] {
+    for flag in [
+        "--discovery-wait <SECS>",
+        "--discovery-concurrency <N>",
+        "--manifest-names count|grouped",
+        "--shared-sessions",
+    ] {
         assert!(help.contains(flag), "--help explains {flag}:\n{help}");
     }
     let run = |args: &[&str]| {
@@ -172,6 +177,12 @@ fn discovery_and_manifest_flags_are_explained_and_checked() {
         (&["--discovery-wait", "-1"][..], "expected a number of seconds from 0 to 3600"),
         (&["--discovery-concurrency", "0"][..], "expected a whole number from 1 to 256"),
         (&["--manifest-names", "all"][..], "--manifest-names all: expected count or grouped"),
+        (&["--shared-sessions"][..], "--shared-sessions only applies with --http"),
+        (
+            &["--http", "127.0.0.1:0", "--shared-sessions", "--list-changed"][..],
+            "cannot be combined with --list-changed",
+        ),
+        (&["--http", "127.0.0.1:0", "--shared-sessions", "--no-cache"][..], "remove --no-cache"),
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
