@@ -54,8 +54,10 @@ impl ManifestNames {
     }
 }
 
-/// How many of the starting servers the status line names.
-const STARTING_NAMED: usize = 8;
+/// How many servers that could not start the status line names, with their reasons (a search
+/// answer names them all). The line that counts the servers still starting names none: it is
+/// there for a moment, and the description stays within the same few thousand bytes.
+const UNAVAILABLE_NAMED: usize = 5;
 
 /// The `tool_search` declaration for `catalog`: the bridge's, told to call through
 /// `call_tool`, with the server names grouped per [`ManifestNames`], then the status lines.
@@ -135,22 +137,21 @@ fn render(servers: &[(&str, Vec<&str>)], each: usize) -> String {
 /// The status lines: the servers still starting, and those that could not start, with why.
 fn status(catalog: &Catalog) -> String {
     let mut text = String::new();
-    let starting = catalog.starting();
-    if !starting.is_empty() {
-        let mut named = starting.iter().take(STARTING_NAMED).cloned().collect::<Vec<_>>().join(", ");
-        if starting.len() > STARTING_NAMED {
-            named.push_str(", …");
-        }
+    let starting = catalog.starting().len();
+    if starting > 0 {
         text.push_str(&format!(
-            "\n\nStill starting: {} of {} servers ({named}); their tools are not listed above yet, and tool_search \
+            "\n\nStill starting: {starting} of {} servers; their tools are not listed above yet, and tool_search \
              waits for them.",
-            starting.len(),
             catalog.servers()
         ));
     }
-    if !catalog.unavailable().is_empty() {
-        let failed: Vec<String> =
-            catalog.unavailable().iter().map(|(server, reason)| format!("{server} ({reason})")).collect();
+    let unavailable = catalog.unavailable();
+    if !unavailable.is_empty() {
+        let mut failed: Vec<String> =
+            unavailable.iter().take(UNAVAILABLE_NAMED).map(|(server, reason)| format!("{server} ({reason})")).collect();
+        if unavailable.len() > UNAVAILABLE_NAMED {
+            failed.push(format!("{} more, named in tool_search's answers", unavailable.len() - UNAVAILABLE_NAMED));
+        }
         text.push_str(&format!("\n\nCould not start: {}.", failed.join("; ")));
     }
     text
