@@ -6,8 +6,9 @@
 //! Environment: `FIXTURE_EXIT_UNLESS=<path>` exits at start (status 3) unless the file
 //! exists; `FIXTURE_HANG_UNLESS=<path>` never answers `initialize` unless the file exists;
 //! `FIXTURE_WAIT_FOR=<path>` answers `initialize` once the file exists (a slow start the test
-//! ends); `FIXTURE_START_SPIN_MS=<ms>` keeps a core busy that long before serving (an
-//! interpreter's start, for the cold-start benchmark);
+//! ends); `FIXTURE_START_CPU_MS=<ms>` uses that much CPU time before serving (an
+//! interpreter's start, for the cold-start benchmark: with many at once on few cores, each
+//! takes longer, as real ones do);
 //! `FIXTURE_STARTS=<path>` appends the process id each time the process starts;
 //! `FIXTURE_EVENTS=<path>` appends `cancelled <secs>` when a `fixture_sleep` call is cancelled.
 
@@ -115,6 +116,32 @@ impl ServerHandler for Fixture {
     }
 }
 
+/// Keeps one core busy until the process has used `cpu` of CPU time (read from
+/// `/proc/self/stat`, in ticks of 10 ms), or, where that cannot be read, for `cpu` of wall time.
+fn burn(cpu: std::time::Duration) {
+    let used = || -> Option<std::time::Duration> {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
+        // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        Some(std::time::Duration::from_millis(ticks * 10))
+    };
+    let began = std::time::Instant::now();
+    let mut spins: u64 = 0;
+    loop {
+        for _ in 0..100_000 {
+            spins = std::hint::black_box(spins.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+        }
+        let done = match used() {
+            Some(used) => used >= cpu,
+            None => began.elapsed() >= cpu,
+        };
+        if done {
+            break;
+        }
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = std::env::var_os("FIXTURE_STARTS") {
@@ -136,12 +163,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
-    if let Some(ms) = std::env::var("FIXTURE_START_SPIN_MS").ok().and_then(|ms| ms.parse().ok()) {
-        let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
-        let mut spins: u64 = 0;
-        while std::time::Instant::now() < until {
-            spins = std::hint::black_box(spins.wrapping_add(1));
-        }
+    if let Some(ms) = std::env::var("FIXTURE_START_CPU_MS").ok().and_then(|ms| ms.parse().ok()) {
+        burn(std::time::Duration::from_millis(ms));
     }
     let mut registry = catalogue::registry();
     if let Some(tool) = registry.remove("calendar_cancel_event") {
