@@ -146,21 +146,55 @@ impl Discovery {
     }
 }
 
-/// The pending servers a query names: those whose name's words all appear among the query's
-/// (`github` in "open github issues", `brave-search` in "brave search the web").
+/// The most servers a query's words start ahead of their turn: enough for one of them to
+/// answer soon, few enough that they do not all compete for the cores.
+pub const MAX_NAMED: usize = 2;
+
+/// Words of a server's name that say nothing about what it does.
+const GENERIC: [&str; 6] = ["mcp", "server", "servers", "tool", "tools", "api"];
+
+/// The pending servers a query names, at most [`MAX_NAMED`], in config order: those with a
+/// word of their name among the query's (`github` in "open github issues", `mcp-server-time`
+/// or `time2` in "what time is it in Tokyo"). A name's words are split at anything but
+/// letters and digits and between letters and digits; numbers, words under three letters and
+/// generic ones (mcp, server, tool, api) are left out, and a plural matches its singular.
 pub fn named_in(query: &str, servers: &BTreeSet<String>) -> Vec<String> {
-    let words = |text: &str| -> BTreeSet<String> {
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
-    };
-    let asked = words(query);
+    let asked: BTreeSet<String> = words(query).collect();
     servers
         .iter()
         .filter(|server| {
-            let own = words(server);
-            !own.is_empty() && own.is_subset(&asked)
+            words(server)
+                .filter(|word| word.len() >= 3 && !word.chars().all(|c| c.is_ascii_digit()))
+                .filter(|word| !GENERIC.contains(&word.as_str()))
+                .any(|word| asked.contains(&word) || asked.contains(&format!("{word}s")) || singular(&word, &asked))
         })
+        .take(MAX_NAMED)
         .cloned()
         .collect()
+}
+
+/// Whether `word` is a plural whose singular was asked for (`issues` for `issue`).
+fn singular(word: &str, asked: &BTreeSet<String>) -> bool {
+    word.strip_suffix('s').is_some_and(|stem| asked.contains(stem))
+}
+
+/// Lower-cased words, split at anything but letters and digits and between letters and digits.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        let boundary = current.chars().last().is_some_and(|last| last.is_ascii_digit() != c.is_ascii_digit());
+        if (!c.is_alphanumeric() || boundary) && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        if c.is_alphanumeric() {
+            current.extend(c.to_lowercase());
+        }
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words.into_iter()
 }
 
 #[cfg(test)]
@@ -168,12 +202,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_query_names_a_server_by_all_its_words() {
-        let servers: BTreeSet<String> = ["github", "brave-search", "time", "server07"].map(String::from).into();
+    fn a_query_names_servers_by_their_telling_words() {
+        let servers: BTreeSet<String> =
+            ["brave-search", "github", "mcp-server-time", "server07", "time01", "time03", "time05"]
+                .map(String::from)
+                .into();
         assert_eq!(named_in("open GitHub issues", &servers), ["github"]);
         assert_eq!(named_in("brave search the web", &servers), ["brave-search"]);
-        assert!(named_in("search the web", &servers).is_empty());
-        assert!(named_in("what time is it", &servers).contains(&"time".to_owned()));
+        assert_eq!(named_in("current time in a timezone", &servers), ["mcp-server-time", "time01"], "at most two");
+        assert!(named_in("restart the mcp server 07", &servers).is_empty(), "generic words and numbers name nothing");
+        let plural: BTreeSet<String> = ["issues", "note"].map(String::from).into();
+        assert_eq!(named_in("create an issue", &plural), ["issues"]);
+        assert_eq!(named_in("read my notes", &plural), ["note"]);
     }
 
     #[test]
