@@ -6,6 +6,7 @@
 //! cargo run -p tinytools-examples --example streaming                  # the local model
 //! cargo run -p tinytools-examples --example streaming -- --base-url http://127.0.0.1:8080/v1 --model qwen
 //! cargo run -p tinytools-examples --example streaming -- --replay      # no model: a replayed stream
+//! cargo run -p tinytools-examples --example streaming -- --dialect native  # calls written as text read at the turn's end
 //! ```
 //!
 //! `TINYTOOLS_BASE_URL` and `TINYTOOLS_MODEL` stand in for the flags. `--replay` serves recorded
@@ -17,6 +18,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tinytools::dialect::Dialect;
 use tinytools::model::Message;
 use tinytools::providers::OpenAiCompatible;
 use tinytools::run::{Agent, RunEvent, RunStreamItem};
@@ -29,6 +31,7 @@ struct Options {
     model: String,
     replay: bool,
     question: String,
+    dialect: Dialect,
 }
 
 fn options() -> Result<Options, String> {
@@ -38,6 +41,7 @@ fn options() -> Result<Options, String> {
         model: env("TINYTOOLS_MODEL", "local"),
         replay: false,
         question: TASK.to_owned(),
+        dialect: Dialect::Auto,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -47,7 +51,20 @@ fn options() -> Result<Options, String> {
             "--model" => options.model = value()?,
             "--question" => options.question = value()?,
             "--replay" => options.replay = true,
-            other => return Err(format!("unknown argument {other}: use --base-url, --model, --question or --replay")),
+            "--dialect" => {
+                options.dialect = match value()?.as_str() {
+                    "auto" => Dialect::Auto,
+                    "native" => Dialect::Native,
+                    "json" => Dialect::JsonInTag,
+                    "pformat" => Dialect::PFormat,
+                    other => return Err(format!("unknown dialect {other}: auto, native, json or pformat")),
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other}: use --base-url, --model, --question, --dialect or --replay"
+                ));
+            }
         }
     }
     Ok(options)
@@ -71,7 +88,9 @@ async fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .with_temperature(0.0)
         .with_max_tokens(512);
-    let agent = Agent::new(Arc::new(catalogue::registry()), Arc::new(client));
+    // The dialect reads calls a model writes as text (a small local model often does) at the
+    // end of each turn; its text still streams.
+    let agent = Agent::new(Arc::new(catalogue::registry()), options.dialect.wrap(Arc::new(client)));
     let started = Instant::now();
     let mut first_text: Option<Duration> = None;
     let mut stream = agent.stream(vec![Message::system(SYSTEM_PROMPT), Message::user(&options.question)]);
