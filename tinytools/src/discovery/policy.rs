@@ -164,8 +164,9 @@ pub struct PrePromotion {
     /// The share (`0.0..=1.0`) of the best hit's confidence a runner-up needs to be promoted
     /// beside it (`0.0`: any hit over the floor). When the best hit stands clear of the rest,
     /// the model gets it alone instead of beside near-twins it may pick by mistake; it can
-    /// still search for the others. Off by default until measured live on two models
-    /// (`docs/external.md`).
+    /// still search for the others. Off by default: measured live on an external benchmark's
+    /// near-duplicate-heavy catalogue it gained nothing, and model-free it costs recall where
+    /// the right tool often ranks second (`docs/external.md`).
     pub runner_up_floor: f32,
 }
 
