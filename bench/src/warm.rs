@@ -5,24 +5,34 @@ use std::time::Instant;
 
 use tinytools::discovery::DeferredCatalog;
 use tinytools::rank::embedding::EmbeddingRanker;
+use tinytools_examples::models::progress_bar;
 
-/// Loads `vectors` into `ranker` when the file exists, embeds the rest of `catalog`, and saves
-/// every vector back to `vectors` when it is given. Returns the milliseconds it took.
+/// Embeds `catalog` into `ranker`, with a progress bar on stderr; with `vectors`, through
+/// [`EmbeddingRanker::warm`] (the file's valid vectors first, then what is missing, saved
+/// back). Returns the milliseconds it took.
 ///
 /// # Errors
-/// A vectors file that cannot be read, is not the ranker's, or cannot be written; the
-/// embedder's error.
+/// The embedder's error; a vectors file that cannot be written.
 pub fn warm(ranker: &EmbeddingRanker, catalog: &DeferredCatalog, vectors: Option<&Path>) -> Result<f64, String> {
     let started = Instant::now();
-    if let Some(path) = vectors.filter(|path| path.exists()) {
-        let loaded = ranker.load_vectors(path).map_err(|e| e.to_string())?;
-        eprintln!("loaded {loaded} vectors from {}", path.display());
+    match vectors {
+        Some(path) => {
+            let outcome = ranker.warm_with_progress(catalog, path, progress_bar).map_err(|e| e.to_string())?;
+            if let Some(why) = &outcome.ignored {
+                eprintln!("ignored {}: {why}", path.display());
+            }
+            eprintln!(
+                "{} vectors from {}, {} tools embedded{}",
+                outcome.loaded,
+                path.display(),
+                outcome.embedded,
+                if outcome.saved { ", saved" } else { "" }
+            );
+        }
+        None => {
+            let embedded = ranker.prepare_with_progress(catalog, progress_bar).map_err(|e| e.to_string())?;
+            eprintln!("embedded {embedded} tools");
+        }
     }
-    let embedded = ranker.prepare(catalog).map_err(|e| e.to_string())?;
-    let ms = started.elapsed().as_secs_f64() * 1_000.0;
-    eprintln!("embedded {embedded} tools");
-    if let Some(path) = vectors {
-        ranker.save_vectors(path).map_err(|e| e.to_string())?;
-    }
-    Ok(ms)
+    Ok(started.elapsed().as_secs_f64() * 1_000.0)
 }

@@ -45,3 +45,17 @@ pub fn minilm_ranker() -> Result<EmbeddingRanker, String> {
     let model = BertEmbedder::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
     Ok(EmbeddingRanker::new(Arc::new(model)))
 }
+
+/// A progress bar on stderr for [`EmbeddingRanker::prepare_with_progress`] and
+/// [`EmbeddingRanker::warm_with_progress`]: one line, rewritten in place, ended when done.
+pub fn progress_bar(done: usize, total: usize) {
+    use std::io::Write;
+    const WIDTH: usize = 30;
+    let filled = (done * WIDTH).checked_div(total).unwrap_or(WIDTH);
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "\rembedding tools [{}{}] {done}/{total}", "#".repeat(filled), " ".repeat(WIDTH - filled));
+    if done >= total {
+        let _ = writeln!(stderr);
+    }
+    let _ = stderr.flush();
+}

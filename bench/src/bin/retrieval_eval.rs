@@ -14,7 +14,10 @@
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
 //! default 0.4; the tools are embedded before timing starts, reported as `embed_ms`;
 //! `--vectors FILE` loads saved tool vectors when the file exists and saves them after);
-//! `--limit K` (ranked list length, default 50).
+//! `--ranker minilm-candle` (the same model on candle-transformers' BERT; feature
+//! `encoder-compare`, for `encoder_compare`); `--every N` (every Nth query only);
+//! `--limit K` (ranked list length, default 50). The report's `peak_rss_mb` is the process's
+//! peak resident memory.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
+use tinytools::rank::embedding::EmbeddingRanker;
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
@@ -38,6 +42,7 @@ struct Options {
     params: Bm25Params,
     bm25_weight: Option<f32>,
     vectors: Option<PathBuf>,
+    every: usize,
 }
 
 fn main() {
@@ -51,6 +56,7 @@ fn run() -> Result<(), String> {
     let options = parse_args(std::env::args().skip(1))?;
     let tools: Vec<EvalTool> = eval::read_jsonl(&options.tools)?;
     let queries: Vec<EvalQuery> = eval::read_jsonl(&options.queries)?;
+    let queries: Vec<EvalQuery> = queries.into_iter().step_by(options.every.max(1)).collect();
     let set = eval::register(&tools)?;
 
     let started = Instant::now();
@@ -62,15 +68,14 @@ fn run() -> Result<(), String> {
     if options.ranker == "custom" {
         let ranker = CustomBm25::new(&catalog, options.tokenizer, &options.weights, options.params);
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
-    } else if options.ranker == "minilm" {
-        let mut ranker = models::minilm_ranker()?;
+    } else if let Some(mut ranker) = embedding_ranker(&options.ranker)? {
         if let Some(weight) = options.bm25_weight {
             ranker = ranker.bm25_weight(weight);
         }
         embed_ms = Some(tinytools_bench::warm(&ranker, &catalog, options.vectors.as_deref())?);
         policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker != "bm25" {
-        return Err(format!("unknown ranker `{}`: use bm25, custom or minilm", options.ranker));
+        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm or minilm-candle", options.ranker));
     }
     eprintln!(
         "{} tools, {} queries, ranker {}, index built in {build_ms:.1} ms",
@@ -122,8 +127,33 @@ fn run() -> Result<(), String> {
     if let Some(ms) = embed_ms {
         report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
     }
+    if let Some(mb) = peak_rss_mb() {
+        report["peak_rss_mb"] = json!(mb);
+    }
     println!("{report}");
     Ok(())
+}
+
+/// The embedding ranker `--ranker` names, `None` for a ranker that is not one.
+fn embedding_ranker(name: &str) -> Result<Option<EmbeddingRanker>, String> {
+    match name {
+        "minilm" => models::minilm_ranker().map(Some),
+        #[cfg(feature = "encoder-compare")]
+        "minilm-candle" => {
+            let model = tinytools::rank::embedding::CandleBert::load(models::minilm_dir())
+                .map_err(|e| format!("{e} (run .ci/models)"))?;
+            Ok(Some(EmbeddingRanker::new(Arc::new(model))))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The process's peak resident memory in MB (Linux's `VmHWM`), when the OS says.
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some((kb / 1024.0).round())
 }
 
 /// BM25 with measurement knobs, as a host ranker over the catalogue.
@@ -167,6 +197,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         params: Bm25Params::default(),
         bm25_weight: None,
         vectors: None,
+        every: 1,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -185,6 +216,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--b" => options.params.b = number(value()?)?,
             "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
             "--vectors" => options.vectors = Some(value()?.into()),
+            "--every" => options.every = value()?.parse().map_err(|_| "--every takes a whole number".to_owned())?,
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;
                 let [name, description, parameter_names, parameter_descriptions, family] = parts[..] else {

@@ -23,13 +23,20 @@
 //! local or remote.
 
 mod bert;
+#[cfg(feature = "encoder-compare")]
+mod candle;
+mod persist;
 mod ranker;
 mod store;
+mod vectors_file;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};
 
 pub use bert::BertEmbedder;
+#[cfg(feature = "encoder-compare")]
+pub use candle::CandleBert;
+pub use persist::WarmOutcome;
 pub use ranker::EmbeddingRanker;
 
 /// Turns texts into vectors whose dot product measures how alike their meanings are.
@@ -46,6 +53,15 @@ pub trait TextEmbedder: Send + Sync {
     /// Whatever stops the encoder ([`EmbeddingError::Model`] for a computation that failed);
     /// the discovery bridge then answers with BM25 and records why.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError>;
+
+    /// What identifies this model's vectors in a saved-vectors file
+    /// ([`EmbeddingRanker::warm`]): vectors saved under another id are never loaded. Make it
+    /// change whenever the vectors would (other weights, another tokenizer, other arithmetic);
+    /// [`BertEmbedder`] gives its name, width, a hash of its files and its encoder version.
+    /// By default, [`name`](Self::name).
+    fn model_id(&self) -> String {
+        self.name().to_owned()
+    }
 }
 
 /// Why a model could not be loaded, or could not embed.

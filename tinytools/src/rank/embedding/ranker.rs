@@ -1,11 +1,9 @@
 //! [`EmbeddingRanker`]: cosine similarity to each tool's embedded description, blended with BM25.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
-use super::store::{Embedded, Pending, Store, check_vector};
+use super::store::{Pending, Store};
 use super::{EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
@@ -25,7 +23,8 @@ const BM25_CANDIDATES: usize = 100;
 ///
 /// Embedding runs on Tokio's blocking pool. The first search over a catalogue embeds every
 /// tool (8–13 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call
-/// [`prepare`](Self::prepare) ahead, or let the bridge's ranker timeout fall back to BM25
+/// [`prepare`](Self::prepare) ahead ([`warm`](Self::warm) to keep the vectors in a file across
+/// restarts), or let the bridge's ranker timeout fall back to BM25
 /// while the cache fills. The fill goes on in the background when the bridge gives up on its
 /// search, and only one runs at a time: a search that finds one under way waits for it
 /// without occupying a blocking thread, so searches given up on meanwhile leave no work
@@ -37,10 +36,10 @@ const BM25_CANDIDATES: usize = 100;
 /// Unlike BM25 it always proposes its nearest tools, even for a query that matches nothing
 /// well; `confidence` says how near.
 pub struct EmbeddingRanker {
-    embedder: Arc<dyn TextEmbedder>,
+    pub(super) embedder: Arc<dyn TextEmbedder>,
     name: String,
     bm25_weight: f32,
-    store: Arc<Store>,
+    pub(super) store: Arc<Store>,
 }
 
 impl std::fmt::Debug for EmbeddingRanker {
@@ -65,103 +64,29 @@ impl EmbeddingRanker {
         self
     }
 
-    /// Embeds every tool of `catalog` not yet embedded (or whose text changed), on this thread.
-    /// Returns how many were embedded.
+    /// Embeds every tool of `catalog` not yet embedded (or whose text changed), from this
+    /// thread (the embedder spreads the work over the cores). Returns how many were embedded.
+    /// To keep the vectors across restarts, [`warm`](Self::warm) instead.
     ///
     /// # Errors
     /// The embedder's error.
     pub fn prepare(&self, catalog: &DeferredCatalog) -> Result<usize, EmbeddingError> {
-        self.store.fill(&*self.embedder, self.store.stale(catalog))
+        self.prepare_with_progress(catalog, |_, _| {})
     }
 
-    /// Writes every vector embedded so far to `path` (JSON: the embedder's name, then each
-    /// tool's name, embedded text and vector), so the next process starts warm with
-    /// [`load_vectors`](Self::load_vectors) instead of embedding the catalogue again. Returns
-    /// how many were written.
+    /// [`prepare`](Self::prepare), calling `progress(done, total)` on this thread: once with
+    /// `done` 0 when there is anything to embed, then as each chunk of tools lands (about every
+    /// 128 tools), last with `done == total`. What a host shows as a progress bar.
     ///
     /// # Errors
-    /// [`EmbeddingError::Write`] when the file cannot be written.
-    pub fn save_vectors(&self, path: impl AsRef<Path>) -> Result<usize, EmbeddingError> {
-        let path = path.as_ref();
-        let cache = self.store.read();
-        let mut tools: Vec<SavedTool<'_>> = cache
-            .iter()
-            .map(|(name, embedded)| SavedTool {
-                name: name.into(),
-                text: (&embedded.text).into(),
-                vector: embedded.vector.to_vec(),
-            })
-            .collect();
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let saved = SavedVectors { embedder: self.embedder.name().into(), tools };
-        let json = serde_json::to_vec(&saved).map_err(|e| EmbeddingError::format(path, e.to_string()))?;
-        std::fs::write(path, json).map_err(|source| EmbeddingError::Write { path: path.into(), source })?;
-        Ok(saved.tools.len())
+    /// The embedder's error; the tools embedded before it are kept.
+    pub fn prepare_with_progress(
+        &self,
+        catalog: &DeferredCatalog,
+        progress: impl Fn(usize, usize),
+    ) -> Result<usize, EmbeddingError> {
+        self.store.fill(&*self.embedder, self.store.stale(catalog), &progress)
     }
-
-    /// Adds the vectors [`save_vectors`](Self::save_vectors) wrote. A tool whose text has
-    /// changed since is embedded again at the next search, as if it had never been loaded.
-    /// Returns how many were loaded.
-    ///
-    /// The file is checked whole before anything is added: every vector must have the same,
-    /// non-zero length (the embedder's, once this ranker has seen one of its vectors), finite
-    /// numbers and unit length, as the embedder writes them. A file that fails is not used at
-    /// all, so the ranker embeds the catalogue afresh, as without a file. Vectors whose length
-    /// turns out not to be the embedder's (loaded before it embedded anything) are dropped at
-    /// the first search and embedded again.
-    ///
-    /// # Errors
-    /// [`EmbeddingError::Io`] when the file cannot be read; [`EmbeddingError::Format`] when it
-    /// is not such a file, another embedder wrote it (its vectors would not compare), or a
-    /// vector fails the checks above.
-    pub fn load_vectors(&self, path: impl AsRef<Path>) -> Result<usize, EmbeddingError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
-        let saved: SavedVectors<'_> = serde_json::from_slice(&bytes)
-            .map_err(|e| EmbeddingError::format(path, format!("not a saved-vectors file: {e}")))?;
-        if saved.embedder != self.embedder.name() {
-            return Err(EmbeddingError::format(
-                path,
-                format!("written by embedder `{}`; this ranker embeds with `{}`", saved.embedder, self.embedder.name()),
-            ));
-        }
-        let mut cache = self.store.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let width = match self.store.width() {
-            Some(width) => width,
-            None => cache
-                .values()
-                .next()
-                .map_or_else(|| saved.tools.first().map_or(0, |t| t.vector.len()), |e| e.vector.len()),
-        };
-        for tool in &saved.tools {
-            check_vector(&tool.vector, width)
-                .map_err(|problem| EmbeddingError::format(path, format!("`{}` {problem}", tool.name)))?;
-        }
-        let count = saved.tools.len();
-        for tool in saved.tools {
-            let embedded = Embedded { text: tool.text.into_owned(), vector: tool.vector.into(), schema: None };
-            cache.insert(tool.name.into_owned(), embedded);
-        }
-        Ok(count)
-    }
-}
-
-/// The file [`EmbeddingRanker::save_vectors`] writes.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SavedVectors<'a> {
-    #[serde(borrow)]
-    embedder: Cow<'a, str>,
-    #[serde(borrow)]
-    tools: Vec<SavedTool<'a>>,
-}
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SavedTool<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow)]
-    text: Cow<'a, str>,
-    vector: Vec<f32>,
 }
 
 impl EmbeddingRanker {
@@ -192,7 +117,7 @@ impl ToolRanker for EmbeddingRanker {
         // the cache even when the bridge's timeout gives up on this search; the gate is held
         // until they have.
         let query_vector = tokio::task::spawn_blocking(move || -> Result<Vec<f32>, EmbeddingError> {
-            store.fill(&*embedder, missing)?;
+            store.fill(&*embedder, missing, &|_, _| {})?;
             drop(gate);
             let vectors = embedder.embed(&[&query])?;
             store.check_embedded(&vectors)?;
@@ -205,7 +130,7 @@ impl ToolRanker for EmbeddingRanker {
             let (missing, gate) = self.missing(request.catalog).await;
             let (embedder, store) = (Arc::clone(&self.embedder), Arc::clone(&self.store));
             tokio::task::spawn_blocking(move || {
-                let filled = store.fill(&*embedder, missing);
+                let filled = store.fill(&*embedder, missing, &|_, _| {});
                 drop(gate);
                 filled
             })
@@ -259,6 +184,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::super::store::document;
+    use super::super::vectors_file::{SavedTool, SavedVectors};
     use super::*;
     use crate::schema::ToolSchema;
 
@@ -341,59 +267,6 @@ mod tests {
     }
 
     #[test]
-    fn saved_vectors_start_the_next_ranker_warm() {
-        let path = std::env::temp_dir().join(format!("tinytools-vectors-{}.json", std::process::id()));
-        let catalog = DeferredCatalog::from_tools([
-            (schema("a", "short", serde_json::json!({})), None),
-            (schema("b", "longer text", serde_json::json!({})), None),
-        ]);
-        let first = EmbeddingRanker::new(Arc::new(Lengths(0.into())));
-        assert_eq!(first.prepare(&catalog).ok(), Some(2));
-        assert_eq!(first.save_vectors(&path).ok(), Some(2));
-
-        let embedder = Arc::new(Lengths(0.into()));
-        let second = EmbeddingRanker::new(embedder.clone());
-        assert_eq!(second.load_vectors(&path).ok(), Some(2));
-        assert_eq!(second.prepare(&catalog).ok(), Some(0), "nothing to embed");
-        let changed = DeferredCatalog::from_tools([(schema("a", "changed", serde_json::json!({})), None)]);
-        assert_eq!(second.prepare(&changed).ok(), Some(1), "a changed text is embedded again");
-        assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 1);
-
-        let other = EmbeddingRanker::new(Arc::new(Other));
-        let error = other.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.contains("written by embedder `lengths`; this ranker embeds with `other`"), "{error}");
-
-        std::fs::write(
-            &path,
-            r#"{"embedder": "lengths", "tools": [{"name": "a", "text": "a: x", "vector": [1.0, 0.0]},
-            {"name": "b", "text": "b: y", "vector": [1.0]}]}"#,
-        )
-        .ok();
-        let error = second.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.contains("`b` has a 1-number vector where 2 were expected"), "{error}");
-        std::fs::write(&path, "garbage").ok();
-        let error = second.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.contains("not a saved-vectors file"), "{error}");
-        std::fs::remove_file(&path).ok();
-        let error = second.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.starts_with(&format!("cannot read {}", path.display())), "{error}");
-        let error =
-            first.save_vectors("/nonexistent/dir/vectors.json").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.starts_with("cannot write /nonexistent/dir/vectors.json"), "{error}");
-    }
-
-    struct Other;
-
-    impl TextEmbedder for Other {
-        fn name(&self) -> &str {
-            "other"
-        }
-        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
-            Ok(texts.iter().map(|_| vec![1.0]).collect())
-        }
-    }
-
-    #[test]
     fn a_tool_seen_as_the_same_declaration_is_not_read_again() {
         let ranker = EmbeddingRanker::new(Arc::new(Lengths(0.into())));
         let tools = || {
@@ -417,61 +290,14 @@ mod tests {
         assert!(linked(&second));
     }
 
-    /// A vectors file for `tools`, each `(name, embedded text, vector)`.
-    fn vectors_file(tools: &[(&str, &str, &str)]) -> String {
-        let tools: Vec<String> = tools
-            .iter()
-            .map(|(name, text, vector)| format!(r#"{{"name": "{name}", "text": "{text}", "vector": {vector}}}"#))
-            .collect();
-        format!(r#"{{"embedder": "lengths", "tools": [{}]}}"#, tools.join(", "))
-    }
-
-    #[test]
-    fn a_corrupt_vectors_file_is_refused_whole_and_the_catalogue_embedded_afresh() {
-        let path = std::env::temp_dir().join(format!("tinytools-corrupt-vectors-{}.json", std::process::id()));
-        let catalog = DeferredCatalog::from_tools([
-            (schema("a", "short", serde_json::json!({})), None),
-            (schema("b", "longer text", serde_json::json!({})), None),
-        ]);
-        let embedder = Arc::new(Lengths(0.into()));
-        let ranker = EmbeddingRanker::new(embedder.clone());
-        let good = ("a", "a: short", "[0.6, 0.8]");
-        let valid = vectors_file(&[good, ("b", "b: longer text", "[1.0, 0.0]")]);
-        for (file, problem) in [
-            (vectors_file(&[good, ("b", "b: x", "[1e39, 0.0]")]), "not a saved-vectors file"),
-            (vectors_file(&[good, ("b", "b: x", "[3.0, 4.0]")]), "`b` has a vector of length 5, not unit length"),
-            (vectors_file(&[("a", "a: short", "[]"), ("b", "b: x", "[]")]), "`a` has a 0-number vector"),
-            (vectors_file(&[good, ("b", "b: x", "[1.0]")]), "`b` has a 1-number vector where 2 were expected"),
-            (vectors_file(&[good, ("b", "b: x", "[null, 1.0]")]), "not a saved-vectors file"),
-            (valid[..valid.len() / 2].to_owned(), "not a saved-vectors file"),
-        ] {
-            std::fs::write(&path, &file).ok();
-            let error = ranker.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(error.contains(problem), "{error} for {file}");
-            assert!(ranker.store.read().is_empty(), "nothing of a refused file is kept: {file}");
-        }
-        // JSON cannot spell NaN or infinity (serde_json refuses what overflows `f32`); checked all the same.
-        for odd in [f32::NAN, f32::INFINITY] {
-            let problem = check_vector(&[odd, 0.0], 2).err().unwrap_or_default();
-            assert_eq!(problem, "has a vector with a number that is not finite");
-        }
-        assert_eq!(ranker.prepare(&catalog).ok(), Some(2), "embedded afresh");
-        // The embedder's length is known now: a file of another length is refused up front.
-        std::fs::write(&path, vectors_file(&[("a", "a: short", "[1.0, 0.0, 0.0]")])).ok();
-        let error = ranker.load_vectors(&path).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.contains("`a` has a 3-number vector where 2 were expected"), "{error}");
-        std::fs::remove_file(&path).ok();
-    }
-
     #[tokio::test]
     async fn vectors_of_another_length_loaded_first_are_embedded_again_at_the_first_search() {
         let path = std::env::temp_dir().join(format!("tinytools-wide-vectors-{}.json", std::process::id()));
         // Unit vectors, consistent, current texts: only their length (3, the embedder's is 2) is wrong.
-        std::fs::write(
-            &path,
-            vectors_file(&[("a", "a: short", "[1.0, 0.0, 0.0]"), ("b", "b: longer text", "[0.0, 1.0, 0.0]")]),
-        )
-        .ok();
+        let tool =
+            |name: &str, text: &str, vector: Vec<f32>| SavedTool { name: name.into(), text: text.into(), vector };
+        let tools = vec![tool("a", "a: short", vec![1.0, 0.0, 0.0]), tool("b", "b: longer text", vec![0.0, 1.0, 0.0])];
+        std::fs::write(&path, SavedVectors { model: "lengths".into(), width: 3, tools }.encode()).ok();
         let embedder = Arc::new(Lengths(0.into()));
         let ranker = EmbeddingRanker::new(embedder.clone()).bm25_weight(0.0);
         assert_eq!(ranker.load_vectors(&path).ok(), Some(2), "the embedder's length is not known yet");

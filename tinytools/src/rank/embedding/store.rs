@@ -30,6 +30,10 @@ pub(super) struct Pending {
     pub(super) text: String,
 }
 
+/// Texts per call of the embedder when filling: enough for every core to take several batches
+/// (`BertEmbedder` runs 16 at a time), few enough that progress moves every second or so.
+pub(super) const FILL_CHUNK: usize = 128;
+
 /// How far a vector's length may be from 1 (what `f32` rounding leaves of a normalised one).
 pub(super) const UNIT_TOLERANCE: f32 = 1e-3;
 
@@ -139,8 +143,15 @@ impl Store {
     }
 
     /// Embeds what is still stale of `pending` (another search may have embedded it while this
-    /// one waited); returns how many were embedded.
-    pub(super) fn fill(&self, embedder: &dyn TextEmbedder, pending: Vec<Pending>) -> Result<usize, EmbeddingError> {
+    /// one waited), [`FILL_CHUNK`] texts per call of the embedder (which spreads each call over
+    /// the cores), calling `progress(done, total)` after each and keeping each chunk's vectors as
+    /// it lands; returns how many were embedded.
+    pub(super) fn fill(
+        &self,
+        embedder: &dyn TextEmbedder,
+        pending: Vec<Pending>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<usize, EmbeddingError> {
         if pending.is_empty() {
             return Ok(0);
         }
@@ -152,22 +163,31 @@ impl Store {
         if missing.is_empty() {
             return Ok(0);
         }
-        let texts: Vec<&str> = missing.iter().map(|p| p.text.as_str()).collect();
-        let vectors = embedder.embed(&texts)?;
-        if vectors.len() != missing.len() {
-            return Err(EmbeddingError::model(format!(
-                "the embedder returned {} vectors for {} texts",
-                vectors.len(),
-                missing.len()
-            )));
+        let total = missing.len();
+        let mut missing = missing.into_iter();
+        let mut done = 0;
+        progress(0, total);
+        while done < total {
+            let chunk: Vec<Pending> = missing.by_ref().take(FILL_CHUNK).collect();
+            let texts: Vec<&str> = chunk.iter().map(|p| p.text.as_str()).collect();
+            let vectors = embedder.embed(&texts)?;
+            if vectors.len() != chunk.len() {
+                return Err(EmbeddingError::model(format!(
+                    "the embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    chunk.len()
+                )));
+            }
+            self.check_embedded(&vectors)?;
+            done += chunk.len();
+            let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (Pending { schema, text }, vector) in chunk.into_iter().zip(vectors) {
+                cache.insert(schema.name.clone(), Embedded { text, vector: vector.into(), schema: Some(schema) });
+            }
+            drop(cache);
+            progress(done, total);
         }
-        self.check_embedded(&vectors)?;
-        let count = missing.len();
-        let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (Pending { schema, text }, vector) in missing.into_iter().zip(vectors) {
-            cache.insert(schema.name.clone(), Embedded { text, vector: vector.into(), schema: Some(schema) });
-        }
-        Ok(count)
+        Ok(total)
     }
 }
 
