@@ -263,7 +263,7 @@ impl TextEmbedder for BertEmbedder {
         self.model_id.clone()
     }
 
-    /// Embeds the texts on every core: each thread takes the next batch of [`BATCH`] texts
+    /// Embeds the texts on every core: each thread takes the next batch of 16 texts
     /// until none is left, so a thread that drew short texts is not left idle.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let batches: Vec<&[&str]> = texts.chunks(BATCH).collect();
