@@ -41,11 +41,5 @@ where
 /// assert!(tinytools_bench::cli::dialect("xml").is_err());
 /// ```
 pub fn dialect(name: &str) -> Result<Dialect, String> {
-    Ok(match name {
-        "auto" => Dialect::Auto,
-        "native" => Dialect::Native,
-        "json" => Dialect::JsonInTag,
-        "pformat" => Dialect::PFormat,
-        other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
-    })
+    tinytools_examples::live::dialect(name)
 }

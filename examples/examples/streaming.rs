@@ -23,7 +23,7 @@ use tinytools::model::Message;
 use tinytools::providers::OpenAiCompatible;
 use tinytools::run::{Agent, RunEvent, RunStreamItem};
 use tinytools_examples::catalogue;
-use tinytools_examples::live::{SYSTEM_PROMPT, TASK};
+use tinytools_examples::live::{self, SYSTEM_PROMPT, TASK};
 
 /// The command line.
 struct Options {
@@ -51,15 +51,7 @@ fn options() -> Result<Options, String> {
             "--model" => options.model = value()?,
             "--question" => options.question = value()?,
             "--replay" => options.replay = true,
-            "--dialect" => {
-                options.dialect = match value()?.as_str() {
-                    "auto" => Dialect::Auto,
-                    "native" => Dialect::Native,
-                    "json" => Dialect::JsonInTag,
-                    "pformat" => Dialect::PFormat,
-                    other => return Err(format!("unknown dialect {other}: auto, native, json or pformat")),
-                }
-            }
+            "--dialect" => options.dialect = live::dialect(&value()?)?,
             other => {
                 return Err(format!(
                     "unknown argument {other}: use --base-url, --model, --question, --dialect or --replay"

@@ -137,15 +137,24 @@ pub fn keyword_client(base_url: &str, model: &str, http: HttpOptions) -> Result<
     Ok(Arc::new(client.with_max_tokens(32).with_temperature(0.0)))
 }
 
-/// The prompt dialect `TOOL_DEFERRAL_DIALECT` names (`json`, `pformat`, `native`; anything
-/// else is [`Dialect::Auto`], which also reads tool calls a model wrote as JSON in its text).
+/// The dialect a command line or variable names: `auto`, `native`, `json` or `pformat`.
+///
+/// # Errors
+/// Any other name, with the four it could be.
+pub fn dialect(name: &str) -> Result<Dialect, String> {
+    Ok(match name {
+        "auto" => Dialect::Auto,
+        "native" => Dialect::Native,
+        "json" => Dialect::JsonInTag,
+        "pformat" => Dialect::PFormat,
+        other => return Err(format!("unknown dialect `{other}`: auto, native, json or pformat")),
+    })
+}
+
+/// The prompt dialect `TOOL_DEFERRAL_DIALECT` names ([`dialect`]'s names; anything else is
+/// [`Dialect::Auto`], which also reads tool calls a model wrote as JSON in its text).
 pub fn dialect_from_env() -> Dialect {
-    match std::env::var("TOOL_DEFERRAL_DIALECT").as_deref() {
-        Ok("json") => Dialect::JsonInTag,
-        Ok("pformat") => Dialect::PFormat,
-        Ok("native") => Dialect::Native,
-        _ => Dialect::Auto,
-    }
+    std::env::var("TOOL_DEFERRAL_DIALECT").ok().and_then(|name| dialect(&name).ok()).unwrap_or(Dialect::Auto)
 }
 
 /// The model of an opt-in live test, or `None` (with a note naming the test on stderr) unless
