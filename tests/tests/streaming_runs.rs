@@ -1,5 +1,5 @@
 //! `Agent::stream`: the run's text deltas and events in order, ending with the outcome `run`
-//! returns — over a scripted model, over a Chat Completions server on 127.0.0.1 that streams
+//! returns — over a scripted model (and resumed: `Agent::resume_stream`), over a Chat Completions server on 127.0.0.1 that streams
 //! when asked to, through a prompt dialect — and a streamed run whose model stream is cut
 //! mid-call or cancelled. No test touches the network.
 
@@ -305,4 +305,49 @@ async fn a_native_model_s_call_written_as_text_is_recovered_and_announced_at_the
         .position(|e| matches!(e, StreamEvent::ToolCallStarted { index: 0, name, .. } if name == "stock_quote"));
     let last_text = events.iter().rposition(|e| matches!(e, StreamEvent::TextDelta(_)));
     assert!(started > last_text, "announced once the text is complete: {events:?}");
+}
+
+#[tokio::test]
+async fn a_resumed_run_streams_through_the_same_loop_as_resume() {
+    let first = Agent::new(Arc::new(catalogue::registry()), Arc::new(ScriptedModel::new(script())));
+    let mut transcript = first.run(vec![Message::user("What is ACME at?")]).await.expect("runs").transcript;
+    transcript.messages.push(Message::user("And GLOBX?"));
+    let later = || {
+        vec![
+            ModelResponse::calls([("call_3", "stock_quote", json!({"symbol": "GLOBX"}))]),
+            ModelResponse::text("GLOBX trades at its latest price."),
+        ]
+    };
+    let model = Arc::new(ScriptedModel::new(later()).streaming_in_pieces(5));
+    let recorder = Arc::new(Recorder::default());
+    let agent = Agent::new(Arc::new(catalogue::registry()), model.clone()).with_events(recorder.clone());
+    let mut stream = agent.resume_stream(transcript.clone());
+    assert_send(&stream);
+    let mut items = Vec::new();
+    while let Some(item) = stream.next().await {
+        items.push(item);
+    }
+    let outcome = stream.finish().await.expect("resumes");
+    let resumed = Agent::new(Arc::new(catalogue::registry()), Arc::new(ScriptedModel::new(later())))
+        .resume(transcript)
+        .await
+        .expect("resumes");
+    assert_eq!(
+        (&outcome.answer, &outcome.transcript, outcome.stop),
+        (&resumed.answer, &resumed.transcript, resumed.stop)
+    );
+    let shown: String = items
+        .iter()
+        .filter_map(|item| match item {
+            RunStreamItem::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "GLOBX trades at its latest price.");
+    assert_eq!(events_of(&items), timeless(recorder.events()), "every event, in order");
+    let offered: Vec<String> = model.requests()[0].tools.iter().map(|tool| tool.name.clone()).collect();
+    assert!(
+        offered.iter().any(|name| name == "stock_quote"),
+        "the promotion came back with the transcript: {offered:?}"
+    );
 }

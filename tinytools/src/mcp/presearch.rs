@@ -335,6 +335,7 @@ mod tests {
             ],
             usage: None,
             searches: Vec::new(),
+            provider_items: None,
         };
         forwarding.after_model(&mut response).await;
         let calls: Vec<(&str, Value)> = response

@@ -2,11 +2,13 @@
 //! exchanges, and the [`ModelStream`] of an answer as it is written. Provider clients implement
 //! it; `testkit::ScriptedModel` replays turns for tests.
 
+mod items;
 mod native;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
+pub use items::ProviderItems;
 pub use native::{DeferredTool, NativeDeferral, NativeSearch, ProviderSearch};
 pub use stream::{ModelStream, StreamEvent};
 
@@ -70,6 +72,10 @@ pub enum Message {
     /// just before the model's turn that it served: providers hand it back as they received
     /// it, and other providers pass over it.
     ProviderSearch(ProviderSearch),
+    /// Items of the model's next turn that only its provider reads (OpenAI Responses'
+    /// `reasoning` items), just before that turn: the provider that wrote them hands them
+    /// back as they came, and other providers pass over them.
+    ProviderItems(ProviderItems),
 }
 
 impl Message {
@@ -183,12 +189,23 @@ pub struct ModelResponse {
     /// Searches the provider ran itself before this answer (native deferral), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub searches: Vec<ProviderSearch>,
+    /// Items of this answer that only its provider reads (OpenAI Responses' `reasoning`
+    /// items): the run keeps them in the conversation just before the answer's turn
+    /// ([`Message::ProviderItems`]) and the provider hands them back. Never part of `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_items: Option<ProviderItems>,
 }
 
 impl ModelResponse {
     /// A plain text answer (ends a run).
     pub fn text(content: impl Into<String>) -> Self {
-        Self { content: content.into(), tool_calls: Vec::new(), usage: None, searches: Vec::new() }
+        Self {
+            content: content.into(),
+            tool_calls: Vec::new(),
+            usage: None,
+            searches: Vec::new(),
+            provider_items: None,
+        }
     }
 
     /// An answer that calls tools: `(id, name, arguments JSON)`.
@@ -201,13 +218,21 @@ impl ModelResponse {
                 arguments: arguments.to_string(),
             })
             .collect();
-        Self { content: String::new(), tool_calls, usage: None, searches: Vec::new() }
+        Self { content: String::new(), tool_calls, usage: None, searches: Vec::new(), provider_items: None }
     }
 
     /// The same response with usage.
     #[must_use]
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
         self.usage = Some(Usage::new(prompt_tokens, completion_tokens));
+        self
+    }
+
+    /// The same response with items only its provider reads (see
+    /// [`provider_items`](Self::provider_items)).
+    #[must_use]
+    pub fn with_provider_items(mut self, items: ProviderItems) -> Self {
+        self.provider_items = Some(items);
         self
     }
 

@@ -112,7 +112,7 @@ pub struct ProviderSearch {
     pub found: Vec<String>,
     /// The provider's own items for the search, handed back as they came (Anthropic's
     /// `server_tool_use` and `tool_search_tool_result` blocks; OpenAI's `tool_search_call` and
-    /// `tool_search_output` items).
+    /// `tool_search_output` items, after the `reasoning` items that led to the search).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wire: Vec<Value>,
 }

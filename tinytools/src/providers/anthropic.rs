@@ -1,14 +1,15 @@
 //! [`Anthropic`]: the Messages API — tools, `tool_use` and `tool_result` blocks, usage with
 //! the prompt cache's share, cache breakpoints, and native deferral with Anthropic's tool
-//! search (the wire format is `anthropic_wire.rs`).
+//! search (the wire format is `anthropic_wire.rs`), its paused turns continued
+//! (`anthropic_pause.rs`).
 
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::anthropic_stream::MessageEvents;
+use super::anthropic_pause::{self, MAX_CONTINUATIONS, Turn, paused_too_long};
+use super::anthropic_stream::Segment;
 use super::anthropic_wire::{self, AnthropicToolSearch, Options, TOOL_SEARCH_BETA, read_blocks};
 use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
-use super::stream::sse_stream;
 use super::usage::anthropic_usage;
 use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
 
@@ -30,6 +31,7 @@ pub struct Anthropic {
     max_tokens: u32,
     caching: bool,
     search: AnthropicToolSearch,
+    max_continuations: usize,
 }
 
 /// The base URL (without credentials it may carry) and the model only: never the key.
@@ -69,6 +71,7 @@ impl Anthropic {
             max_tokens: 1_024,
             caching: true,
             search: AnthropicToolSearch::default(),
+            max_continuations: MAX_CONTINUATIONS,
         })
     }
 
@@ -97,6 +100,19 @@ impl Anthropic {
         self
     }
 
+    /// Sets how many times one paused turn is continued (default 5). With server tools (the
+    /// hosted tool search) Anthropic may stop a long turn with `stop_reason: "pause_turn"`;
+    /// the client sends the turn's content back as it came and the answer goes on.
+    /// [`complete`](ChatModel::complete) and [`stream`](ChatModel::stream) do so and return
+    /// the whole turn as one answer (its parts' text, calls and searches in order, the usage
+    /// summed); a turn still paused after this many continuations is
+    /// [`ModelError::Interrupted`], and no call in it runs. `0` never continues.
+    #[must_use]
+    pub fn with_max_continuations(mut self, max_continuations: usize) -> Self {
+        self.max_continuations = max_continuations;
+        self
+    }
+
     /// The request body: system text apart, consecutive same-role turns merged (the API wants
     /// them alternating), tool results as `tool_result` blocks of a user turn, cache
     /// breakpoints on the last tool that is not deferred, the system prompt and the last block. A natively
@@ -122,16 +138,18 @@ impl Anthropic {
     }
 }
 
-fn response(body: &Value) -> Result<ModelResponse, ModelError> {
+/// One message of the API, read whole (a part of the turn, when it paused).
+fn segment(body: &Value) -> Result<Segment, ModelError> {
     let Some(blocks) = body["content"].as_array() else {
         return Err(ModelError::Transport(format!(
             "the response has no content: {}",
             body.to_string().chars().take(300).collect::<String>()
         )));
     };
-    let (content, tool_calls, searches) = read_blocks(blocks);
+    let (content, calls, _) = read_blocks(blocks);
     let usage = anthropic_usage(&body["usage"], None);
-    Ok(ModelResponse { content, tool_calls, usage, searches })
+    let stop_reason = body["stop_reason"].as_str().map(str::to_owned);
+    Ok(Segment { content, calls, usage, blocks: blocks.clone(), stop_reason })
 }
 
 impl Anthropic {
@@ -157,21 +175,35 @@ impl ChatModel for Anthropic {
         ModelProfile::default().with_native_deferral(true)
     }
 
+    /// One answer; a paused turn is continued (see
+    /// [`with_max_continuations`](Anthropic::with_max_continuations)).
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let headers = self.headers(request);
-        let body = self.http.post(&self.url(), &headers, &self.body(request), request.max_response_bytes).await?;
-        response(&body)
+        let base = self.body(request);
+        let mut turn = Turn::default();
+        for _ in 0..=self.max_continuations {
+            let body = turn.request(&base);
+            let part = segment(&self.http.post(&self.url(), &headers, &body, request.max_response_bytes).await?)?;
+            if !part.paused() {
+                return Ok(turn.finish(part));
+            }
+            turn.add(part);
+        }
+        Err(paused_too_long(self.max_continuations))
     }
 
-    /// Streams the answer (`stream: true`): text and `input_json_delta` pieces as they come;
-    /// see [`ChatModel::stream`].
+    /// Streams the answer (`stream: true`): text and `input_json_delta` pieces as they come,
+    /// a paused turn continued in the same stream; see [`ChatModel::stream`].
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
-        let mut body = self.body(request);
-        body["stream"] = json!(true);
+        let mut base = self.body(request);
+        base["stream"] = json!(true);
         let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
         let headers = self.headers(request);
-        let connect = async move { self.http.send(&self.url(), &headers, &body, max_bytes).await };
-        sse_stream(connect, max_bytes, MessageEvents::default())
+        let send = move |body: Value| {
+            let headers = headers.clone();
+            async move { self.http.send(&self.url(), &headers, &body, max_bytes).await }
+        };
+        anthropic_pause::stream(base, self.max_continuations, max_bytes, send)
     }
 }
 

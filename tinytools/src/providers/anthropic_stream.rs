@@ -10,17 +10,20 @@
 //! search tool's documentation); both are kept for the next request. Other block and delta
 //! types (thinking, citations) and unknown events are passed over, as Anthropic's versioning
 //! policy asks of clients.
+//!
+//! `message_delta` also carries the `stop_reason`: a message that stopped with `pause_turn`
+//! is continued by `anthropic_pause.rs`, which sends the blocks read here (text, `tool_use`
+//! and the tool search's blocks, rebuilt from their deltas) back as they came.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
-use super::anthropic_wire::searches;
 use super::http::provider_error;
 use super::sse::SseEvent;
 use super::stream::{Assemble, interrupted};
 use super::usage::anthropic_usage;
-use crate::model::{ModelError, ModelResponse, StreamEvent, ToolCall, Usage};
+use crate::model::{ModelError, StreamEvent, ToolCall, Usage};
 
 /// The message so far.
 #[derive(Debug, Default)]
@@ -29,11 +32,33 @@ pub(crate) struct MessageEvents {
     calls: Vec<Partial>,
     /// Content block index → its call's position, for `tool_use` blocks.
     blocks: BTreeMap<u64, usize>,
-    /// The blocks of the searches Anthropic ran, by content block index, with a
-    /// `server_tool_use` block's input as streamed so far.
-    server: BTreeMap<u64, (Value, String)>,
+    /// The message's blocks (text, `tool_use` and the searches Anthropic ran) by content
+    /// block index, each with its text or input as streamed so far.
+    raw: BTreeMap<u64, (Value, String)>,
     usage: Option<Usage>,
+    /// `message_delta`'s `stop_reason`.
+    stop_reason: Option<String>,
     stopped: bool,
+}
+
+/// One streamed message read whole: its answer, and what a continuation needs.
+#[derive(Debug)]
+pub(crate) struct Segment {
+    /// Its text, as streamed.
+    pub(crate) content: String,
+    /// Its `tool_use` calls.
+    pub(crate) calls: Vec<ToolCall>,
+    /// Its usage, as the stream reported it.
+    pub(crate) usage: Option<Usage>,
+    /// Its content blocks as they go back to the API, in order.
+    pub(crate) blocks: Vec<Value>,
+    /// Its `stop_reason`.
+    pub(crate) stop_reason: Option<String>,
+}
+
+/// Whether a block is one of the tool search's own (`server_tool_use`, `tool_search_tool_result`).
+pub(crate) fn is_server_block(block: &Value) -> bool {
+    matches!(block["type"].as_str(), Some("server_tool_use" | "tool_search_tool_result"))
 }
 
 /// One `tool_use` block being written.
@@ -47,6 +72,8 @@ struct Partial {
 }
 
 impl Assemble for MessageEvents {
+    type Answer = Segment;
+
     fn read(&mut self, event: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<(), ModelError> {
         let data: Value = serde_json::from_str(&event.data).map_err(|err| {
             let excerpt: String = event.data.chars().take(200).collect();
@@ -58,7 +85,12 @@ impl Assemble for MessageEvents {
             "content_block_start" => self.start_block(&data, out),
             "content_block_delta" => self.delta(&data, out),
             "content_block_stop" => self.stop_block(&data),
-            "message_delta" => self.add_usage(&data["usage"], out),
+            "message_delta" => {
+                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                self.add_usage(&data["usage"], out);
+            }
             "message_stop" => self.stopped = true,
             "error" => return Err(provider_error(error_status(&data["error"]["type"]), &event.data)),
             _ => {}
@@ -78,25 +110,35 @@ impl Assemble for MessageEvents {
         }
     }
 
-    fn finish(self, reason: &str) -> Result<ModelResponse, ModelError> {
+    fn finish(self, reason: &str) -> Result<Segment, ModelError> {
         if !self.stopped || self.calls.iter().any(|call| !call.closed) {
             return Err(interrupted(self.progress(), reason));
         }
-        let tool_calls = self
+        let calls = self
             .calls
             .into_iter()
             .map(|call| ToolCall { id: call.id, name: call.name, arguments: call.input })
             .collect();
-        let server = self.server.into_values().map(|(block, _)| block).collect();
-        Ok(ModelResponse { content: self.content, tool_calls, usage: self.usage, searches: searches(server) })
+        let blocks = self.raw.into_values().map(|(block, streamed)| whole_block(block, &streamed)).collect();
+        Ok(Segment { content: self.content, calls, usage: self.usage, blocks, stop_reason: self.stop_reason })
     }
 }
 
 impl MessageEvents {
     fn start_block(&mut self, data: &Value, out: &mut VecDeque<StreamEvent>) {
         let block = &data["content_block"];
+        let at = data["index"].as_u64().unwrap_or(u64::MAX);
+        if matches!(block["type"].as_str(), Some("text" | "tool_use")) || is_server_block(block) {
+            self.raw.insert(at, (block.clone(), String::new()));
+        }
         match block["type"].as_str() {
-            Some("text") => self.add_text(block["text"].as_str().unwrap_or_default(), out),
+            Some("text") => {
+                let text = block["text"].as_str().unwrap_or_default();
+                if let Some((_, streamed)) = self.raw.get_mut(&at) {
+                    streamed.push_str(text);
+                }
+                self.add_text(text, out);
+            }
             Some("tool_use") => {
                 let index = self.calls.len();
                 let id = block["id"].as_str().unwrap_or_default().to_owned();
@@ -110,11 +152,8 @@ impl MessageEvents {
                 if !input.is_empty() {
                     out.push_back(StreamEvent::ToolCallDelta { index, arguments: input.clone() });
                 }
-                self.blocks.insert(data["index"].as_u64().unwrap_or(u64::MAX), index);
+                self.blocks.insert(at, index);
                 self.calls.push(Partial { id, name, input, closed: false });
-            }
-            Some("server_tool_use" | "tool_search_tool_result") => {
-                self.server.insert(data["index"].as_u64().unwrap_or(u64::MAX), (block.clone(), String::new()));
             }
             _ => {}
         }
@@ -122,15 +161,16 @@ impl MessageEvents {
 
     fn delta(&mut self, data: &Value, out: &mut VecDeque<StreamEvent>) {
         let delta = &data["delta"];
+        let block = data["index"].as_u64().unwrap_or(u64::MAX);
+        let piece = delta["text"].as_str().or_else(|| delta["partial_json"].as_str()).unwrap_or_default();
+        if matches!(delta["type"].as_str(), Some("text_delta" | "input_json_delta"))
+            && let Some((_, streamed)) = self.raw.get_mut(&block)
+        {
+            streamed.push_str(piece);
+        }
         match delta["type"].as_str() {
-            Some("text_delta") => self.add_text(delta["text"].as_str().unwrap_or_default(), out),
+            Some("text_delta") => self.add_text(piece, out),
             Some("input_json_delta") => {
-                let piece = delta["partial_json"].as_str().unwrap_or_default();
-                let block = data["index"].as_u64().unwrap_or(u64::MAX);
-                if let Some((_, input)) = self.server.get_mut(&block) {
-                    input.push_str(piece);
-                    return;
-                }
                 let Some(&index) = self.blocks.get(&block) else { return };
                 if piece.is_empty() {
                     return;
@@ -146,12 +186,6 @@ impl MessageEvents {
     /// it (`{}` when no piece came), or stays as written when it is not JSON.
     fn stop_block(&mut self, data: &Value) {
         let block = data["index"].as_u64().unwrap_or(u64::MAX);
-        if let Some((server, input)) = self.server.get_mut(&block) {
-            if let Ok(input) = serde_json::from_str::<Value>(input) {
-                server["input"] = input;
-            }
-            return;
-        }
         let Some(call) = self.blocks.get(&block).and_then(|&index| self.calls.get_mut(index)) else { return };
         call.closed = true;
         if call.input.trim().is_empty() {
@@ -175,6 +209,22 @@ impl MessageEvents {
             out.push_back(StreamEvent::Usage(total));
         }
     }
+}
+
+/// A streamed block whole, as the API sends it: a text block with its text, a `tool_use` or
+/// `server_tool_use` block with its input (`{}` when none came or it is not JSON, for a
+/// `tool_use`; the start's for a server block), a search result as it started.
+fn whole_block(mut block: Value, streamed: &str) -> Value {
+    match block["type"].as_str() {
+        Some("text") => block["text"] = Value::String(streamed.to_owned()),
+        Some(kind @ ("tool_use" | "server_tool_use")) => match serde_json::from_str::<Value>(streamed) {
+            Ok(input) => block["input"] = input,
+            Err(_) if kind == "tool_use" => block["input"] = Value::Object(serde_json::Map::new()),
+            Err(_) => {}
+        },
+        _ => {}
+    }
+    block
 }
 
 /// The HTTP status Anthropic gives each error type (its errors page), for an error that

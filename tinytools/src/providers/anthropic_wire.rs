@@ -88,6 +88,8 @@ pub(super) fn body(request: &ModelRequest, options: &Options<'_>) -> Value {
                 )
             }
             Message::ProviderSearch(search) => ("assistant", search.wire.clone()),
+            // Another provider's items (OpenAI's reasoning): Anthropic reads none of them.
+            Message::ProviderItems(_) => continue,
         };
         match turns.last_mut() {
             Some((last, existing)) if *last == role => existing.extend(blocks),

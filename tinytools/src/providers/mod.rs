@@ -9,7 +9,10 @@
 //! ([`ModelRequest::native_deferral`](crate::model::ModelRequest::native_deferral), asked for
 //! with `DiscoveryMode::ProviderNative`): Anthropic's `defer_loading` with its tool search
 //! tool, the Responses API's `namespace`s with `tool_search`. Anthropic also writes cache
-//! breakpoints on the system prompt and the last tool that is not deferred.
+//! breakpoints on the system prompt and the last tool that is not deferred, and continues a
+//! turn its server-side tools paused (`stop_reason: "pause_turn"`, `anthropic_pause.rs`);
+//! `OpenAiResponses` keeps a reasoning model's `reasoning` items across requests
+//! ([`ProviderItems`](crate::model::ProviderItems)).
 //!
 //! All stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
 //! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and
@@ -20,6 +23,7 @@
 //! and dropping it closes the connection.
 
 mod anthropic;
+mod anthropic_pause;
 mod anthropic_stream;
 mod anthropic_wire;
 mod http;

@@ -202,7 +202,7 @@ fn message(message: &Message) -> Option<Value> {
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
         Message::Tool { call_id, content, .. } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-        Message::ProviderSearch(_) => return None,
+        Message::ProviderSearch(_) | Message::ProviderItems(_) => return None,
     })
 }
 
@@ -233,7 +233,7 @@ pub(crate) fn response(body: &Value) -> Result<ModelResponse, ModelError> {
         })
         .collect();
     let usage = body.get("usage").and_then(chat_usage);
-    Ok(ModelResponse { content, tool_calls, usage, searches: Vec::new() })
+    Ok(ModelResponse { content, tool_calls, usage, searches: Vec::new(), provider_items: None })
 }
 
 fn excerpt(body: &Value) -> String {

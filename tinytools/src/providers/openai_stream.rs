@@ -44,6 +44,8 @@ struct Partial {
 }
 
 impl Assemble for ChatChunks {
+    type Answer = ModelResponse;
+
     fn read(&mut self, event: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<(), ModelError> {
         let data = event.data.trim();
         if data == "[DONE]" {
@@ -96,7 +98,8 @@ impl Assemble for ChatChunks {
                 arguments: call.arguments,
             })
             .collect();
-        Ok(ModelResponse { content: self.content, tool_calls, usage: self.usage, searches: Vec::new() })
+        let (content, usage) = (self.content, self.usage);
+        Ok(ModelResponse { content, tool_calls, usage, searches: Vec::new(), provider_items: None })
     }
 }
 

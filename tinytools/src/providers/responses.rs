@@ -23,7 +23,13 @@ pub const NAMESPACE_LIMIT: usize = 10;
 /// when OpenAI searches, or the run's `tool_search` as the client-executed search tool
 /// (`execution: "client"`), whose `tool_search_call`s the run's ranker answers with a
 /// `tool_search_output` of the tools it found. The conversation goes as `input` items every
-/// time (nothing is stored between requests; reasoning items are not kept).
+/// time, and nothing is stored between requests (`store: false`). A reasoning model's
+/// `reasoning` items come with their encrypted content (`include:
+/// ["reasoning.encrypted_content"]`), are kept in the conversation
+/// ([`ModelResponse::provider_items`], [`Message::ProviderItems`](crate::model::Message::ProviderItems))
+/// and handed back in order before the items they preceded, so the model keeps its reasoning
+/// across a turn's tool calls; [`with_encrypted_reasoning(false)`](Self::with_encrypted_reasoning)
+/// sends neither field, for servers that refuse them.
 ///
 /// ```
 /// use tinytools::model::{Message, ModelRequest};
@@ -34,6 +40,7 @@ pub const NAMESPACE_LIMIT: usize = 10;
 /// let body = gpt.body(&ModelRequest { messages: vec![Message::user("Hi")], ..Default::default() });
 /// assert_eq!(body["input"][0], serde_json::json!({"role": "user", "content": "Hi"}));
 /// assert_eq!(body["max_output_tokens"], 512);
+/// assert_eq!((&body["store"], &body["include"][0]), (&serde_json::json!(false), &serde_json::json!("reasoning.encrypted_content")));
 /// # Ok::<(), tinytools::providers::ConfigError>(())
 /// ```
 #[derive(Clone)]
@@ -45,6 +52,7 @@ pub struct OpenAiResponses {
     headers: Vec<(String, String)>,
     max_output_tokens: Option<u32>,
     namespace_limit: usize,
+    encrypted_reasoning: bool,
 }
 
 /// The base URL (without credentials it may carry) and the model only: never the key nor the
@@ -76,6 +84,7 @@ impl OpenAiResponses {
             headers: Vec::new(),
             max_output_tokens: None,
             namespace_limit: NAMESPACE_LIMIT,
+            encrypted_reasoning: true,
         })
     }
 
@@ -116,6 +125,16 @@ impl OpenAiResponses {
         self
     }
 
+    /// Whether requests say `store: false` and ask for reasoning items' encrypted content
+    /// (`include: ["reasoning.encrypted_content"]`), the stateless way to keep a reasoning
+    /// model's reasoning across requests (default on). Off, neither field is sent (the server
+    /// decides what it stores); reasoning items that come back are still handed back.
+    #[must_use]
+    pub fn with_encrypted_reasoning(mut self, encrypted_reasoning: bool) -> Self {
+        self.encrypted_reasoning = encrypted_reasoning;
+        self
+    }
+
     /// The model asked for.
     pub fn model(&self) -> &str {
         &self.model
@@ -131,6 +150,10 @@ impl OpenAiResponses {
         }
         if let Some(max) = self.max_output_tokens {
             body["max_output_tokens"] = json!(max);
+        }
+        if self.encrypted_reasoning {
+            body["store"] = json!(false);
+            body["include"] = json!(["reasoning.encrypted_content"]);
         }
         body
     }

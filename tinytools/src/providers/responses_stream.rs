@@ -33,6 +33,8 @@ pub(crate) struct ResponseEvents {
 }
 
 impl Assemble for ResponseEvents {
+    type Answer = ModelResponse;
+
     fn read(&mut self, event: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<(), ModelError> {
         let data: Value = serde_json::from_str(&event.data).map_err(|err| {
             let excerpt: String = event.data.chars().take(200).collect();

@@ -13,6 +13,16 @@
 //! defaults to `true` on this API (its reference), so tinytools sends `false`: the run's
 //! schemas are not all strict-compatible. Usage: `input_tokens`,
 //! `input_tokens_details.cached_tokens`, `output_tokens`.
+//!
+//! Reasoning items: a reasoning model's output holds `{"type": "reasoning", "id": "rs_…",
+//! "summary": [...], "encrypted_content": "…"}` items before the items they led to. Nothing is
+//! stored between requests (`store: false`), so, as the API reference's `include` parameter
+//! describes (`reasoning.encrypted_content` "enables reasoning items to be used in multi-turn
+//! conversations when using the Responses API statelessly"), and as OpenAI's cookbook "Better
+//! performance from reasoning models using the Responses API" shows, the items are handed back
+//! in the next request's `input`, in order, before the items they preceded: those before a
+//! hosted search in that search's items ([`ProviderSearch::wire`]), the others as
+//! [`ProviderItems`] before the turn's text and calls.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,10 +31,13 @@ use serde_json::{Value, json};
 use super::usage::responses_usage;
 use crate::discovery::search_answer_names;
 use crate::model::{
-    DeferredTool, Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, NativeSearch, ProviderSearch,
-    ToolCall,
+    DeferredTool, Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, NativeSearch, ProviderItems,
+    ProviderSearch, ToolCall,
 };
 use crate::tool::TOOL_SEARCH;
+
+/// Who writes the items of [`ProviderItems`] this wire hands back.
+pub(super) const RESPONSES: &str = "openai:responses";
 
 /// The deferred tools grouped for the wire: a family's tools in a `namespace` of that name (a
 /// family over the limit is split into `family`, `family_2`, …), tools without a family as
@@ -147,6 +160,10 @@ pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>)
                 items.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}));
             }
             Message::ProviderSearch(search) => items.extend(search.wire.iter().cloned()),
+            Message::ProviderItems(provider) if provider.is_from(RESPONSES) => {
+                items.extend(provider.items.iter().cloned());
+            }
+            Message::ProviderItems(_) => {}
         }
     }
     items
@@ -171,18 +188,22 @@ pub(super) fn response(body: &Value) -> Result<ModelResponse, ModelError> {
         let excerpt: String = body.to_string().chars().take(300).collect();
         return Err(ModelError::Transport(format!("the response has no output: {excerpt}")));
     };
-    let (content, tool_calls, searches) = read_output(output);
-    Ok(ModelResponse { content, tool_calls, usage: responses_usage(&body["usage"]), searches })
+    let mut response = read_output(output);
+    response.usage = responses_usage(&body["usage"]);
+    Ok(response)
 }
 
 /// What an answer's output items hold: its text, its calls (a client-executed search is a
-/// `tool_search` call the run answers), and the searches OpenAI ran.
-fn read_output(output: &[Value]) -> (String, Vec<ToolCall>, Vec<ProviderSearch>) {
+/// `tool_search` call the run answers), the searches OpenAI ran, and its reasoning items
+/// (those before a hosted search kept with it, the others for the turn).
+fn read_output(output: &[Value]) -> ModelResponse {
     let mut content = String::new();
     let mut calls = Vec::new();
     let mut searches: Vec<ProviderSearch> = Vec::new();
+    let mut reasoning: Vec<Value> = Vec::new();
     for item in output {
         match item["type"].as_str() {
+            Some("reasoning") => reasoning.push(item.clone()),
             Some("message") => {
                 for part in item["content"].as_array().into_iter().flatten() {
                     content.push_str(part["text"].as_str().or_else(|| part["refusal"].as_str()).unwrap_or_default());
@@ -200,8 +221,9 @@ fn read_output(output: &[Value]) -> (String, Vec<ToolCall>, Vec<ProviderSearch>)
             }),
             Some("tool_search_call") => {
                 let query = search_query(&item["arguments"]);
-                searches
-                    .push(ProviderSearch::new("openai:tool_search", query, Vec::new()).with_wire(vec![item.clone()]));
+                let mut wire = std::mem::take(&mut reasoning);
+                wire.push(item.clone());
+                searches.push(ProviderSearch::new("openai:tool_search", query, Vec::new()).with_wire(wire));
             }
             Some("tool_search_output") => {
                 if let Some(search) = searches.last_mut() {
@@ -212,7 +234,8 @@ fn read_output(output: &[Value]) -> (String, Vec<ToolCall>, Vec<ProviderSearch>)
             _ => {}
         }
     }
-    (content, calls, searches)
+    let provider_items = (!reasoning.is_empty()).then(|| ProviderItems::new(RESPONSES, reasoning));
+    ModelResponse { content, tool_calls: calls, usage: None, searches, provider_items }
 }
 
 fn arguments_text(arguments: &Value) -> String {

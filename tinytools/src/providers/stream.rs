@@ -5,11 +5,14 @@
 //! The stream ends with the answer only when the provider said it is complete; a body that
 //! ends, fails or times out before that is [`ModelError::Interrupted`], so a call cut in the
 //! middle never reaches the run. Dropping the stream drops the connection.
+//!
+//! [`sse_stream`] is a model's stream whose last event is the answer; [`sse_pieces`] gives
+//! the assembler's own answer instead (Anthropic's, which says whether the turn paused).
 
 use std::collections::VecDeque;
 use std::future::Future;
 
-use futures_util::stream;
+use futures_util::stream::{self, Stream, StreamExt};
 
 use super::http::transport_message;
 use super::sse::{SseDecoder, SseEvent};
@@ -17,6 +20,9 @@ use crate::model::{ModelError, ModelResponse, ModelStream, StreamEvent};
 
 /// How one provider reads its stream's events into an answer.
 pub(crate) trait Assemble: Send {
+    /// What the whole answer is read into (a [`ModelResponse`], or more).
+    type Answer: Send;
+
     /// Reads one event, adding what it shows of the answer to `out`.
     ///
     /// # Errors
@@ -33,22 +39,45 @@ pub(crate) trait Assemble: Send {
     ///
     /// # Errors
     /// [`ModelError::Interrupted`] with `reason` when the answer is not whole.
-    fn finish(self, reason: &str) -> Result<ModelResponse, ModelError>;
+    fn finish(self, reason: &str) -> Result<Self::Answer, ModelError>;
 }
 
-/// The stream of an answer: `connect` sends the request (with its retries); its body is then
-/// read event by event into `assembler`.
-pub(crate) fn sse_stream<'a, A: Assemble + 'a>(
+/// One piece of a stream read by [`sse_pieces`]: an event to show, or the whole answer (last).
+pub(crate) enum Piece<T> {
+    /// What the answer shows so far.
+    Event(StreamEvent),
+    /// The whole answer.
+    Answer(T),
+}
+
+/// The stream of an answer whose assembler reads it into a [`ModelResponse`]: its events,
+/// then [`StreamEvent::Done`].
+pub(crate) fn sse_stream<'a, A: Assemble<Answer = ModelResponse> + 'a>(
     connect: impl Future<Output = Result<reqwest::Response, ModelError>> + Send + 'a,
     max_bytes: usize,
     assembler: A,
 ) -> ModelStream<'a> {
+    ModelStream::new(sse_pieces(connect, max_bytes, assembler).map(|piece| {
+        piece.map(|piece| match piece {
+            Piece::Event(event) => event,
+            Piece::Answer(response) => StreamEvent::Done(response),
+        })
+    }))
+}
+
+/// The pieces of an answer: `connect` sends the request (with its retries); its body is then
+/// read event by event into `assembler`, whose answer is the last piece.
+pub(crate) fn sse_pieces<'a, A: Assemble + 'a>(
+    connect: impl Future<Output = Result<reqwest::Response, ModelError>> + Send + 'a,
+    max_bytes: usize,
+    assembler: A,
+) -> impl Stream<Item = Result<Piece<A::Answer>, ModelError>> + Send + 'a {
     enum Phase<F, A> {
         Connect(F, A),
         Read(Box<Reading<A>>),
         End,
     }
-    let events = stream::unfold(Phase::Connect(connect, assembler), move |phase| async move {
+    stream::unfold(Phase::Connect(connect, assembler), move |phase| async move {
         let mut reading = match phase {
             Phase::Connect(connect, assembler) => match connect.await.and_then(|r| Body::new(r, max_bytes)) {
                 Ok(body) => Box::new(Reading { body, assembler: Some(assembler), pending: VecDeque::new() }),
@@ -58,12 +87,11 @@ pub(crate) fn sse_stream<'a, A: Assemble + 'a>(
             Phase::End => return None,
         };
         match reading.next().await? {
-            Ok(StreamEvent::Done(response)) => Some((Ok(StreamEvent::Done(response)), Phase::End)),
+            Ok(Piece::Answer(answer)) => Some((Ok(Piece::Answer(answer)), Phase::End)),
             Ok(event) => Some((Ok(event), Phase::Read(reading))),
             Err(error) => Some((Err(error), Phase::End)),
         }
-    });
-    ModelStream::new(events)
+    })
 }
 
 /// A stream being read.
@@ -75,11 +103,11 @@ struct Reading<A> {
 }
 
 impl<A: Assemble> Reading<A> {
-    /// The next event of the answer; `None` after `Done` or an error.
-    async fn next(&mut self) -> Option<Result<StreamEvent, ModelError>> {
+    /// The next piece of the answer; `None` after the answer or an error.
+    async fn next(&mut self) -> Option<Result<Piece<A::Answer>, ModelError>> {
         loop {
             if let Some(event) = self.pending.pop_front() {
-                return Some(Ok(event));
+                return Some(Ok(Piece::Event(event)));
             }
             let assembler = self.assembler.as_mut()?;
             if assembler.complete() {
@@ -102,8 +130,8 @@ impl<A: Assemble> Reading<A> {
         }
     }
 
-    fn finish(&mut self, reason: &str) -> Option<Result<StreamEvent, ModelError>> {
-        Some(self.assembler.take()?.finish(reason).map(StreamEvent::Done))
+    fn finish(&mut self, reason: &str) -> Option<Result<Piece<A::Answer>, ModelError>> {
+        Some(self.assembler.take()?.finish(reason).map(Piece::Answer))
     }
 }
 

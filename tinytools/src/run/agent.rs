@@ -222,6 +222,17 @@ impl Agent {
         self.drive(transcript, CancellationToken::new(), false, None).await
     }
 
+    /// [`resume`](Self::resume) as a stream, as [`stream`](Self::stream) is to
+    /// [`run`](Self::run): the model's text as it is written and every [`RunEvent`] in order,
+    /// then [`RunStream::finish`] gives the same outcome `resume` returns. One loop serves all
+    /// four.
+    ///
+    /// [`RunEvent`]: super::RunEvent
+    pub fn resume_stream(&self, transcript: Transcript) -> RunStream<'_> {
+        let cancel = CancellationToken::new();
+        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, false, Some(&tap)).await }))
+    }
+
     /// Who searches natively deferred tools this run: the policy's provider-native mode, when
     /// the model can defer natively; `None` (the bridge) otherwise.
     fn native_search(&self) -> Option<NativeSearch> {
@@ -236,8 +247,8 @@ impl Agent {
         None
     }
 
-    /// The one loop of [`run`](Self::run), [`resume`](Self::resume) and
-    /// [`stream`](Self::stream): `tap` receives a streamed run's items.
+    /// The one loop of [`run`](Self::run), [`resume`](Self::resume), [`stream`](Self::stream)
+    /// and [`resume_stream`](Self::resume_stream): `tap` receives a streamed run's items.
     async fn drive(
         &self,
         transcript: Transcript,

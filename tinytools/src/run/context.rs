@@ -164,13 +164,15 @@ fn compact(messages: &mut [Message]) -> usize {
 
 /// The conversation's units, in order: one message each, except an assistant turn with calls,
 /// which is one unit with the tool results that follow it, and the searches a provider ran
-/// for an assistant turn, which are one unit with that turn.
+/// for an assistant turn and the items only it reads (reasoning), which are one unit with that
+/// turn.
 fn units(messages: &[Message]) -> Vec<std::ops::Range<usize>> {
     let mut units = Vec::new();
     let mut i = 0;
     while i < messages.len() {
         let mut turn = i;
-        while turn < messages.len() && matches!(messages[turn], Message::ProviderSearch(_)) {
+        while turn < messages.len() && matches!(messages[turn], Message::ProviderSearch(_) | Message::ProviderItems(_))
+        {
             turn += 1;
         }
         let mut end = match messages.get(turn) {
@@ -288,6 +290,17 @@ mod tests {
         let mut messages = vec![Message::user("q"), Message::ProviderSearch(search.clone())];
         messages.extend(turn("a", "r"));
         messages.push(Message::ProviderSearch(search));
+        messages.push(Message::Assistant { content: "done".into(), tool_calls: Vec::new() });
+        assert_eq!(units(&messages), [0..1, 1..4, 4..6]);
+    }
+
+    #[test]
+    fn a_providers_reasoning_stays_with_the_turn_it_led_to() {
+        let reasoning =
+            crate::model::ProviderItems::new("openai:responses", vec![serde_json::json!({"type": "reasoning"})]);
+        let mut messages = vec![Message::user("q"), Message::ProviderItems(reasoning.clone())];
+        messages.extend(turn("a", "r"));
+        messages.push(Message::ProviderItems(reasoning));
         messages.push(Message::Assistant { content: "done".into(), tool_calls: Vec::new() });
         assert_eq!(units(&messages), [0..1, 1..4, 4..6]);
     }

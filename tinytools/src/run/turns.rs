@@ -39,6 +39,9 @@ impl Run<'_> {
             self.offered =
                 request.tools.iter().map(|t| t.name.clone()).chain(request.callable_by_name).chain(deferred).collect();
             self.record_searches(std::mem::take(&mut response.searches));
+            if let Some(items) = response.provider_items.take() {
+                self.transcript.messages.push(Message::ProviderItems(items));
+            }
             answer.clone_from(&response.content);
             if next == Next::Final {
                 // Asked for the final answer: calls in this reply are not run.
