@@ -189,9 +189,9 @@ async fn a_turn_that_keeps_pausing_ends_in_a_clear_error_after_the_continuations
         } else {
             claude.complete(&request).await.expect_err("still paused")
         };
-        assert!(matches!(error, ModelError::Interrupted { .. }), "{error:?}");
+        assert!(matches!(error, ModelError::TurnPaused { continuations: 2 }), "{error:?}");
         let message = error.to_string();
-        assert!(message.contains("after 2 continuations of a paused turn"), "{message}");
+        assert!(message.contains("2 times in a row"), "{message}");
         assert!(message.contains("pause_turn") && message.contains("with_max_continuations"), "{message}");
         let requests = replay.requests();
         assert_eq!(requests.len(), 3, "the first request and two continuations, no more");
@@ -209,6 +209,6 @@ async fn no_continuation_is_sent_when_the_client_allows_none() {
     let claude = client(&replay.base_url).with_max_continuations(0);
     let request = ModelRequest { messages: vec![Message::user("What is ACME at?")], ..Default::default() };
     let error = claude.complete(&request).await.expect_err("paused");
-    assert!(error.to_string().contains("after 0 continuations"), "{error}");
+    assert!(matches!(error, ModelError::TurnPaused { continuations: 0 }), "{error:?}");
     assert_eq!(replay.requests().len(), 1);
 }

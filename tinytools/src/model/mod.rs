@@ -331,6 +331,16 @@ pub enum ModelError {
         /// What stopped it.
         reason: String,
     },
+    /// The provider paused its turn (Anthropic's `stop_reason: "pause_turn"`, a server-side
+    /// tool loop that had not finished) more times than the client continues it. Nothing in the
+    /// turn ran.
+    #[error(
+        "the model provider paused its turn (pause_turn) {continuations} times in a row and its server-side tools never finished; no call in it was run: raise Anthropic::with_max_continuations or ask for less"
+    )]
+    TurnPaused {
+        /// The continuations sent before giving up (the client's cap).
+        continuations: usize,
+    },
     /// A scripted model ran out of turns (tests).
     #[error("the scripted model has no turn {0}: the run made more model calls than the script has")]
     ScriptExhausted(usize),

@@ -106,7 +106,7 @@ impl Anthropic {
     /// [`complete`](ChatModel::complete) and [`stream`](ChatModel::stream) do so and return
     /// the whole turn as one answer (its parts' text, calls and searches in order, the usage
     /// summed); a turn still paused after this many continuations is
-    /// [`ModelError::Interrupted`], and no call in it runs. `0` never continues.
+    /// [`ModelError::TurnPaused`], and no call in it runs. `0` never continues.
     #[must_use]
     pub fn with_max_continuations(mut self, max_continuations: usize) -> Self {
         self.max_continuations = max_continuations;

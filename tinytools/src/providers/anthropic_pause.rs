@@ -113,10 +113,7 @@ fn sum(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 
 /// The error of a turn still paused after `limit` continuations.
 pub(super) fn paused_too_long(limit: usize) -> ModelError {
-    interrupted(
-        format!("after {limit} continuations of a paused turn"),
-        "Anthropic answered stop_reason \"pause_turn\" every time; its server-side tool loop did not finish: raise Anthropic::with_max_continuations or ask for less",
-    )
+    ModelError::TurnPaused { continuations: limit }
 }
 
 /// The streamed turn: each part streamed from `send(request)`, its events passed on as the
