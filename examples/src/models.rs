@@ -1,7 +1,6 @@
 //! Where the sentence-embedding model lives for tests and examples (`.ci/models` puts it there).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
 
@@ -36,14 +35,14 @@ pub fn minilm() -> Option<BertEmbedder> {
     }
 }
 
-/// The embedding ranker on all-MiniLM-L6-v2 from [`minilm_dir`], at its default BM25 blend;
-/// the benchmark programs' `--ranker minilm`.
+/// The embedding ranker on all-MiniLM-L6-v2 from [`minilm_dir`], built as hosts build it
+/// ([`EmbeddingRanker::load`]: the default blend and calibration); the benchmark programs'
+/// `--ranker minilm`.
 ///
 /// # Errors
 /// When the model is not there or does not load (run `.ci/models`).
 pub fn minilm_ranker() -> Result<EmbeddingRanker, String> {
-    let model = BertEmbedder::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
-    Ok(EmbeddingRanker::new(Arc::new(model)))
+    EmbeddingRanker::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))
 }
 
 /// A progress bar on stderr for [`EmbeddingRanker::prepare_with_progress`] and

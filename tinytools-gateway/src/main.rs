@@ -441,12 +441,13 @@ fn http_options(serve: &Serve, cache: Option<&ManifestCache>) -> Result<Option<H
 /// back to BM25 on a loaded machine.
 const EMBEDDING_RANKER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The sentence-embedding ranker over the model in `dir`.
+/// The sentence-embedding ranker over the model in `dir`, built as the docs tell hosts to
+/// (`EmbeddingRanker::load`: the measured blend and calibrated confidence).
 #[cfg(feature = "embedding")]
 fn embedding_ranker(dir: &Path) -> Result<Arc<dyn ToolRanker>, String> {
-    use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
-    let embedder = BertEmbedder::load(dir).map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?;
-    Ok(Arc::new(EmbeddingRanker::new(Arc::new(embedder))))
+    use tinytools::rank::embedding::EmbeddingRanker;
+    let ranker = EmbeddingRanker::load(dir).map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?;
+    Ok(Arc::new(ranker))
 }
 
 /// Without the `embedding` feature there is no encoder to load.

@@ -15,13 +15,18 @@
 //! - **unrelated**: BFCL's queries (maths, physics, code) over the 41-tool catalogue, where
 //!   any promotion is a wrong one.
 //!
-//! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`);
+//! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`), with
+//! `--cosine-floor X` the cosine its confidence meets the 0.05 floor at (default: the
+//! calibrated `MINILM_COSINE_FLOOR`);
 //! `--expand` wraps the ranker in `ExpandingRanker`, the keywords written by the model at
 //! `TINYTOOLS_BASE_URL` (default: `local-model.sh`'s server, `http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`,
 //! model `TINYTOOLS_MODEL` or `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per message:
 //! MetaTool and the unrelated set then keep every tenth and every sixth message, and
 //! `--subsets` gives the same subsets without expansion, to compare;
-//! `--dump FILE` writes every message's top twenty hits as JSON lines.
+//! `--dump FILE` writes every message's top twenty hits as JSON lines. Each row's `no-tool`
+//! counts the messages no tool fits (the suite's no-tool tasks; every unrelated message) that
+//! promote something. The embedding ranker is built as hosts build it (`EmbeddingRanker::load`),
+//! its confidence calibrated so that floor 0.05 is its dev-chosen cosine (`embedding_calibration`).
 
 use std::sync::Arc;
 
@@ -63,8 +68,13 @@ fn run() -> Result<(), String> {
     let subsets = expand || args.iter().any(|a| a == "--subsets");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
+    let cosine_floor = args.windows(2).find(|w| w[0] == "--cosine-floor").map(|w| w[1].parse::<f32>());
     if minilm {
-        policy = policy.with_ranker(Arc::new(models::minilm_ranker()?));
+        let mut ranker = models::minilm_ranker()?;
+        if let Some(floor) = cosine_floor {
+            ranker = ranker.cosine_floor(floor.map_err(|_| "--cosine-floor takes a number".to_owned())?);
+        }
+        policy = policy.with_ranker(Arc::new(ranker));
         policy.ranker_timeout = std::time::Duration::from_secs(600);
     }
     let expander = if expand {
@@ -145,7 +155,7 @@ fn run() -> Result<(), String> {
             ranked.into_iter().map(|hits| hits.into_iter().take(LIMIT).collect()).collect();
         for floor in FLOORS {
             let (mut promoting, mut with_gold, mut wrong_only, mut promoted) = (0, 0, 0, 0);
-            let mut tool_probes = 0;
+            let (mut tool_probes, mut no_tool_promoting) = (0, 0);
             for (probe, hits) in probes.iter().zip(&ranked) {
                 let kept: Vec<&str> = hits.iter().filter(|(_, c)| *c >= floor).map(|(n, _)| n.as_str()).collect();
                 tool_probes += usize::from(!probe.gold.is_empty());
@@ -154,6 +164,7 @@ fn run() -> Result<(), String> {
                     continue;
                 }
                 promoting += 1;
+                no_tool_promoting += usize::from(probe.gold.is_empty());
                 if probe.gold.iter().any(|g| kept.contains(&g.as_str())) {
                     with_gold += 1;
                 } else {
@@ -167,6 +178,7 @@ fn run() -> Result<(), String> {
                 "gold_promoted": round(with_gold as f64 / tool_probes.max(1) as f64),
                 "only_wrong": round(wrong_only as f64 / n),
                 "mean_promoted": round(promoted as f64 / n),
+                "no_tool_promoting": format!("{no_tool_promoting}/{}", probes.len() - tool_probes),
             }));
         }
     }
@@ -179,19 +191,20 @@ fn run() -> Result<(), String> {
         return Ok(());
     }
     println!(
-        "{:<10} {:>5} {:>10} {:>14} {:>11} {:>13}",
-        "set", "floor", "promoting", "gold promoted", "only wrong", "mean promoted"
+        "{:<10} {:>5} {:>10} {:>14} {:>11} {:>13} {:>10}",
+        "set", "floor", "promoting", "gold promoted", "only wrong", "mean promoted", "no-tool"
     );
     for row in &rows {
         let f = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
         println!(
-            "{:<10} {:>5.2} {:>10.3} {:>14.3} {:>11.3} {:>13.2}",
+            "{:<10} {:>5.2} {:>10.3} {:>14.3} {:>11.3} {:>13.2} {:>10}",
             row["set"].as_str().unwrap_or(""),
             f("floor"),
             f("promoting"),
             f("gold_promoted"),
             f("only_wrong"),
-            f("mean_promoted")
+            f("mean_promoted"),
+            row["no_tool_promoting"].as_str().unwrap_or("")
         );
     }
     if let Some(expander) = expander {

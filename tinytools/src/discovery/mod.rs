@@ -19,7 +19,7 @@ pub use crate::rank::{CatalogTool, DeferredCatalog};
 pub use bridge::{DiscoveryBridge, SearchAnswer, search_answer_names};
 pub use catalog::RankOutcome;
 pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
-pub use policy::{DiscoveryMode, PrePromotion, RankMode, ToolDiscoveryPolicy};
+pub use policy::{DEFAULT_MIN_CONFIDENCE, DiscoveryMode, PrePromotion, RankMode, ToolDiscoveryPolicy};
 pub use unknown::{
     MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, MAX_UNKNOWN_QUERY_BYTES, unknown_call_query, unknown_tool_answer,
 };

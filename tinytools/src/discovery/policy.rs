@@ -170,12 +170,17 @@ pub struct PrePromotion {
     pub runner_up_floor: f32,
 }
 
+/// Pre-promotion's default floor ([`PrePromotion::min_confidence`]): BM25's confidence counts
+/// every word of the message, and the embedding ranker's is calibrated to reach this value at
+/// its calibrated cosine (`EmbeddingRanker::cosine_floor`, feature `embedding`).
+pub const DEFAULT_MIN_CONFIDENCE: f32 = 0.05;
+
 impl Default for PrePromotion {
     fn default() -> Self {
         Self {
             enabled: true,
             limit: 3,
-            min_confidence: 0.05,
+            min_confidence: DEFAULT_MIN_CONFIDENCE,
             token_budget: 600,
             after_tool_result: 0,
             runner_up_floor: 0.0,

@@ -3,20 +3,27 @@
 //!
 //! BM25 stays the default (free, deterministic, nothing to download); it cannot bridge
 //! "a one-bedroom apartment in Portland" to a tool "about house renting". An embedding ranker
-//! can: on MetaTool it lifts recall@5 from 0.64 to 0.80 (`docs/retrieval.md`). Install it as
-//! the host ranker, first in [`RankMode::Compare`](crate::discovery::RankMode::Compare) to judge
-//! it on live traffic:
+//! can: on MetaTool it lifts recall@5 from 0.64 to 0.80 (`docs/retrieval.md`). A host turns it
+//! on with the model directory `.ci/models` unpacks: load it, embed the catalogue ahead (kept
+//! in a file across starts), and install it; `tool_search` and pre-promotion then rank with
+//! it, its confidence calibrated so that a message about none of the tools rarely reaches
+//! pre-promotion's default floor (so it also pre-promotes less than BM25; `docs/retrieval.md`):
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use tinytools::discovery::{RankMode, ToolDiscoveryPolicy};
-//! use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+//! use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
+//! use tinytools::rank::embedding::EmbeddingRanker;
+//! # let registry = tinytools::ToolRegistry::new();
 //!
-//! let model = BertEmbedder::load("target/models/all-MiniLM-L6-v2")?;
-//! let ranker = EmbeddingRanker::new(Arc::new(model));
-//! let policy = ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Compare);
-//! # Ok::<(), anyhow::Error>(())
+//! let ranker = EmbeddingRanker::load("target/models/all-MiniLM-L6-v2")?;
+//! ranker.warm(&DeferredCatalog::new(&registry, |_| true), "cache/tool-vectors.bin")?;
+//! let policy = ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker));
+//! # Ok::<(), tinytools::rank::embedding::EmbeddingError>(())
 //! ```
+//!
+//! The gateway's `--embedding-model DIR` and the benchmarks' `--ranker minilm` build it the same
+//! way. [`RankMode::Compare`](crate::discovery::RankMode::Compare) records BM25's ranking
+//! beside it, to judge it on live traffic first.
 //!
 //! [`BertEmbedder`] runs all-MiniLM-L6-v2 (or any BERT-family sentence-transformers model
 //! with mean pooling) in plain Rust; [`TextEmbedder`] is the seam for any other encoder,
@@ -27,6 +34,7 @@ mod bert;
 mod candle;
 mod persist;
 mod ranker;
+mod score;
 mod store;
 mod vectors_file;
 mod wordpiece;
@@ -38,6 +46,7 @@ pub use bert::BertEmbedder;
 pub use candle::CandleBert;
 pub use persist::WarmOutcome;
 pub use ranker::EmbeddingRanker;
+pub use score::{Explanation, MINILM_COSINE_FLOOR, ScoredTool};
 
 /// Turns texts into vectors whose dot product measures how alike their meanings are.
 ///

@@ -1,15 +1,12 @@
 //! [`EmbeddingRanker`]: cosine similarity to each tool's embedded description, blended with BM25.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::score::{Explanation, MINILM_COSINE_FLOOR};
 use super::store::{Pending, Store};
-use super::{EmbeddingError, TextEmbedder};
+use super::{BertEmbedder, EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
-
-/// How many of BM25's best tools get its blended score (the rest get only their cosine).
-const BM25_CANDIDATES: usize = 100;
 
 /// Ranks the deferred catalogue by the meaning of the query: each tool's
 /// `"{name}: {description} Parameters: {top-level property names}"` is embedded once (and
@@ -19,7 +16,17 @@ const BM25_CANDIDATES: usize = 100;
 ///
 /// The blend keeps BM25's precision on exact words ("`currency_exchange.convert`") and adds
 /// the embedding's reach across synonyms; on the eval sets it beats either alone
-/// (`docs/retrieval.md`). `confidence` is the cosine, clamped to `0..=1`.
+/// (`docs/retrieval.md`).
+///
+/// `confidence` is calibrated so that pre-promotion's default floor
+/// ([`DEFAULT_MIN_CONFIDENCE`](crate::discovery::DEFAULT_MIN_CONFIDENCE)) promotes a tool only
+/// when its cosine reaches [`cosine_floor`](Self::cosine_floor), chosen on public dev sets for
+/// all-MiniLM-L6-v2: every sentence is somewhat like every other to MiniLM (0.1–0.3 between
+/// unrelated texts), so the raw cosine passed anything over the 0.05 floor. A message about
+/// none of the tools now rarely promotes anything (none of the live suite's no-tool messages;
+/// 5.8 % of unrelated questions), at a price: everyday words often sit below the floor too,
+/// so it pre-promotes the right tool less often than BM25 does (`docs/retrieval.md`).
+/// [`explain`](Self::explain) shows the numbers.
 ///
 /// Embedding runs on Tokio's blocking pool. The first search over a catalogue embeds every
 /// tool (8–13 ms of CPU a tool for all-MiniLM-L6-v2, spread over every core): call
@@ -38,21 +45,60 @@ const BM25_CANDIDATES: usize = 100;
 pub struct EmbeddingRanker {
     pub(super) embedder: Arc<dyn TextEmbedder>,
     name: String,
-    bm25_weight: f32,
+    pub(super) bm25_weight: f32,
+    pub(super) cosine_floor: f32,
     pub(super) store: Arc<Store>,
 }
 
 impl std::fmt::Debug for EmbeddingRanker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmbeddingRanker").field("name", &self.name).field("bm25_weight", &self.bm25_weight).finish()
+        f.debug_struct("EmbeddingRanker")
+            .field("name", &self.name)
+            .field("bm25_weight", &self.bm25_weight)
+            .field("cosine_floor", &self.cosine_floor)
+            .finish()
     }
 }
 
 impl EmbeddingRanker {
-    /// A ranker over `embedder`, blending BM25 at the measured default weight (0.4).
+    /// A ranker over `embedder`, blending BM25 at the measured default weight (0.4), its
+    /// confidence calibrated for all-MiniLM-L6-v2 ([`MINILM_COSINE_FLOOR`]; for another model,
+    /// measure its own with `embedding_calibration` and set [`cosine_floor`](Self::cosine_floor)).
+    /// To load the model from a directory, [`load`](Self::load).
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
-        Self { embedder, name, bm25_weight: 0.4, store: Arc::default() }
+        Self { embedder, name, bm25_weight: 0.4, cosine_floor: MINILM_COSINE_FLOOR, store: Arc::default() }
+    }
+
+    /// The ranker hosts install: all-MiniLM-L6-v2 (or another BERT-family sentence-transformers
+    /// model with mean pooling) loaded from `dir` by [`BertEmbedder`], at the default blend and
+    /// calibration. The gateway's `--embedding-model` and the benchmarks build it this way.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use tinytools::discovery::ToolDiscoveryPolicy;
+    /// use tinytools::rank::embedding::EmbeddingRanker;
+    ///
+    /// let ranker = EmbeddingRanker::load("target/models/all-MiniLM-L6-v2")?;
+    /// let policy = ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker));
+    /// # Ok::<(), tinytools::rank::embedding::EmbeddingError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`EmbeddingError`] naming the file that is missing or not what a BERT encoder needs.
+    pub fn load(dir: impl AsRef<std::path::Path>) -> Result<Self, EmbeddingError> {
+        Ok(Self::new(Arc::new(BertEmbedder::load(dir)?)))
+    }
+
+    /// The cosine at which a hit's confidence reaches pre-promotion's default floor: below it
+    /// a hit is not promoted by default. The confidence is 0 at a cosine of 0, rises linearly
+    /// to [`DEFAULT_MIN_CONFIDENCE`](crate::discovery::DEFAULT_MIN_CONFIDENCE) at this cosine
+    /// and on to 1 at a cosine of 1. Ranking does not depend on it. Non-finite or negative
+    /// values count as `0` (every hit with a positive cosine passes the default floor).
+    #[must_use]
+    pub fn cosine_floor(mut self, cosine: f32) -> Self {
+        self.cosine_floor = if cosine.is_finite() { cosine.max(0.0) } else { 0.0 };
+        self
     }
 
     /// How much BM25's score, relative to its best hit, adds to the scaled cosine (both run
@@ -86,6 +132,26 @@ impl EmbeddingRanker {
         progress: impl Fn(usize, usize),
     ) -> Result<usize, EmbeddingError> {
         self.store.fill(&*self.embedder, self.store.stale(catalog), &progress)
+    }
+
+    /// What the ranking is made of for `query`: the catalogue's background similarity and its
+    /// best `limit` tools, each with its cosine, BM25 share, blended score and calibrated
+    /// confidence. Runs on this thread, embedding the catalogue's missing tools first
+    /// ([`prepare`](Self::prepare)) and the query. For calibrating and for explaining a
+    /// promotion; searches go through [`ToolRanker::rank`].
+    ///
+    /// # Errors
+    /// The embedder's error.
+    pub fn explain(&self, catalog: &DeferredCatalog, query: &str, limit: usize) -> Result<Explanation, EmbeddingError> {
+        self.prepare(catalog)?;
+        let vectors = self.embedder.embed(&[query])?;
+        self.store.check_embedded(&vectors)?;
+        let vector =
+            vectors.into_iter().next().ok_or_else(|| EmbeddingError::model("the embedder returned no vector"))?;
+        if self.store.evict_other_widths(vector.len()) > 0 {
+            self.prepare(catalog)?;
+        }
+        Ok(self.score(catalog, query, &vector, limit))
     }
 }
 
@@ -138,43 +204,11 @@ impl ToolRanker for EmbeddingRanker {
             .map_err(|e| EmbeddingError::model(format!("the embedder panicked or was cancelled: {e}")))??;
         }
 
-        let mut lexical: HashMap<String, f32> = HashMap::new();
-        if self.bm25_weight > 0.0 {
-            let hits = request.catalog.bm25(request.query, BM25_CANDIDATES.max(request.limit));
-            let best = hits.first().and_then(|hit| hit.confidence).unwrap_or(0.0);
-            if best > 0.0 {
-                lexical = hits.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0) / best)).collect();
-            }
-        }
-        let cache = self.store.read();
-        let cosines: Vec<(f32, &str)> = request
-            .catalog
-            .iter()
-            .filter_map(|tool| {
-                let name = tool.schema().name.as_str();
-                let vector = Some(&cache.get(name)?.vector).filter(|v| v.len() == query_vector.len())?;
-                let cosine: f32 = vector.iter().zip(&query_vector).map(|(a, b)| a * b).sum();
-                Some((cosine, name)).filter(|(cosine, _)| cosine.is_finite())
-            })
-            .collect();
-        // Both signals on 0..=1 for this query: the cosine min-max scaled over the catalogue
-        // (so the blend means the same on a 40-tool catalogue, where cosines bunch together,
-        // as on a 3,000-tool one), BM25 relative to its best hit.
-        let (low, high) =
-            cosines.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &(c, _)| (l.min(c), h.max(c)));
-        let spread = if high - low > f32::EPSILON { high - low } else { 1.0 };
-        let mut scored: Vec<(f32, f32, &str)> = cosines
+        let explanation = self.score(request.catalog, request.query, &query_vector, request.limit);
+        Ok(explanation
+            .hits
             .into_iter()
-            .map(|(cosine, name)| {
-                let meaning = (cosine - low) / spread;
-                (meaning + self.bm25_weight * lexical.get(name).copied().unwrap_or(0.0), cosine, name)
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(b.2)));
-        Ok(scored
-            .into_iter()
-            .take(request.limit)
-            .map(|(_, cosine, name)| RankedTool { name: name.to_owned(), confidence: Some(cosine.clamp(0.0, 1.0)) })
+            .map(|hit| RankedTool { name: hit.name, confidence: Some(hit.confidence) })
             .collect())
     }
 }
@@ -233,6 +267,11 @@ mod tests {
             assert_eq!(ranker().bm25_weight(bad).bm25_weight, 0.0);
         }
         assert_eq!(ranker().name(), "embedding:lengths");
+        assert_eq!(ranker().cosine_floor, MINILM_COSINE_FLOOR);
+        for bad in [-1.0, f32::NAN, f32::NEG_INFINITY] {
+            assert_eq!(ranker().cosine_floor(bad).cosine_floor, 0.0);
+        }
+        assert_eq!(ranker().cosine_floor(0.2).cosine_floor, 0.2);
     }
 
     #[tokio::test]
