@@ -13,6 +13,9 @@
 //! tools a session's searches promote under the `--list-changed` profile, which is why the two
 //! options do not combine.
 //!
+//! Cancellations one process passes to another are kept in `<dir>/cancelled/`
+//! ([`crate::cancel`]); a session's are removed with it.
+//!
 //! Files are written whole to a temporary name and renamed into place. A session file is
 //! touched each time it is restored, and files untouched for [`SESSION_TTL`] are removed when
 //! a store is opened, so sessions that were never deleted do not pile up.
