@@ -16,6 +16,9 @@
 //!   that time;
 //! - `all_listed_ms`: when the `notifications/tools/list_changed` that ends discovery arrived
 //!   (target: within 8 s), and how many came (target: 1); the slowest server's start;
+//! - `cpu_at_all_listed` (Linux): the CPU time the gateway process and its servers had used
+//!   by then, which shows whose work the wait is (`servers_ms` over the cores there are is the
+//!   least the launch can take);
 //! - `warm`: the next launch on the now-warm cache, spawn to the first `tools/list` answered
 //!   (median of 5; target ≤ 100 ms) and its bytes (target ≤ 3,000).
 //!
@@ -191,6 +194,7 @@ async fn cold(binary: &Path, config: &Path, cache: &Path, extra: &[String], quer
     let (transport, stderr) = TokioChildProcess::builder(gateway(binary, config, cache, extra))
         .stderr(std::process::Stdio::piped())
         .spawn()?;
+    let pid = transport.id();
     let log = tokio::spawn(async move {
         let mut text = String::new();
         if let Some(mut stderr) = stderr {
@@ -219,6 +223,7 @@ async fn cold(binary: &Path, config: &Path, cache: &Path, extra: &[String], quer
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let cpu = pid.map(cpu_ms);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let full = first_list(&client, began).await?;
     client.cancel().await?;
@@ -236,7 +241,36 @@ async fn cold(binary: &Path, config: &Path, cache: &Path, extra: &[String], quer
         "servers_listed": starts.len(),
         "slowest_server_start_ms": starts.iter().map(|(_, ms)| *ms).max(),
         "full_list": full,
+        "cpu_at_all_listed": cpu,
     }))
+}
+
+/// The CPU time (user and system, ms) used so far by process `pid` and by its descendants
+/// (`/proc`, Linux only; zeros elsewhere).
+fn cpu_ms(pid: u32) -> Value {
+    let ticks = |pid: u32| -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // After the command name in parentheses: state is field 3, utime 14 and stime 15.
+        let fields: Vec<&str> = stat.rsplit_once(')').map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+        fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+            + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let children = |pid: u32| -> Vec<u32> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).map(|dir| dir.flatten().collect()).unwrap_or(vec![]);
+        tasks
+            .iter()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|text| text.split_whitespace().filter_map(|id| id.parse().ok()).collect::<Vec<u32>>())
+            .collect()
+    };
+    let (mut servers, mut descendants, mut queue) = (0, 0, children(pid));
+    while let Some(child) = queue.pop() {
+        servers += ticks(child);
+        descendants += 1;
+        queue.extend(children(child));
+    }
+    // Clock ticks are 10 ms on Linux (USER_HZ = 100).
+    json!({"gateway_ms": ticks(pid) * 10, "servers_ms": servers * 10, "processes": descendants})
 }
 
 /// A `tools/list`: when it was answered, its bytes, and how many servers it says are starting.

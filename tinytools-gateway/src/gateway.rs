@@ -16,8 +16,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, RequestParamsMeta, ServerCapabilities, ServerConfig, Tool as RemoteTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, RequestParamsMeta, ServerCapabilities, ServerConfig, Tool as RemoteTool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -26,6 +26,7 @@ use tinytools::ToolError;
 use tokio_util::sync::CancellationToken;
 
 use crate::admission::{rejection, repair, server_for, unknown};
+use crate::cancel::SharedCancellation;
 use crate::catalog::{Catalog, Route, SharedCatalog};
 use crate::discovery::{Discovery, named_in};
 pub use crate::listing::CALL_TOOL;
@@ -56,6 +57,7 @@ pub struct Gateway {
     options: GatewayOptions,
     catalog: Arc<RwLock<(u64, SharedCatalog)>>,
     promoted: Arc<Promoted>,
+    cancellations: Option<SharedCancellation>,
 }
 
 impl Gateway {
@@ -67,7 +69,17 @@ impl Gateway {
         let generation = supervisor.generation();
         let catalog = Arc::new(Catalog::build_with(&supervisor, policy(&options), &discovery.pending()));
         let catalog = Arc::new(RwLock::new((generation, catalog)));
-        Self { supervisor, discovery, options, catalog, promoted: Arc::default() }
+        Self { supervisor, discovery, options, catalog, promoted: Arc::default(), cancellations: None }
+    }
+
+    /// The same gateway, passing a client's cancellations to and from the other gateway
+    /// processes that share `cancellations` (replicas behind one load balancer): a
+    /// `notifications/cancelled` that lands here for a call another process runs cancels it
+    /// there, and the other way round.
+    #[must_use]
+    pub fn with_shared_cancellation(mut self, cancellations: SharedCancellation) -> Self {
+        self.cancellations = Some(cancellations);
+        self
     }
 
     /// The same gateway with nothing promoted, for a new client session: clones share what
@@ -346,6 +358,12 @@ impl ServerHandler for Gateway {
         });
     }
 
+    async fn on_cancelled(&self, notification: CancelledNotificationParam, context: NotificationContext<RoleServer>) {
+        if let (Some(shared), Some(request)) = (&self.cancellations, &notification.request_id) {
+            shared.post(&context.extensions, request).await;
+        }
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -366,6 +384,9 @@ impl ServerHandler for Gateway {
         // rmcp moves the request's `_meta` into the context.
         let token = context.meta.get_progress_token().or_else(|| request.progress_token());
         let upstream = token.map(|token| Upstream { peer: context.peer.clone(), token });
+        // Cancelled through another replica: watched while the call runs.
+        let _watch =
+            self.cancellations.as_ref().and_then(|shared| shared.watch(&context.extensions, &context.id, &context.ct));
         let result = self.call(&request.name, request.arguments, upstream, &context.ct).await;
         if self.options.list_changed
             && request.name == TOOL_SEARCH

@@ -14,7 +14,8 @@
 //! [`HttpOptions::with_shared_sessions`], sessions live in a directory every gateway process
 //! shares ([`crate::sessions`]): any process answers any request of any session, so several
 //! stand behind an ordinary load balancer, and a session deleted through one is unknown (404)
-//! to all.
+//! to all; a client's `notifications/cancelled` reaches the call it names whichever process
+//! runs it ([`crate::cancel`]).
 //!
 //! ```no_run
 //! # async fn run(gateway: tinytools_gateway::Gateway) -> Result<(), tinytools_gateway::http::HttpError> {
@@ -189,6 +190,10 @@ impl HttpServer {
         }
         let manager = Arc::new(manager);
         let shared = self.options.sessions.clone().map(|store| (store, Arc::clone(&manager)));
+        let gateway = match &self.options.sessions {
+            Some(store) => gateway.with_shared_cancellation(store.cancellations().clone()),
+            None => gateway,
+        };
         let service = StreamableHttpService::new(move || Ok(gateway.session()), manager, config);
         let endpoint = Arc::new(Endpoint { service, token: self.options.token.clone(), shared });
         loop {

@@ -20,7 +20,8 @@
 //!   checks a call before it is forwarded, [`listing`] answers `tools/list` and [`manifest`]
 //!   writes `tool_search`'s description.
 //! - [`http`]: the gateway over streamable HTTP (`--http`), with an optional bearer token;
-//!   [`sessions`] shares its sessions between gateway processes (`--shared-sessions`).
+//!   [`sessions`] shares its sessions between gateway processes (`--shared-sessions`), and
+//!   [`cancel`] a client's cancellations between them.
 //! - [`transport`]: remote (`url`) downstream servers, over streamable HTTP.
 //! - [`redact`]: remote servers' secrets, scrubbed from the log.
 //! - [`import`]: other clients' config files, converted.
@@ -28,6 +29,7 @@
 
 pub mod admission;
 pub mod cache;
+pub mod cancel;
 pub mod catalog;
 pub mod config;
 pub mod discovery;

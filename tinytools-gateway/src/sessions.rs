@@ -13,6 +13,9 @@
 //! tools a session's searches promote under the `--list-changed` profile, which is why the two
 //! options do not combine.
 //!
+//! Cancellations one process passes to another are kept in `<dir>/cancelled/`
+//! ([`crate::cancel`]); a session's are removed with it.
+//!
 //! Files are written whole to a temporary name and renamed into place. A session file is
 //! touched each time it is restored, and files untouched for [`SESSION_TTL`] are removed when
 //! a store is opened, so sessions that were never deleted do not pile up.
@@ -22,6 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
+
+use crate::cancel::SharedCancellation;
 
 /// How long a session file lives after its last use.
 pub const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -45,10 +50,12 @@ pub enum SessionDirError {
     },
 }
 
-/// Sessions kept as one file each in a directory shared by every gateway process.
+/// Sessions kept as one file each in a directory shared by every gateway process, with the
+/// cancellations one process passes to another ([`SharedCancellation`], in `cancelled/`).
 #[derive(Debug, Clone)]
 pub struct FileSessionStore {
     dir: PathBuf,
+    cancellations: SharedCancellation,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -62,7 +69,8 @@ impl FileSessionStore {
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, SessionDirError> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|source| SessionDirError::Create { dir: dir.clone(), source })?;
-        let store = Self { dir };
+        let cancellations = SharedCancellation::open(dir.join("cancelled"))?;
+        let store = Self { dir, cancellations };
         store.prune(SESSION_TTL);
         Ok(store)
     }
@@ -70,6 +78,11 @@ impl FileSessionStore {
     /// The directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The cancellations shared through this directory.
+    pub fn cancellations(&self) -> &SharedCancellation {
+        &self.cancellations
     }
 
     /// The file of a session id, or `None` for an id that is not one rmcp issues (a UUID:
@@ -142,6 +155,7 @@ impl SessionStore for FileSessionStore {
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         let Some(path) = self.path(session_id) else { return Ok(()) };
+        self.cancellations.forget_session(session_id).await;
         match tokio::fs::remove_file(&path).await {
             Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(Box::new(error)),
             _ => Ok(()),
@@ -175,7 +189,8 @@ mod tests {
         // An id that is not a UUID never becomes a path.
         assert!(one.load("../config").await.unwrap().is_none());
         one.store("a/b", &state).await.unwrap();
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing was written");
+        let files = std::fs::read_dir(&dir).unwrap().flatten().filter(|entry| entry.path().is_file()).count();
+        assert_eq!(files, 0, "nothing was written");
         std::fs::write(dir.join("corrupt.json"), "{").unwrap();
         assert!(one.load("corrupt").await.unwrap().is_none());
         let _ = std::fs::remove_dir_all(&dir);

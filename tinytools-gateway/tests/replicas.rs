@@ -3,9 +3,10 @@
 //! clients in bounded loops. Every request of a session may land on any replica. With every
 //! replica live, no request fails; with one killed mid-run, at most the requests in flight on
 //! it fail, and each client's next requests succeed. A session deleted through one replica is
-//! unknown to the others.
+//! unknown to the others. Beside it, without nginx: a `notifications/cancelled` that lands on
+//! another replica than the one running the call cancels the call.
 //!
-//! Needs nginx (`apt-get install nginx`; `.ci/run` installs it). Without it the test says so
+//! The nginx test needs nginx (`apt-get install nginx`; `.ci/run` installs it). Without it the test says so
 //! and passes, unless `TINYTOOLS_NGINX_REQUIRED=1` (`.ci/run` sets it).
 
 // Test code may unwrap and expect.
@@ -224,33 +225,87 @@ async fn replicas_behind_nginx_answer_any_request_and_survive_one_killed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A POST to `url` of one JSON-RPC message, in `session` when given.
+fn post(http: &reqwest::Client, url: &str, session: Option<&str>, body: &serde_json::Value) -> reqwest::RequestBuilder {
+    let mut request = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+/// A session begun on `url` (initialized), by its id.
+async fn begin(http: &reqwest::Client, url: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let begun = post(http, url, None, &initialize).send().await.unwrap();
+    let session = begun.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = begun.text().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(http, url, Some(&session), &initialized).send().await.unwrap().status(), 202);
+    session
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_landing_on_another_replica_cancels_the_call() {
+    let dir = temp_dir("replica-cancel");
+    let (events, starts) = (dir.join("events"), dir.join("starts"));
+    let env = json!({"FIXTURE_EVENTS": events, "FIXTURE_STARTS": starts});
+    let config = write_config(&dir, json!({"fixture": fixture(env, json!({}))}));
+    let (config_path, cache) = (dir.join("config.json"), dir.join("cache"));
+    warm(&config, &cache).await;
+    let shared = ["--shared-sessions"];
+    let running = spawn_http(&config_path, &cache, "127.0.0.1:0", &shared, &[]).await;
+    let other = spawn_http(&config_path, &cache, "127.0.0.1:0", &shared, &[]).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let session = begin(&http, &running.url).await;
+
+    // A 30 s call on the first replica, cancelled through the second once it runs.
+    let sleep = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "call_tool",
+        "arguments": {"name": "fixture__fixture_sleep", "arguments": {"secs": 30}}}});
+    let began = std::time::Instant::now();
+    let call = tokio::spawn(post(&http, &running.url, Some(&session), &sleep).send());
+    let mut waited = 0;
+    while lines(&starts) == 0 {
+        assert!(waited < 300, "the fixture never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 5, "reason": "the user gave up"}});
+    assert_eq!(post(&http, &other.url, Some(&session), &cancel).send().await.unwrap().status(), 202);
+    let answered = tokio::time::timeout(Duration::from_secs(15), call).await;
+    let took = began.elapsed();
+    let answer = answered.expect("the call ends long before its 30 s").unwrap().unwrap().text().await.unwrap();
+    assert!(answer.contains("cancelled"), "{answer}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let cancelled = std::fs::read_to_string(&events).unwrap_or_default();
+    assert!(cancelled.contains("cancelled 30"), "the downstream server was told: {cancelled:?}");
+    assert!(other.log().contains("session restored from external store"), "the cancellation landed elsewhere");
+    let markers = std::fs::read_dir(cache.join("sessions/cancelled")).unwrap().count();
+    assert_eq!(markers, 0, "the marker went with the call");
+    for replica in [running, other] {
+        replica.stop().await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A session begun on one replica, used on a second, deleted on the second, is unknown (404)
 /// on the first, which still held it.
 async fn deleted_through_one_replica_is_unknown_to_the_others(replicas: &[HttpGateway]) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
-    let post = |url: &str, session: Option<&str>, body: serde_json::Value| {
-        let mut request = http
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-06-18")
-            .body(body.to_string());
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        request.send()
-    };
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
     let (first, second) = (&replicas[0].url, &replicas[1].url);
-    let begun = post(first, None, initialize).await.unwrap();
-    let session = begun.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let _ = begun.text().await;
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(first, Some(&session), initialized).await.unwrap().status(), 202);
+    let session = begin(&http, first).await;
     let listing = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let elsewhere = post(second, Some(&session), listing.clone()).await.unwrap();
+    let elsewhere = post(&http, second, Some(&session), &listing).send().await.unwrap();
     assert_eq!(elsewhere.status(), 200, "the second replica restores the session");
     assert!(elsewhere.text().await.unwrap().contains("tool_search"));
     let ended = http
@@ -261,5 +316,5 @@ async fn deleted_through_one_replica_is_unknown_to_the_others(replicas: &[HttpGa
         .await
         .unwrap();
     assert_eq!(ended.status(), 200);
-    assert_eq!(post(first, Some(&session), listing).await.unwrap().status(), 404, "deleted everywhere");
+    assert_eq!(post(&http, first, Some(&session), &listing).send().await.unwrap().status(), 404, "deleted everywhere");
 }
