@@ -27,6 +27,7 @@ pub mod cli;
 mod gateway;
 pub mod livemcp;
 mod recording;
+pub mod relative;
 mod report;
 mod schedule;
 mod scripted;

@@ -14,33 +14,46 @@
 //!   is a *foreign* one (a message about something the catalogue does not hold; the sets
 //!   overlap in places, weather, currencies, films, where a foreign hit is a fair one).
 //!
-//! Two scores are measured: the raw **cosine**, and its **margin** over the catalogue's
-//! background (cosine minus the mean cosine over every tool). The rule: for each score, the
-//! floor is the one that maximises Youden's J (the share of related scores kept minus the
-//! share of foreign ones passing, averaged over the two sets), on a grid of 0.005; the kept
-//! score is the one with the larger J. It prints the distributions, each score's floor and J,
-//! as one JSON object; `--dump FILE` writes every ranking as JSON lines. `--vectors-dir DIR`
-//! keeps the catalogues' vectors across runs (`EmbeddingRanker::warm`).
+//! Six scores of a hit are measured (`tinytools_bench::relative::SCORES`): the raw
+//! **cosine**; its **margin** over the catalogue's background (cosine minus the mean cosine
+//! over every tool); and three query-relative ones over the query's cosines across the whole
+//! catalogue: the **z**-score (mean, standard deviation), a **robust z** (median, MAD), the
+//! **gap** to the 10th best cosine; and the z-score of the blended ranking score. The rule:
+//! for each score, alone and together with an absolute cosine floor (`-1`, none, or
+//! 0.00–0.60 by 0.02), the floor that maximises Youden's J (the share of related scores kept
+//! minus the share of foreign queries where a best-three hit passes, averaged over the two
+//! sets; floors at the pooled values' every 0.25 % quantile, cosine's also on a 0.005 grid).
+//! It prints the distributions and each rule's floors and J as one JSON object; `--dump FILE`
+//! writes every ranking's best ten as JSON lines. `--vectors-dir DIR` keeps the catalogues'
+//! vectors across runs (`EmbeddingRanker::warm`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tinytools::discovery::DeferredCatalog;
-use tinytools::rank::embedding::{EmbeddingRanker, Explanation};
+use tinytools::rank::embedding::EmbeddingRanker;
+use tinytools_bench::relative::{Relative, Rule, SCORES};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, RegisteredSet};
 use tinytools_examples::models;
 
 /// How many hits pre-promotion promotes at most.
 const PROMOTED: usize = 3;
-/// The scores measured: the raw cosine, and its margin over the catalogue's background.
-const SCORES: [&str; 2] = ["cosine", "margin"];
 
 /// One dev set: its catalogue, its queries and their gold tools' registered names.
 struct Set {
     label: &'static str,
     catalog: DeferredCatalog,
     queries: Vec<(String, Vec<String>)>,
+}
+
+/// Per set: the gold hit's scores (when it is among the best three over its own catalogue),
+/// and the best three hits' scores over the other set's catalogue.
+#[derive(Default)]
+struct Measured {
+    related: [Vec<[f64; 6]>; 2],
+    foreign: [Vec<Vec<[f64; 6]>>; 2],
+    queries: [usize; 2],
 }
 
 fn main() {
@@ -62,23 +75,50 @@ fn run() -> Result<(), String> {
         let file = vectors_dir.as_ref().map(|dir| dir.join(format!("{}.vectors", set.label)));
         tinytools_bench::warm(&ranker, &set.catalog, file.as_deref())?;
     }
+    let (measured, dump) = measure(&ranker, &sets)?;
+    if let Some(path) = value("--dump") {
+        std::fs::write(&path, dump).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    let mut report = json!({"rule": "per score, alone and with an absolute cosine floor, the floors maximising \
+        Youden's J averaged over both sets", "scores": {}});
+    for (k, name) in SCORES.iter().enumerate() {
+        let alone = best_rule(&measured, k, &[-1.0]);
+        let cosines: Vec<f64> = std::iter::once(-1.0).chain((0..=30).map(|i| f64::from(i) * 0.02)).collect();
+        let combined = best_rule(&measured, k, &cosines);
+        let mut entry = json!({"alone": describe(&measured, alone), "with_cosine": describe(&measured, combined)});
+        for (i, set) in sets.iter().enumerate() {
+            let related: Vec<f64> = measured.related[i].iter().map(|v| v[k]).collect();
+            let foreign: Vec<f64> = measured.foreign[i]
+                .iter()
+                .map(|hits| hits.iter().map(|v| v[k]).fold(f64::NEG_INFINITY, f64::max))
+                .collect();
+            entry[set.label] = json!({"related": percentiles(&related), "foreign_best": percentiles(&foreign)});
+        }
+        report["scores"][*name] = entry;
+    }
+    println!("{report}");
+    Ok(())
+}
+
+/// Ranks every query over its own set's catalogue and the other's, each over the whole
+/// catalogue, and keeps the scores the rules are chosen on; also the dump's lines.
+fn measure(ranker: &EmbeddingRanker, sets: &[Set; 2]) -> Result<(Measured, String), String> {
+    let mut measured = Measured::default();
     let mut dump = String::new();
-    // [score][set]: related (gold tool in the top three) and foreign scores.
-    let (mut related, mut foreign) = (vec![vec![Vec::new(); 2]; 2], vec![vec![Vec::new(); 2]; 2]);
     for (i, set) in sets.iter().enumerate() {
         let other = &sets[1 - i];
+        measured.queries[i] = set.queries.len();
         for (query, gold) in &set.queries {
-            let own = ranker.explain(&set.catalog, query, 10).map_err(|e| e.to_string())?;
-            let cross = ranker.explain(&other.catalog, query, 10).map_err(|e| e.to_string())?;
+            let own = ranker.explain(&set.catalog, query, set.catalog.len()).map_err(|e| e.to_string())?;
+            let cross = ranker.explain(&other.catalog, query, other.catalog.len()).map_err(|e| e.to_string())?;
+            let (own_stats, cross_stats) = (Relative::of(&own), Relative::of(&cross));
             if let Some(hit) = own.hits.iter().take(PROMOTED).find(|hit| gold.contains(&hit.name)) {
-                related[0][i].push(f64::from(hit.cosine));
-                related[1][i].push(f64::from(hit.cosine - own.background));
+                measured.related[i].push(own_stats.values(hit));
             }
-            for (s, score) in foreign.iter_mut().zip(best_scores(&cross)) {
-                s[i].push(score);
-            }
-            for (catalogue, explanation) in [(set.label, &own), (other.label, &cross)] {
-                let hits: Vec<Value> = explanation.hits.iter().map(|h| json!([h.name, h.cosine, h.lexical])).collect();
+            measured.foreign[i].push(cross.hits.iter().take(PROMOTED).map(|hit| cross_stats.values(hit)).collect());
+            for (catalogue, explanation, stats) in [(set.label, &own, own_stats), (other.label, &cross, cross_stats)] {
+                let hits: Vec<Value> =
+                    explanation.hits.iter().take(10).map(|h| json!([h.name, stats.values(h)])).collect();
                 let line = json!({"set": set.label, "catalogue": catalogue, "query": query, "gold": gold,
                     "background": explanation.background, "hits": hits});
                 dump.push_str(&line.to_string());
@@ -86,30 +126,7 @@ fn run() -> Result<(), String> {
             }
         }
     }
-    if let Some(path) = value("--dump") {
-        std::fs::write(&path, dump).map_err(|e| format!("cannot write {path}: {e}"))?;
-    }
-    let queries = [sets[0].queries.len(), sets[1].queries.len()];
-    let mut report = json!({"rule": "per score, the floor maximising Youden's J averaged over both sets (grid 0.005); \
-        the score with the larger J is kept", "scores": {}});
-    for (k, name) in SCORES.iter().enumerate() {
-        let (floor, j) = youden(&related[k], &foreign[k], queries);
-        let mut entry = json!({"floor": floor, "youden_j": round(j)});
-        for (i, set) in sets.iter().enumerate() {
-            let passing = |values: &[f64]| values.iter().filter(|v| **v >= floor).count();
-            entry[set.label] = json!({
-                "queries": queries[i],
-                "gold_in_top3": round(related[k][i].len() as f64 / queries[i].max(1) as f64),
-                "related": percentiles(&related[k][i]),
-                "foreign": percentiles(&foreign[k][i]),
-                "gold_promoted_at_floor": round(passing(&related[k][i]) as f64 / queries[i].max(1) as f64),
-                "foreign_promoting_at_floor": round(passing(&foreign[k][i]) as f64 / foreign[k][i].len().max(1) as f64),
-            });
-        }
-        report["scores"][*name] = entry;
-    }
-    println!("{report}");
-    Ok(())
+    Ok((measured, dump))
 }
 
 /// A dev set's catalogue and every `every`-th query with its gold tools' registered names.
@@ -132,27 +149,60 @@ fn load(root: &Path, label: &'static str, every: usize) -> Result<Set, String> {
     Ok(Set { label, catalog: DeferredCatalog::new(&registered.registry, |_| true), queries })
 }
 
-/// The best cosine and the best margin over the background among the hits pre-promotion
-/// would consider.
-fn best_scores(explanation: &Explanation) -> [f64; 2] {
-    let top = explanation.hits.iter().take(PROMOTED).map(|hit| hit.cosine).fold(f32::NEG_INFINITY, f32::max);
-    [f64::from(top), f64::from(top - explanation.background)]
+/// Youden's J of `rule`, averaged over the sets: the share of related scores passing minus
+/// the share of foreign queries where some best-three hit passes.
+fn youden(measured: &Measured, rule: Rule) -> f64 {
+    (0..2)
+        .map(|i| {
+            let related = measured.related[i].iter().filter(|v| rule.passes(v)).count();
+            let foreign = measured.foreign[i].iter().filter(|hits| hits.iter().any(|v| rule.passes(v))).count();
+            related as f64 / measured.related[i].len().max(1) as f64
+                - foreign as f64 / measured.foreign[i].len().max(1) as f64
+        })
+        .sum::<f64>()
+        / 2.0
 }
 
-/// The floor (on a 0.005 grid over `-1..=1`) maximising Youden's J averaged over the sets: the
-/// share of a set's related scores at or above it (of those whose gold tool was in the top
-/// three) minus the share of its foreign scores at or above it. Returns the floor and its J.
-fn youden(related: &[Vec<f64>], foreign: &[Vec<f64>], queries: [usize; 2]) -> (f64, f64) {
-    let mut best = (0.0, f64::NEG_INFINITY);
-    for step in -200..=200 {
-        let floor = f64::from(step) * 0.005;
-        let share = |values: &[f64]| values.iter().filter(|v| **v >= floor).count() as f64 / values.len().max(1) as f64;
-        let j = (0..2).map(|i| share(&related[i]) - share(&foreign[i])).sum::<f64>() / 2.0;
-        if j > best.1 && queries.iter().all(|n| *n > 0) {
-            best = ((floor * 1_000.0).round() / 1_000.0, j);
+/// The rule on score `k` with the largest J, its floor among the pooled values' quantiles
+/// (every 0.25 %; the cosine's also on a 0.005 grid) and its cosine floor among `cosines`.
+fn best_rule(measured: &Measured, k: usize, cosines: &[f64]) -> Rule {
+    let mut pooled: Vec<f64> = measured.related.iter().flatten().map(|v| v[k]).collect();
+    pooled.extend(measured.foreign.iter().flatten().flatten().map(|v| v[k]));
+    pooled.sort_by(f64::total_cmp);
+    let mut floors: Vec<f64> =
+        (0..400).filter_map(|q| pooled.get(q * pooled.len() / 400)).map(|v| (v * 1_000.0).round() / 1_000.0).collect();
+    if k == 0 {
+        floors.extend((-200..=200).map(|step| f64::from(step) * 0.005));
+    }
+    let mut best = (Rule { score: k, floor: 0.0, cosine_min: -1.0 }, f64::NEG_INFINITY);
+    for &cosine_min in cosines {
+        for &floor in &floors {
+            let rule = Rule { score: k, floor, cosine_min };
+            let j = youden(measured, rule);
+            if j > best.1 + 1e-12 {
+                best = (rule, j);
+            }
         }
     }
-    best
+    best.0
+}
+
+/// A rule's floors, J, and per set the share of all queries whose gold hit passes and of
+/// foreign queries promoting.
+fn describe(measured: &Measured, rule: Rule) -> Value {
+    let mut entry =
+        json!({"floor": rule.floor, "cosine_min": rule.cosine_min, "youden_j": round(youden(measured, rule))});
+    for (i, label) in ["bfcl", "metatool"].into_iter().enumerate() {
+        let related = measured.related[i].iter().filter(|v| rule.passes(v)).count();
+        let foreign = measured.foreign[i].iter().filter(|hits| hits.iter().any(|v| rule.passes(v))).count();
+        entry[label] = json!({
+            "queries": measured.queries[i],
+            "gold_in_top3": round(measured.related[i].len() as f64 / measured.queries[i].max(1) as f64),
+            "gold_promoted": round(related as f64 / measured.queries[i].max(1) as f64),
+            "foreign_promoting": round(foreign as f64 / measured.foreign[i].len().max(1) as f64),
+        });
+    }
+    entry
 }
 
 fn percentiles(values: &[f64]) -> Value {

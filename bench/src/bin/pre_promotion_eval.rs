@@ -23,6 +23,11 @@
 //! model `TINYTOOLS_MODEL` or `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per message:
 //! MetaTool and the unrelated set then keep every tenth and every sixth message, and
 //! `--subsets` gives the same subsets without expansion, to compare;
+//! `--relative SCORE:FLOOR[:COSINE]` (with `--ranker minilm`) replaces the embedding
+//! ranker's confidence by a query-relative rule (`tinytools_bench::relative`, chosen by
+//! `embedding_calibration`): a hit counts as confidence 1 when its score over the whole
+//! catalogue (`z`, `robust_z`, `gap10`, `z_blend`, `margin` or `cosine`) reaches FLOOR and its
+//! cosine COSINE, else 0 (read the 0.05 row);
 //! `--dump FILE` writes every message's top twenty hits as JSON lines. Each row's `no-tool`
 //! counts the messages no tool fits (the suite's no-tool tasks; every unrelated message) that
 //! promote something. The embedding ranker is built as hosts build it (`EmbeddingRanker::load`),
@@ -33,7 +38,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
 use tinytools::providers::HttpOptions;
+use tinytools::rank::embedding::EmbeddingRanker;
 use tinytools::rank::{Bm25Ranker, ExpandingRanker};
+use tinytools_bench::relative::{Relative, Rule};
 use tinytools_bench::tasks::{self, Expect};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
 use tinytools_examples::{catalogue, live, models};
@@ -69,12 +76,16 @@ fn run() -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
     let cosine_floor = args.windows(2).find(|w| w[0] == "--cosine-floor").map(|w| w[1].parse::<f32>());
+    let relative = args.windows(2).find(|w| w[0] == "--relative").map(|w| Rule::parse(&w[1])).transpose()?;
+    let mut embedding = None;
     if minilm {
         let mut ranker = models::minilm_ranker()?;
         if let Some(floor) = cosine_floor {
             ranker = ranker.cosine_floor(floor.map_err(|_| "--cosine-floor takes a number".to_owned())?);
         }
-        policy = policy.with_ranker(Arc::new(ranker));
+        let ranker = Arc::new(ranker);
+        embedding = Some(Arc::clone(&ranker));
+        policy = policy.with_ranker(ranker);
         policy.ranker_timeout = std::time::Duration::from_secs(600);
     }
     let expander = if expand {
@@ -139,13 +150,17 @@ fn run() -> Result<(), String> {
         ("scale", &scale_catalog, &suite),
         ("unrelated", &suite_catalog, &unrelated),
     ] {
-        let ranked: Vec<Vec<(String, f32)>> = probes
-            .iter()
-            .map(|probe| {
-                let outcome = runtime.block_on(catalog.rank(&policy, &probe.text, DUMP_LIMIT));
-                outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
-            })
-            .collect();
+        let ranked: Vec<Vec<(String, f32)>> = match (relative, &embedding) {
+            (Some(rule), Some(ranker)) => ranked_relative(ranker, rule, catalog, probes)?,
+            (Some(_), None) => return Err("--relative needs --ranker minilm".to_owned()),
+            _ => probes
+                .iter()
+                .map(|probe| {
+                    let outcome = runtime.block_on(catalog.rank(&policy, &probe.text, DUMP_LIMIT));
+                    outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
+                })
+                .collect(),
+        };
         for (probe, hits) in probes.iter().zip(&ranked) {
             let line = json!({"set": label, "text": probe.text, "gold": probe.gold, "hits": hits});
             dumped.push_str(&line.to_string());
@@ -211,6 +226,29 @@ fn run() -> Result<(), String> {
         eprintln!("keyword expansion: {}", expander.usage());
     }
     Ok(())
+}
+
+/// Every probe's best [`DUMP_LIMIT`] hits as the embedding ranker orders them, each with
+/// confidence 1 when `rule` passes it over the whole catalogue, else 0.
+fn ranked_relative(
+    ranker: &EmbeddingRanker,
+    rule: Rule,
+    catalog: &DeferredCatalog,
+    probes: &[Probe],
+) -> Result<Vec<Vec<(String, f32)>>, String> {
+    probes
+        .iter()
+        .map(|probe| {
+            let explanation = ranker.explain(catalog, &probe.text, catalog.len()).map_err(|e| e.to_string())?;
+            let stats = Relative::of(&explanation);
+            Ok(explanation
+                .hits
+                .iter()
+                .take(DUMP_LIMIT)
+                .map(|hit| (hit.name.clone(), if rule.passes(&stats.values(hit)) { 1.0 } else { 0.0 }))
+                .collect())
+        })
+        .collect()
 }
 
 fn round(x: f64) -> Value {
