@@ -170,10 +170,7 @@ pub struct PrePromotion {
     pub runner_up_floor: f32,
 }
 
-/// Pre-promotion's default floor ([`PrePromotion::min_confidence`]): BM25's confidence counts
-/// every word of the message, and the embedding ranker's is calibrated to reach this value at
-/// its calibrated cosine (`EmbeddingRanker::cosine_floor`, feature `embedding`).
-pub const DEFAULT_MIN_CONFIDENCE: f32 = 0.05;
+pub use crate::rank::DEFAULT_MIN_CONFIDENCE;
 
 impl Default for PrePromotion {
     fn default() -> Self {

@@ -17,5 +17,5 @@ pub use bm25::{Bm25Hit, Bm25Index, Bm25Params};
 pub use catalog::{CatalogTool, DeferredCatalog};
 pub use document::{FieldWeights, ToolDocument};
 pub use expand::{ExpandingRanker, ExpansionUsage};
-pub use ranker::{Bm25Ranker, RankContext, RankRequest, RankedTool, RankerError, ToolRanker};
+pub use ranker::{Bm25Ranker, DEFAULT_MIN_CONFIDENCE, RankContext, RankRequest, RankedTool, RankerError, ToolRanker};
 pub use tokenize::{Tokenizer, tokenize};

@@ -139,3 +139,11 @@ impl ToolRanker for Bm25Ranker {
         Ok(request.catalog.bm25(request.query, request.limit))
     }
 }
+
+/// The confidence pre-promotion asks of a hit by default
+/// ([`PrePromotion::min_confidence`](crate::discovery::PrePromotion::min_confidence)): BM25's
+/// confidence counts every word of the message, and the embedding ranker's is calibrated to
+/// reach this value at its calibrated cosine (`EmbeddingRanker::cosine_floor`, feature
+/// `embedding`). It lives with the rankers, whose confidences are scaled to it; discovery
+/// re-exports it.
+pub const DEFAULT_MIN_CONFIDENCE: f32 = 0.05;

@@ -19,7 +19,7 @@ use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 /// (`docs/retrieval.md`).
 ///
 /// `confidence` is calibrated so that pre-promotion's default floor
-/// ([`DEFAULT_MIN_CONFIDENCE`](crate::discovery::DEFAULT_MIN_CONFIDENCE)) promotes a tool only
+/// ([`DEFAULT_MIN_CONFIDENCE`](crate::rank::DEFAULT_MIN_CONFIDENCE)) promotes a tool only
 /// when its cosine reaches [`cosine_floor`](Self::cosine_floor), chosen on public dev sets for
 /// all-MiniLM-L6-v2: every sentence is somewhat like every other to MiniLM (0.1–0.3 between
 /// unrelated texts), so the raw cosine passed anything over the 0.05 floor. A message about
@@ -92,7 +92,7 @@ impl EmbeddingRanker {
 
     /// The cosine at which a hit's confidence reaches pre-promotion's default floor: below it
     /// a hit is not promoted by default. The confidence is 0 at a cosine of 0, rises linearly
-    /// to [`DEFAULT_MIN_CONFIDENCE`](crate::discovery::DEFAULT_MIN_CONFIDENCE) at this cosine
+    /// to [`DEFAULT_MIN_CONFIDENCE`](crate::rank::DEFAULT_MIN_CONFIDENCE) at this cosine
     /// and on to 1 at a cosine of 1. Ranking does not depend on it. Non-finite or negative
     /// values count as `0` (every hit with a positive cosine passes the default floor).
     #[must_use]

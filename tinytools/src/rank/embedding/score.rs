@@ -12,7 +12,7 @@ use crate::rank::DeferredCatalog;
 const BM25_CANDIDATES: usize = 100;
 
 /// The cosine at which the confidence reaches
-/// [`DEFAULT_MIN_CONFIDENCE`](crate::discovery::DEFAULT_MIN_CONFIDENCE), pre-promotion's
+/// [`DEFAULT_MIN_CONFIDENCE`](crate::rank::DEFAULT_MIN_CONFIDENCE), pre-promotion's
 /// default floor, for all-MiniLM-L6-v2: the cosine that best separates the dev halves' gold
 /// tools from the nearest tools of the other set's catalogue (Youden's J, each set weighing
 /// the same; `embedding_calibration` prints the distributions, the rule and the floor, and
@@ -51,9 +51,9 @@ pub struct Explanation {
 /// pre-promotion's default floor promotes exactly the hits at or above the calibrated cosine,
 /// and a stricter floor asks for a nearer one.
 ///
-/// [`DEFAULT_MIN_CONFIDENCE`]: crate::discovery::DEFAULT_MIN_CONFIDENCE
+/// [`DEFAULT_MIN_CONFIDENCE`]: crate::rank::DEFAULT_MIN_CONFIDENCE
 pub(super) fn confidence(cosine: f32, floor: f32) -> f32 {
-    let anchor = crate::discovery::DEFAULT_MIN_CONFIDENCE;
+    let anchor = crate::rank::DEFAULT_MIN_CONFIDENCE;
     let value = if cosine < floor {
         anchor * cosine / floor
     } else if floor < 1.0 {
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn the_confidence_meets_the_default_floor_exactly_at_the_calibrated_cosine() {
-        let anchor = crate::discovery::DEFAULT_MIN_CONFIDENCE;
+        let anchor = crate::rank::DEFAULT_MIN_CONFIDENCE;
         let floor = MINILM_COSINE_FLOOR;
         assert!((confidence(floor, floor) - anchor).abs() < 1e-6);
         assert!(confidence(floor - 0.01, floor) < anchor);
