@@ -14,12 +14,12 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rmcp::model::{Extensions, RequestId};
 use tokio_util::sync::CancellationToken;
 
-use crate::sessions::SessionDirError;
+use crate::sessions::{SessionDirError, is_session_id, remove_stale};
 
 /// How often a running call looks for a cancellation left by another process.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -46,7 +46,7 @@ impl SharedCancellation {
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, SessionDirError> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|source| SessionDirError::Create { dir: dir.clone(), source })?;
-        prune(&dir, MARKER_TTL);
+        remove_stale(&dir, MARKER_TTL, |_| true);
         Ok(Self { dir, running: Arc::default() })
     }
 
@@ -58,10 +58,7 @@ impl SharedCancellation {
     /// The marker of request `request` of session `session`, or `None` for a session id that
     /// is not one rmcp issues (letters, digits and `-`), so a header never names another path.
     fn marker(&self, session: &str, request: &RequestId) -> Option<PathBuf> {
-        let valid = !session.is_empty()
-            && session.len() <= 64
-            && session.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-        valid.then(|| self.dir.join(format!("{session}.{}", request_key(request))))
+        is_session_id(session).then(|| self.dir.join(format!("{session}.{}", request_key(request))))
     }
 
     /// Records the client's cancellation of `request` for the process running it, unless that
@@ -154,21 +151,6 @@ fn request_key(request: &RequestId) -> String {
             let hash =
                 s.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
             format!("h{hash:016x}")
-        }
-    }
-}
-
-/// Removes the markers older than `ttl`.
-fn prune(dir: &Path, ttl: Duration) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let stale = entry
-            .metadata()
-            .and_then(|meta| meta.modified())
-            .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|age| age > ttl));
-        if stale {
-            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

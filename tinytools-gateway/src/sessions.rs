@@ -88,8 +88,7 @@ impl FileSessionStore {
     /// The file of a session id, or `None` for an id that is not one rmcp issues (a UUID:
     /// letters, digits and `-`), so a client's header never names another path.
     fn path(&self, id: &str) -> Option<PathBuf> {
-        let valid = !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-        valid.then(|| self.dir.join(format!("{id}.json")))
+        is_session_id(id).then(|| self.dir.join(format!("{id}.json")))
     }
 
     /// Whether the session `id` is stored (an id that is not one rmcp issues is not).
@@ -102,17 +101,7 @@ impl FileSessionStore {
 
     /// Removes the session files untouched for `ttl`.
     fn prune(&self, ttl: Duration) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
-        let now = SystemTime::now();
-        for entry in entries.flatten() {
-            let stale = entry
-                .metadata()
-                .and_then(|meta| meta.modified())
-                .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|age| age > ttl));
-            if stale && entry.path().extension().is_some_and(|ext| ext == "json") {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
+        remove_stale(&self.dir, ttl, |path| path.extension().is_some_and(|ext| ext == "json"));
     }
 }
 
@@ -159,6 +148,27 @@ impl SessionStore for FileSessionStore {
         match tokio::fs::remove_file(&path).await {
             Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(Box::new(error)),
             _ => Ok(()),
+        }
+    }
+}
+
+/// Whether `id` has the shape of a session id rmcp issues (letters, digits and `-`, at most 64),
+/// so that a client's header can name no other path.
+pub(crate) fn is_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Removes the files in `dir` that `matches` and that were untouched for `ttl`.
+pub(crate) fn remove_stale(dir: &Path, ttl: Duration, matches: impl Fn(&Path) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|age| age > ttl));
+        if stale && matches(&entry.path()) {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
