@@ -129,3 +129,17 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Embedding
     let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
     serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, format!("not the JSON expected here: {e}")))
 }
+
+/// A test embedder's vectors: each text's length and 1, normalised, so texts of one length
+/// share a vector and any two lengths differ.
+#[cfg(test)]
+fn length_vectors(texts: &[&str]) -> Vec<Vec<f32>> {
+    texts
+        .iter()
+        .map(|t| {
+            let (a, b) = (t.len() as f32, 1.0_f32);
+            let n = (a * a + b * b).sqrt();
+            vec![a / n, b / n]
+        })
+        .collect()
+}

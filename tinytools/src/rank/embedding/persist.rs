@@ -173,14 +173,7 @@ mod tests {
         }
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
             self.texts.fetch_add(texts.len(), Ordering::SeqCst);
-            Ok(texts
-                .iter()
-                .map(|t| {
-                    let (a, b) = (t.len() as f32, 1.0_f32);
-                    let n = (a * a + b * b).sqrt();
-                    vec![a / n, b / n]
-                })
-                .collect())
+            Ok(crate::rank::embedding::length_vectors(texts))
         }
     }
 

@@ -232,14 +232,7 @@ mod tests {
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
             self.0.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(20));
-            Ok(texts
-                .iter()
-                .map(|t| {
-                    let (a, b) = (t.len() as f32, 1.0_f32);
-                    let n = (a * a + b * b).sqrt();
-                    vec![a / n, b / n]
-                })
-                .collect())
+            Ok(crate::rank::embedding::length_vectors(texts))
         }
     }
 
