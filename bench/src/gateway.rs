@@ -42,6 +42,9 @@ pub struct GatewayBinaries {
     /// honours `--family`), or any server of the whole catalogue (the config's `allow` lists
     /// keep each family's server to its family).
     pub catalogue_server: PathBuf,
+    /// The `bfcl_serve` binary, which serves BFCL distractor tools (only needed when the arm
+    /// asks for [`distractors`](GatewaySetup::distractors)).
+    pub distractor_server: PathBuf,
 }
 
 impl GatewayBinaries {
@@ -63,24 +66,30 @@ impl GatewayBinaries {
         Ok(Self {
             gateway: profile.join(format!("tinytools-gateway{suffix}")),
             catalogue_server: profile.join("examples").join(format!("mcp_serve{suffix}")),
+            distractor_server: profile.join(format!("bfcl_serve{suffix}")),
         })
     }
 
-    /// Fails when either binary is not a file, naming the `cargo build` command that builds
-    /// both (`--release` when the gateway's directory is `release`).
+    /// Fails when the gateway or the catalogue server is not a file (and the distractor server,
+    /// when `distractors`), naming the `cargo build` command that builds them (`--release` when
+    /// the gateway's directory is `release`).
     ///
     /// # Errors
     /// Which binary is missing, and how to build it.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self, distractors: bool) -> Result<(), String> {
         let release = self.gateway.parent().and_then(Path::file_name).is_some_and(|name| name == "release");
         let release = if release { " --release" } else { "" };
-        for (what, path) in [("tinytools-gateway", &self.gateway), ("catalogue server", &self.catalogue_server)] {
+        let mut needed = vec![("tinytools-gateway", &self.gateway), ("catalogue server", &self.catalogue_server)];
+        if distractors {
+            needed.push(("distractor server", &self.distractor_server));
+        }
+        for (what, path) in needed {
             if !path.is_file() {
                 return Err(format!(
                     "the gateway arm needs the {what} binary at {}, which is missing; build it with `cargo \
                      build{release} -p tinytools-gateway -p tinytools-examples -p tinytools-bench --bin \
-                     tinytools-gateway --example mcp_serve --bin live_tasks` (or give its path: --gateway-bin, \
-                     --catalogue-server)",
+                     tinytools-gateway --example mcp_serve --bin live_tasks --bin bfcl_serve` (or give its \
+                     path: --gateway-bin, --catalogue-server)",
                     path.display()
                 ));
             }
@@ -88,6 +97,33 @@ impl GatewayBinaries {
         Ok(())
     }
 }
+
+/// How the gateway arm is set up, beside its binaries.
+#[derive(Clone, Debug)]
+pub struct GatewaySetup {
+    /// Every run's turn limit.
+    pub max_turns: usize,
+    /// Whether the system prompt carries the gateway's handshake instructions, as MCP clients
+    /// show a server's instructions to their model.
+    pub instructions: bool,
+    /// Arguments for the gateway after its `--config` and `--cache-dir` (such as
+    /// `--embedding-model DIR` or `--manifest-names grouped`).
+    pub serve_args: Vec<String>,
+    /// Every run's aids.
+    pub aids: AidsChoice,
+    /// BFCL distractor tools served beside the catalogue, [`DISTRACTORS_PER_SERVER`] to a
+    /// server (`bfcl1`, `bfcl2`, ...): the gateway then fronts `41 + distractors` tools.
+    pub distractors: usize,
+}
+
+impl Default for GatewaySetup {
+    fn default() -> Self {
+        Self { max_turns: 8, instructions: true, serve_args: Vec::new(), aids: AidsChoice::default(), distractors: 0 }
+    }
+}
+
+/// How many BFCL distractor tools each distractor server serves.
+pub const DISTRACTORS_PER_SERVER: usize = 40;
 
 /// A running gateway: the MCP session to it, and its temporary directory (config and cache),
 /// removed when the last handle goes. [`close`](Self::close) ends the session, and with it the
@@ -140,9 +176,12 @@ impl std::fmt::Debug for GatewayProcess {
 }
 
 /// The gateway's config: one server per family, each the catalogue server told its family and
-/// allowed only its tools; `read_note` Direct, as in the other arms.
-pub fn gateway_config(catalogue_server: &Path) -> Value {
-    let servers: Map<String, Value> = catalogue::families()
+/// allowed only its tools; `read_note` Direct, as in the other arms. With `distractors`, as
+/// many more servers (`bfcl1`, `bfcl2`, ...) as serve that many BFCL tools, each the
+/// `bfcl_serve` binary told its slice.
+pub fn gateway_config(binaries: &GatewayBinaries, distractors: usize) -> Value {
+    let catalogue_server = &binaries.catalogue_server;
+    let mut servers: Map<String, Value> = catalogue::families()
         .into_iter()
         .map(|(family, names)| {
             let mut gateway = json!({"allow": names});
@@ -157,39 +196,39 @@ pub fn gateway_config(catalogue_server: &Path) -> Value {
             (family, server)
         })
         .collect();
+    for (index, skip) in (0..distractors).step_by(DISTRACTORS_PER_SERVER).enumerate() {
+        let count = DISTRACTORS_PER_SERVER.min(distractors - skip);
+        let server = json!({
+            "command": binaries.distractor_server.to_string_lossy(),
+            "args": ["--skip", skip.to_string(), "--count", count.to_string()],
+        });
+        servers.insert(format!("bfcl{}", index + 1), server);
+    }
     json!({ "mcpServers": servers })
 }
 
-/// Starts the gateway over the catalogue's servers and builds the arm: its registry is the
-/// gateway's tools, Direct, under the gateway's own names; its system prompt is
-/// [`GATEWAY_SYSTEM_PROMPT`] then, when `instructions`, the gateway's handshake instructions
-/// (as MCP clients show a server's instructions to their model); every run gets `max_turns`
-/// and `aids`. `serve_args` go to the gateway after its `--config` and `--cache-dir` (such as
-/// `--embedding-model DIR`).
+/// Starts the gateway over the catalogue's servers (and the distractor servers `setup` asks
+/// for) and builds the arm: its registry is the gateway's tools, Direct, under the gateway's
+/// own names; its system prompt is [`GATEWAY_SYSTEM_PROMPT`] then, when
+/// [`instructions`](GatewaySetup::instructions), the gateway's handshake instructions.
 ///
 /// # Errors
 /// When a binary is missing, the directory cannot be written, the cache cannot be filled (a
 /// server failed to list its tools), or the gateway does not complete the handshake.
-pub async fn gateway_arm(
-    binaries: &GatewayBinaries,
-    max_turns: usize,
-    instructions: bool,
-    serve_args: &[String],
-    aids: AidsChoice,
-) -> Result<ArmSpec, String> {
-    binaries.check()?;
+pub async fn gateway_arm(binaries: &GatewayBinaries, setup: &GatewaySetup) -> Result<ArmSpec, String> {
+    binaries.check(setup.distractors > 0)?;
     let dir = fresh_dir()?;
     // From here the directory is removed on every way out: `GatewayProcess` owns it, or this guard.
     let guard = DirGuard(Some(dir.clone()));
     let config = dir.join("config.json");
     let cache = dir.join("cache");
-    let text = serde_json::to_string_pretty(&gateway_config(&binaries.catalogue_server))
+    let text = serde_json::to_string_pretty(&gateway_config(binaries, setup.distractors))
         .map_err(|err| format!("cannot write the gateway config: {err}"))?;
     std::fs::write(&config, text).map_err(|err| format!("cannot write {}: {err}", config.display()))?;
     let tools_behind = fill_cache(&binaries.gateway, &config, &cache).await?;
 
     let mut command = tokio::process::Command::new(&binaries.gateway);
-    command.arg("--config").arg(&config).arg("--cache-dir").arg(&cache).args(serve_args);
+    command.arg("--config").arg(&config).arg("--cache-dir").arg(&cache).args(&setup.serve_args);
     let import = McpImport::new("gateway").exposure(ToolExposure::Direct).compaction(SchemaCompaction::UNLIMITED);
     let server = McpServer::connect_stdio(import, command)
         .await
@@ -210,7 +249,7 @@ pub async fn gateway_arm(
     }
     let handshake = server.instructions().filter(|text| !text.trim().is_empty());
     let mut system_prompt = GATEWAY_SYSTEM_PROMPT.to_owned();
-    if let Some(text) = handshake.as_deref().filter(|_| instructions) {
+    if let Some(text) = handshake.as_deref().filter(|_| setup.instructions) {
         system_prompt.push_str("\n\n");
         system_prompt.push_str(text);
     }
@@ -220,12 +259,12 @@ pub async fn gateway_arm(
         tools_behind,
         instructions: handshake,
     };
-    let policy = RunPolicy::default().with_max_turns(max_turns);
+    let policy = RunPolicy::default().with_max_turns(setup.max_turns);
     Ok(ArmSpec {
         kind: ArmKind::Gateway,
         registry: Arc::new(registry),
         policy,
-        aids,
+        aids: setup.aids,
         system_prompt: system_prompt.into(),
         gateway: Some(Arc::new(process)),
         pre_search: None,

@@ -39,7 +39,10 @@ use std::time::Instant;
 
 pub use aids::{AidsChoice, apply_aids};
 pub use arms::{ArmKind, ArmSpec, arm};
-pub use gateway::{CALL_TOOL, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, gateway_arm, gateway_config};
+pub use gateway::{
+    CALL_TOOL, DISTRACTORS_PER_SERVER, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, GatewaySetup,
+    gateway_arm, gateway_config,
+};
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;

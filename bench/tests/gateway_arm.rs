@@ -18,14 +18,16 @@ use serde_json::{Value, json};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools_bench::tasks::{self, Task};
 use tinytools_bench::{
-    self as bench, AidsChoice, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, KeywordModel, PreSearch,
+    self as bench, AidsChoice, ArmKind, ArmSpec, CALL_TOOL, GatewayBinaries, GatewaySetup, KeywordModel, PreSearch,
 };
 
 /// The gateway and the catalogue server beside this test, or `None` (the test skipped, with a
 /// note) when they are not built and not required.
 fn binaries() -> Option<GatewayBinaries> {
-    let binaries = GatewayBinaries::beside_current_exe().expect("the test executable has a directory");
-    match binaries.check() {
+    let mut binaries = GatewayBinaries::beside_current_exe().expect("the test executable has a directory");
+    // This package's own binary: cargo names it to its integration tests.
+    binaries.distractor_server = env!("CARGO_BIN_EXE_bfcl_serve").into();
+    match binaries.check(true) {
         Ok(()) => Some(binaries),
         Err(why) if std::env::var("TINYTOOLS_GATEWAY_ARM_REQUIRED").is_ok_and(|v| v == "1") => panic!("{why}"),
         Err(why) => {
@@ -38,7 +40,8 @@ fn binaries() -> Option<GatewayBinaries> {
 /// The arm over the built binaries, or `None` when they are not there (see [`binaries`]).
 async fn arm() -> Option<ArmSpec> {
     let binaries = binaries()?;
-    Some(bench::gateway_arm(&binaries, 8, true, &[], AidsChoice::Standard).await.expect("the gateway arm starts"))
+    let setup = GatewaySetup { aids: AidsChoice::Standard, ..GatewaySetup::default() };
+    Some(bench::gateway_arm(&binaries, &setup).await.expect("the gateway arm starts"))
 }
 
 /// Solves a task the way a good model would through the gateway: each step's tool found with
@@ -216,4 +219,79 @@ async fn a_pre_searching_host_sends_names_it_does_not_offer_to_the_gateway() {
     if let Some(gateway) = &spec.gateway {
         gateway.close().await;
     }
+}
+
+/// The arm with `distractors` BFCL tools behind the gateway and the manifest names `names`,
+/// or `None` when the binaries or the eval sets are not there.
+async fn arm_with_distractors(distractors: usize, names: &str) -> Option<ArmSpec> {
+    if !tasks::bfcl_tools_path().exists() {
+        eprintln!("skipped: the eval sets live in ../shared/eval beside the checkout");
+        return None;
+    }
+    let binaries = binaries()?;
+    let setup = GatewaySetup {
+        distractors,
+        serve_args: vec!["--manifest-names".to_owned(), names.to_owned()],
+        ..GatewaySetup::default()
+    };
+    Some(bench::gateway_arm(&binaries, &setup).await.expect("the gateway arm starts"))
+}
+
+/// The `tool_search` declaration's description, as the gateway listed it to the run.
+fn search_description(spec: &ArmSpec) -> String {
+    let schemas = spec.registry.schemas();
+    let search = schemas.iter().find(|schema| schema.name == "tool_search").expect("the gateway lists tool_search");
+    search.description.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distractor_servers_put_bfcl_tools_behind_the_gateway_and_the_manifest_groups_them_on_request() {
+    let Some(count) = arm_with_distractors(90, "count").await else { return };
+    let Some(grouped) = arm_with_distractors(90, "grouped").await else { return };
+    assert_eq!(count.tools(), 41 + 90, "the catalogue's 41 and 90 distractors, 40 to a server");
+    assert_eq!(grouped.tools(), 131);
+    let distractor = tasks::bfcl_distractors(1).unwrap().remove(0);
+    let first = distractor.name().to_owned();
+
+    let counted = search_description(&count);
+    assert!(counted.contains("bfcl3"), "the count form names the servers: {counted}");
+    assert!(!counted.contains(&first), "the count form names no tool: {counted}");
+    let by_server = search_description(&grouped);
+    assert!(by_server.contains("bfcl1 (40):"), "the grouped form counts each server's tools: {by_server}");
+    assert!(by_server.contains("bfcl3 (10):"), "the last server holds the remainder: {by_server}");
+    assert!(by_server.contains(&first), "the grouped form names tools: {by_server}");
+
+    // A distractor is a real tool behind the gateway: search finds it, call_tool runs it.
+    let search = count.registry.get("tool_search").expect("offered").tool();
+    let query = first.replace('_', " ");
+    let text = search.execute(json!({"query": query})).await.expect("the search answers").to_model_text();
+    assert!(text.contains(&format!("bfcl1__{first}")), "{text}");
+    let call = count.registry.get(CALL_TOOL).expect("offered").tool();
+    let arguments = required_arguments(&distractor.parameters_schema());
+    let forwarded = json!({"name": format!("bfcl1__{first}"), "arguments": arguments});
+    let answer = call.execute(forwarded).await.expect("the call answers");
+    assert!(!answer.is_error, "{}", answer.to_model_text());
+    assert_eq!(answer.to_model_text(), "ok", "the stub's answer, through the gateway");
+    for spec in [&count, &grouped] {
+        if let Some(gateway) = &spec.gateway {
+            gateway.close().await;
+        }
+    }
+}
+
+/// A value of its type for every required property of `schema`.
+fn required_arguments(schema: &Value) -> Value {
+    let mut arguments = serde_json::Map::new();
+    for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let value = match schema["properties"][name]["type"].as_str() {
+            Some("integer") => json!(1),
+            Some("number") => json!(1.5),
+            Some("boolean") => json!(true),
+            Some("array") => json!([]),
+            Some("object") => json!({}),
+            _ => json!("x"),
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Value::Object(arguments)
 }

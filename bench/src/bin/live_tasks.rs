@@ -31,7 +31,10 @@
 //! bare name when no other has it; a name the run does not offer goes to `call_tool` too.
 //! The judge counts `call_tool {name, arguments}` as a call of `name`. The binaries are looked
 //! for beside this one (`<profile>/tinytools-gateway`, `<profile>/examples/mcp_serve`), or
-//! given with `--gateway-bin PATH` and `--catalogue-server PATH`.
+//! given with `--gateway-bin PATH` and `--catalogue-server PATH`. `--gateway-distractors N` puts
+//! N BFCL tools behind the gateway beside the catalogue, 40 to a server (`bfcl1`, ...; the
+//! `bfcl_serve` binary beside this one), and `--gateway-manifest-names count|grouped` passes
+//! `--manifest-names` to the gateway (its default when not given: `count`).
 //!
 //! The model is `--base-url` / `--model`, else `TINYTOOLS_BASE_URL` / `TINYTOOLS_MODEL`, else
 //! the server `local-model.sh` starts (`http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`, port 8091,
@@ -73,7 +76,7 @@ use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_bench::tasks::{self, Task};
-use tinytools_bench::{self as bench, AidsChoice, ArmKind, GatewayBinaries, KeywordModel, PreSearch};
+use tinytools_bench::{self as bench, AidsChoice, ArmKind, GatewayBinaries, GatewaySetup, KeywordModel, PreSearch};
 use tinytools_examples::{live, models};
 
 /// The suite's manifest budget: no names fit, so `tool_search` states the count and the
@@ -107,6 +110,8 @@ struct Options {
     catalogue_server: Option<PathBuf>,
     gateway_instructions: bool,
     gateway_pre_search: bool,
+    gateway_distractors: usize,
+    gateway_manifest_names: Option<String>,
 }
 
 fn main() {
@@ -156,19 +161,22 @@ async fn run(options: Options) -> Result<(), String> {
         if *kind == ArmKind::Gateway {
             let binaries = gateway_binaries(&options)?;
             // With `--ranker minilm` the gateway ranks its `tool_search` with the same model.
-            let serve_args = if options.minilm {
-                vec!["--embedding-model".to_owned(), models::minilm_dir().to_string_lossy().into_owned()]
-            } else {
-                Vec::new()
+            let mut serve_args = Vec::new();
+            if options.minilm {
+                serve_args
+                    .extend(["--embedding-model".to_owned(), models::minilm_dir().to_string_lossy().into_owned()]);
+            }
+            if let Some(names) = &options.gateway_manifest_names {
+                serve_args.extend(["--manifest-names".to_owned(), names.clone()]);
+            }
+            let setup = GatewaySetup {
+                max_turns: options.max_turns,
+                instructions: options.gateway_instructions,
+                serve_args,
+                aids: options.aids,
+                distractors: options.gateway_distractors,
             };
-            let mut spec = bench::gateway_arm(
-                &binaries,
-                options.max_turns,
-                options.gateway_instructions,
-                &serve_args,
-                options.aids,
-            )
-            .await?;
+            let mut spec = bench::gateway_arm(&binaries, &setup).await?;
             if options.gateway_pre_search {
                 let pre = options.pre_promotion;
                 spec.pre_search =
@@ -294,6 +302,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         catalogue_server: None,
         gateway_instructions: true,
         gateway_pre_search: false,
+        gateway_distractors: 0,
+        gateway_manifest_names: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -361,6 +371,11 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--catalogue-server" => options.catalogue_server = Some(value()?.into()),
             "--no-gateway-instructions" => options.gateway_instructions = false,
             "--gateway-pre-search" => options.gateway_pre_search = true,
+            "--gateway-distractors" => options.gateway_distractors = number(value()?)?,
+            "--gateway-manifest-names" => match value()?.as_str() {
+                names @ ("count" | "grouped") => options.gateway_manifest_names = Some(names.to_owned()),
+                other => return Err(format!("unknown manifest names {other}: count or grouped")),
+            },
             "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
             other => return Err(format!("unknown option `{other}` (the options are in the binary's header)")),
         }
