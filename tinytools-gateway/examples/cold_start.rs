@@ -31,6 +31,10 @@
 //! beside this example's directory, or at `GATEWAY_FIXTURE` and `GATEWAY_BIN`; the reference
 //! servers in `target/mcp-peers` or `$TINYTOOLS_MCP_PEERS`.
 
+#[path = "common/beside.rs"]
+mod beside;
+use beside::beside;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -109,24 +113,6 @@ async fn main() -> Result<(), Failure> {
     }
     println!("{}", serde_json::to_string_pretty(&Value::Array(results))?);
     Ok(())
-}
-
-/// `target/<profile>/<name>` seen from `target/<profile>/examples/`, or the variable's path.
-fn beside(variable: &str, name: &str) -> Result<PathBuf, Failure> {
-    if let Some(path) = std::env::var_os(variable) {
-        return Ok(path.into());
-    }
-    let exe = std::env::current_exe()?;
-    let path = exe.parent().and_then(Path::parent).map(|dir| dir.join(name)).ok_or("no target directory")?;
-    if path.exists() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "{} not found; build it with `cargo build --release -p tinytools-gateway --features fixture --bins`, or set {variable}",
-            path.display()
-        )
-        .into())
-    }
 }
 
 fn write_config(dir: &Path, fixture: &Path, cpu_ms: u64) -> Result<PathBuf, Failure> {

@@ -18,7 +18,11 @@
 //! The fixture server and the gateway binary are found beside this example's directory
 //! (`target/<profile>/`), or at `GATEWAY_FIXTURE` and `GATEWAY_BIN`.
 
-use std::path::{Path, PathBuf};
+#[path = "common/beside.rs"]
+mod beside;
+use beside::beside;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,24 +71,6 @@ async fn main() -> Result<(), Failure> {
     println!("{}", serde_json::to_string_pretty(&output)?);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// `target/<profile>/<name>` seen from `target/<profile>/examples/`, or the variable's path.
-fn beside(variable: &str, name: &str) -> Result<PathBuf, Failure> {
-    if let Some(path) = std::env::var_os(variable) {
-        return Ok(path.into());
-    }
-    let exe = std::env::current_exe()?;
-    let path = exe.parent().and_then(Path::parent).map(|dir| dir.join(name)).ok_or("no target directory")?;
-    if path.exists() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "{} not found; build it with `cargo build --release -p tinytools-gateway --features fixture --bins`, or set {variable}",
-            path.display()
-        )
-        .into())
-    }
 }
 
 fn lines(path: &Path) -> usize {
