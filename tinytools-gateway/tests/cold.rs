@@ -13,43 +13,13 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient, ServerHandler};
+use rmcp::ServerHandler;
 use serde_json::{Value, json};
 use tinytools_gateway::GatewayOptions;
 
 use common::*;
-
-/// Counts `notifications/tools/list_changed`.
-#[derive(Clone, Default)]
-struct Counter(Arc<AtomicUsize>);
-
-impl ClientHandler for Counter {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl Counter {
-    fn count(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// Polls `done` every 20 ms for up to 30 s; true once it holds.
-async fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    for _ in 0..1_500 {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    done()
-}
 
 fn description(tools: &[rmcp::model::Tool]) -> String {
     tools[0].description.as_deref().unwrap_or_default().to_owned()

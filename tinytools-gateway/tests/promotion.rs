@@ -6,34 +6,15 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
 use serde_json::json;
 use tinytools_gateway::GatewayOptions;
 
 use common::*;
 
-/// Counts `notifications/tools/list_changed`.
-#[derive(Clone, Default)]
-struct Counter(Arc<AtomicUsize>);
-
-impl ClientHandler for Counter {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
+/// The notifications once `at_least` have come (or after 30 s).
 async fn settle(counter: &Counter, at_least: usize) -> usize {
-    for _ in 0..100 {
-        if counter.0.load(Ordering::SeqCst) >= at_least {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    counter.0.load(Ordering::SeqCst)
+    eventually(|| counter.count() >= at_least).await;
+    counter.count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -50,7 +31,7 @@ async fn by_default_a_search_changes_neither_the_list_nor_the_capabilities() {
     assert_eq!(search(&client, "stock price for a ticker symbol").await["matches"][0]["name"], "fixture__stock_quote");
     assert_eq!(list(&client).await, before);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert_eq!(counter.0.load(Ordering::SeqCst), 0);
+    assert_eq!(counter.count(), 0);
     client.cancel().await.unwrap();
 }
 
@@ -83,7 +64,7 @@ async fn with_the_profile_found_tools_join_the_list_and_the_client_is_told() {
     // The same search again promotes nothing new and says nothing.
     search(&client, "stock price for a ticker symbol").await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+    assert_eq!(counter.count(), 1);
     // A new session starts from the stable surface.
     assert!(gateway.session().promoted().is_empty());
     assert_eq!(gateway.promoted().len(), matched.min(4));

@@ -5,11 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, Supervisor};
 
@@ -156,4 +157,32 @@ pub async fn routes_after_drain(relay: &tinytools_gateway::relay::ProgressRelay)
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     routes
+}
+
+/// A client handler that counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+pub struct Counter(Arc<AtomicUsize>);
+
+impl ClientHandler for Counter {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Counter {
+    /// The notifications so far.
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Polls `done` every 20 ms for up to 30 s; true once it holds.
+pub async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..1_500 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
 }
