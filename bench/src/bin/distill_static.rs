@@ -54,7 +54,13 @@ fn run() -> Result<(), String> {
     let out = out.unwrap_or_else(|| model_dir.with_file_name("minilm-static"));
     let model = BertEmbedder::load(&model_dir).map_err(|e| format!("{e} (run .ci/models)"))?;
     let started = Instant::now();
-    let outputs = TokenOutputs::distill(&model, models::progress_bar).map_err(|e| e.to_string())?;
+    let progress = |done: usize, total: usize| {
+        eprint!("\rdistilling word pieces {done}/{total}");
+        if done >= total {
+            eprintln!();
+        }
+    };
+    let outputs = TokenOutputs::distill(&model, progress).map_err(|e| e.to_string())?;
     let distill_s = started.elapsed().as_secs_f64();
     let mut jobs = vec![(out.clone(), StaticOptions::default())];
     if all {
