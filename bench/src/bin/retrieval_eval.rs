@@ -15,7 +15,10 @@
 //! default 0.4; the tools are embedded before timing starts, reported as `embed_ms`;
 //! `--vectors FILE` loads saved tool vectors when the file exists and saves them after);
 //! `--ranker minilm-candle` (the same model on candle-transformers' BERT; feature
-//! `encoder-compare`, for `encoder_compare`); `--every N` (every Nth query only);
+//! `encoder-compare`, for `encoder_compare`); `--ranker static` (the static model
+//! `distill_static` writes, from `--static-model DIR`, default `target/models/minilm-static`,
+//! blended the same way and with the same `--bm25-weight` knob; the report adds
+//! `query_embed_us_p50`/`_p99`, a query's embedding alone); `--every N` (every Nth query only);
 //! `--limit K` (ranked list length, default 50). The report's `peak_rss_mb` is the process's
 //! peak resident memory.
 
@@ -25,7 +28,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
-use tinytools::rank::embedding::EmbeddingRanker;
+use tinytools::rank::embedding::{EmbeddingRanker, StaticEmbedder};
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
@@ -42,6 +45,7 @@ struct Options {
     params: Bm25Params,
     bm25_weight: Option<f32>,
     vectors: Option<PathBuf>,
+    static_model: Option<PathBuf>,
     every: usize,
 }
 
@@ -63,20 +67,7 @@ fn run() -> Result<(), String> {
     let catalog = DeferredCatalog::new(&set.registry, |_| true);
     let build_ms = started.elapsed().as_secs_f64() * 1_000.0;
 
-    let mut embed_ms = None;
-    let mut policy = ToolDiscoveryPolicy::default().with_max_limit(options.limit).with_default_limit(options.limit);
-    if options.ranker == "custom" {
-        let ranker = CustomBm25::new(&catalog, options.tokenizer, &options.weights, options.params);
-        policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
-    } else if let Some(mut ranker) = embedding_ranker(&options.ranker)? {
-        if let Some(weight) = options.bm25_weight {
-            ranker = ranker.bm25_weight(weight);
-        }
-        embed_ms = Some(tinytools_bench::warm(&ranker, &catalog, options.vectors.as_deref())?);
-        policy = policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
-    } else if options.ranker != "bm25" {
-        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm or minilm-candle", options.ranker));
-    }
+    let Setup { policy, embed_ms, query_embed_us } = setup(&options, &catalog, &queries)?;
     eprintln!(
         "{} tools, {} queries, ranker {}, index built in {build_ms:.1} ms",
         tools.len(),
@@ -111,21 +102,23 @@ fn run() -> Result<(), String> {
     if empty > 0 {
         eprintln!("{empty} queries share no term with any tool");
     }
-    latencies.sort_by(f64::total_cmp);
-    let percentile =
-        |p: f64| latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let [p50, p99] = p50_p99(latencies);
+    let tenths = |x: f64| (x * 10.0).round() / 10.0;
     let mut report = json!({
         "tools": tools.len(),
         "queries": queries.len(),
         "ranker": options.ranker,
         "build_ms": (build_ms * 100.0).round() / 100.0,
-        "search_us_p50": (percentile(0.5) * 10.0).round() / 10.0,
-        "search_us_p99": (percentile(0.99) * 10.0).round() / 10.0,
+        "search_us_p50": tenths(p50),
+        "search_us_p99": tenths(p99),
         "name_level": Scores::mean(&name_level).to_json(),
         "strict": Scores::mean(&strict).to_json(),
     });
     if let Some(ms) = embed_ms {
-        report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
+        report["embed_ms"] = json!(tenths(ms));
+    }
+    if let Some([p50, p99]) = query_embed_us {
+        (report["query_embed_us_p50"], report["query_embed_us_p99"]) = (json!(tenths(p50)), json!(tenths(p99)));
     }
     if let Some(mb) = peak_rss_mb() {
         report["peak_rss_mb"] = json!(mb);
@@ -134,18 +127,81 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// The embedding ranker `--ranker` names, `None` for a ranker that is not one.
-fn embedding_ranker(name: &str) -> Result<Option<EmbeddingRanker>, String> {
+/// The policy that ranks with `--ranker`, and what building it cost.
+struct Setup {
+    policy: ToolDiscoveryPolicy,
+    /// Embedding the catalogue (ms), for an embedding ranker.
+    embed_ms: Option<f64>,
+    /// A query's embedding alone (µs, p50 and p99), for the static model.
+    query_embed_us: Option<[f64; 2]>,
+}
+
+fn setup(options: &Options, catalog: &DeferredCatalog, queries: &[EvalQuery]) -> Result<Setup, String> {
+    let mut setup = Setup {
+        policy: ToolDiscoveryPolicy::default().with_max_limit(options.limit).with_default_limit(options.limit),
+        embed_ms: None,
+        query_embed_us: None,
+    };
+    if options.ranker == "custom" {
+        let ranker = CustomBm25::new(catalog, options.tokenizer, &options.weights, options.params);
+        setup.policy = setup.policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
+    } else if let Some((mut ranker, embed_us)) =
+        embedding_ranker(&options.ranker, options.static_model.as_deref(), queries)?
+    {
+        setup.query_embed_us = embed_us;
+        if let Some(weight) = options.bm25_weight {
+            ranker = ranker.bm25_weight(weight);
+        }
+        setup.embed_ms = Some(tinytools_bench::warm(&ranker, catalog, options.vectors.as_deref())?);
+        setup.policy = setup.policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
+    } else if options.ranker != "bm25" {
+        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm, static or minilm-candle", options.ranker));
+    }
+    Ok(setup)
+}
+
+/// An embedding ranker, and its query embedding's time alone (µs, p50 and p99) when measured.
+type BuiltRanker = (EmbeddingRanker, Option<[f64; 2]>);
+
+/// The embedding ranker `--ranker` names, `None` for a ranker that is not one; for `static`,
+/// also how long embedding one query takes on its own (µs, p50 and p99 over `queries`), since
+/// a search's time is then mostly the cosines and the blend.
+fn embedding_ranker(
+    name: &str,
+    static_model: Option<&std::path::Path>,
+    queries: &[EvalQuery],
+) -> Result<Option<BuiltRanker>, String> {
     match name {
-        "minilm" => models::minilm_ranker().map(Some),
+        "minilm" => models::minilm_ranker().map(|ranker| Some((ranker, None))),
+        "static" => {
+            let dir = static_model.map_or_else(|| models::minilm_dir().with_file_name("minilm-static"), PathBuf::from);
+            let model = StaticEmbedder::load(&dir).map_err(|e| format!("{e} (run distill_static)"))?;
+            eprintln!("static model: {}", model.source());
+            let micros: Vec<f64> = queries
+                .iter()
+                .map(|query| {
+                    let started = Instant::now();
+                    std::hint::black_box(model.embed_one(&query.query));
+                    started.elapsed().as_secs_f64() * 1e6
+                })
+                .collect();
+            Ok(Some((EmbeddingRanker::new(Arc::new(model)), Some(p50_p99(micros)))))
+        }
         #[cfg(feature = "encoder-compare")]
         "minilm-candle" => {
             let model = tinytools::rank::embedding::CandleBert::load(models::minilm_dir())
                 .map_err(|e| format!("{e} (run .ci/models)"))?;
-            Ok(Some(EmbeddingRanker::new(Arc::new(model))))
+            Ok(Some((EmbeddingRanker::new(Arc::new(model)), None)))
         }
         _ => Ok(None),
     }
+}
+
+/// The median and the 99th percentile of `values` (0 for none).
+fn p50_p99(mut values: Vec<f64>) -> [f64; 2] {
+    values.sort_by(f64::total_cmp);
+    let percentile = |p: f64| values.get(((values.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    [percentile(0.5), percentile(0.99)]
 }
 
 /// The process's peak resident memory in MB (Linux's `VmHWM`), when the OS says.
@@ -197,6 +253,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         params: Bm25Params::default(),
         bm25_weight: None,
         vectors: None,
+        static_model: None,
         every: 1,
     };
     while let Some(flag) = args.next() {
@@ -216,6 +273,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--b" => options.params.b = number(value()?)?,
             "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
             "--vectors" => options.vectors = Some(value()?.into()),
+            "--static-model" => options.static_model = Some(value()?.into()),
             "--every" => options.every = value()?.parse().map_err(|_| "--every takes a whole number".to_owned())?,
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;

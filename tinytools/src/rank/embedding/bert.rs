@@ -8,7 +8,7 @@ use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
 use super::wordpiece::WordPiece;
-use super::{EmbeddingError, TextEmbedder, read_json};
+use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 
 /// A sentence-transformers model of the BERT family, run on the CPU in plain Rust: WordPiece,
 /// the encoder layers, mean pooling over the tokens, unit length.
@@ -25,8 +25,8 @@ use super::{EmbeddingError, TextEmbedder, read_json};
 /// recall, but BFCL's 3,420 tools in 41.7 s against 99.2 s, a query in 20.3 ms p50 / 67 ms p99
 /// against 30.8 / 163 ms, 263 MB peak against 424 MB, and no 3.7 MB of candle in the binary.
 /// Not measured (time box): ONNX Runtime through `ort` (its default build downloads the runtime;
-/// a registry-shipped runtime and an ONNX export of this model were not looked for) and a static
-/// model2vec-style model (none found offline yet).
+/// a registry-shipped runtime and an ONNX export of this model were not looked for). A static
+/// model2vec-style model distilled from this one is [`StaticEmbedder`](super::StaticEmbedder).
 ///
 /// ```no_run
 /// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
@@ -174,16 +174,33 @@ impl BertEmbedder {
         self.embed_batch(&[text]).pop().unwrap_or_default()
     }
 
-    /// Several texts through the encoder at once: their tokens are stacked, so every dense
-    /// layer is one larger matrix product (what makes batching pay), while attention stays
-    /// within each text. No padding is ever computed.
+    /// Several texts through the encoder at once, each pooled to unit length.
     fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
-        let hidden = self.word_embeddings.ncols();
         let ids: Vec<Vec<u32>> = texts.iter().map(|text| self.token_ids(text)).collect();
+        self.mean_outputs(&ids)
+            .into_iter()
+            .map(|mut pooled| {
+                let norm = pooled.dot(&pooled).sqrt();
+                if norm > 0.0 {
+                    pooled /= norm;
+                }
+                pooled.to_vec()
+            })
+            .collect()
+    }
+
+    /// The mean of the last layer's outputs over each id sequence, not normalised: the
+    /// sequences' tokens are stacked, so every dense layer is one larger matrix product (what
+    /// makes batching pay), while attention stays within each sequence. No padding is ever
+    /// computed. Every id must be below [`vocab_rows`](Self::vocab_rows) and no sequence
+    /// longer than the model's token budget ([`token_ids`](Self::token_ids) and the
+    /// distiller keep to both).
+    pub(super) fn mean_outputs(&self, ids: &[Vec<u32>]) -> Vec<Array1<f32>> {
+        let hidden = self.word_embeddings.ncols();
         let mut segments = Vec::with_capacity(ids.len());
         let mut x = Array2::<f32>::zeros((ids.iter().map(Vec::len).sum(), hidden));
         let mut at = 0;
-        for text in &ids {
+        for text in ids {
             segments.push(at..at + text.len());
             for (position, &id) in text.iter().enumerate() {
                 let mut row = x.row_mut(at + position);
@@ -200,17 +217,30 @@ impl BertEmbedder {
         segments
             .into_iter()
             .map(|rows| {
-                let mut pooled = x
-                    .slice_axis(Axis(0), Slice::from(rows))
-                    .mean_axis(Axis(0))
-                    .unwrap_or_else(|| Array1::zeros(hidden));
-                let norm = pooled.dot(&pooled).sqrt();
-                if norm > 0.0 {
-                    pooled /= norm;
-                }
-                pooled.to_vec()
+                x.slice_axis(Axis(0), Slice::from(rows)).mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(hidden))
             })
             .collect()
+    }
+
+    /// Rows of the model's word-embedding table: every id below it can go through
+    /// [`mean_outputs`](Self::mean_outputs).
+    pub(super) fn vocab_rows(&self) -> usize {
+        self.word_embeddings.nrows()
+    }
+
+    /// Width of the model's vectors (`hidden_size`).
+    pub(super) fn width(&self) -> usize {
+        self.word_embeddings.ncols()
+    }
+
+    /// Word pieces per sequence the model reads, `[CLS]` and `[SEP]` included.
+    pub(super) fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    /// The model's tokenizer.
+    pub(super) fn wordpiece(&self) -> &WordPiece {
+        &self.wordpiece
     }
 }
 
@@ -266,28 +296,7 @@ impl TextEmbedder for BertEmbedder {
     /// Embeds the texts on every core: each thread takes the next batch of 16 texts
     /// until none is left, so a thread that drew short texts is not left idle.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
-        let batches: Vec<&[&str]> = texts.chunks(BATCH).collect();
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(batches.len());
-        if threads <= 1 {
-            return Ok(batches.into_iter().flat_map(|batch| self.embed_batch(batch)).collect());
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(batch) = batches.get(at) else { return done };
-                done.push((at, self.embed_batch(batch)));
-            }
-        };
-        let parts: Vec<Vec<(usize, Vec<Vec<f32>>)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-            handles.into_iter().map(|handle| handle.join()).collect::<Result<_, _>>()
-        })
-        .map_err(|_| EmbeddingError::model("an embedding thread panicked"))?;
-        let mut ordered: Vec<(usize, Vec<Vec<f32>>)> = parts.into_iter().flatten().collect();
-        ordered.sort_unstable_by_key(|(at, _)| *at);
-        Ok(ordered.into_iter().flat_map(|(_, vectors)| vectors).collect())
+        on_every_core(texts, BATCH, |batch| self.embed_batch(batch))
     }
 }
 
@@ -448,7 +457,7 @@ impl Weights<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -485,7 +494,7 @@ mod tests {
     /// Writes a working BERT of `hidden` = 4, no layers, `positions` position embeddings and
     /// the vocabulary `[PAD] [UNK] [CLS] [SEP] word`, with `sentence_bert_config.json` asking
     /// for `max_seq_length` word pieces.
-    fn tiny_model(name: &str, positions: usize, max_seq_length: usize) -> std::path::PathBuf {
+    pub(in super::super) fn tiny_model(name: &str, positions: usize, max_seq_length: usize) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("tinytools-{name}-{}", std::process::id()));
         let write = |file: &str, bytes: &[u8]| {
             let path = dir.join(file);

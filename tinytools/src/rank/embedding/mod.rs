@@ -26,15 +26,19 @@
 //! beside it, to judge it on live traffic first.
 //!
 //! [`BertEmbedder`] runs all-MiniLM-L6-v2 (or any BERT-family sentence-transformers model
-//! with mean pooling) in plain Rust; [`TextEmbedder`] is the seam for any other encoder,
-//! local or remote.
+//! with mean pooling) in plain Rust; [`StaticEmbedder`] is a static model distilled from it
+//! ([`TokenOutputs`], model2vec's method: a lookup and a mean, microseconds a text, lower
+//! recall); [`TextEmbedder`] is the seam for any other encoder, local or remote.
 
 mod bert;
 #[cfg(feature = "encoder-compare")]
 mod candle;
+mod distill;
 mod persist;
 mod ranker;
 mod score;
+mod static_file;
+mod static_model;
 mod store;
 mod vectors_file;
 mod wordpiece;
@@ -44,9 +48,12 @@ use std::path::{Path, PathBuf};
 pub use bert::BertEmbedder;
 #[cfg(feature = "encoder-compare")]
 pub use candle::CandleBert;
+pub use distill::{SavedStatic, StaticOptions, TokenOutputs};
 pub use persist::WarmOutcome;
 pub use ranker::EmbeddingRanker;
 pub use score::{Explanation, MINILM_COSINE_FLOOR, ScoredTool};
+pub use static_file::Precision;
+pub use static_model::{STATIC_VECTORS_FILE, StaticEmbedder};
 
 /// Turns texts into vectors whose dot product measures how alike their meanings are.
 ///
@@ -128,6 +135,37 @@ impl EmbeddingError {
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EmbeddingError> {
     let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
     serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, format!("not the JSON expected here: {e}")))
+}
+
+/// `work` over `items` in batches of `batch`, on every core: each thread takes the next batch
+/// until none is left; the results in the items' order.
+fn on_every_core<T: Sync, R: Send>(
+    items: &[T],
+    batch: usize,
+    work: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Result<Vec<R>, EmbeddingError> {
+    let batches: Vec<&[T]> = items.chunks(batch.max(1)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(batches.len());
+    if threads <= 1 {
+        return Ok(batches.into_iter().flat_map(&work).collect());
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let thread = || {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(batch) = batches.get(at) else { return done };
+            done.push((at, work(batch)));
+        }
+    };
+    let parts: Vec<Vec<(usize, Vec<R>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(thread)).collect();
+        handles.into_iter().map(|handle| handle.join()).collect::<Result<_, _>>()
+    })
+    .map_err(|_| EmbeddingError::model("an embedding thread panicked"))?;
+    let mut ordered: Vec<(usize, Vec<R>)> = parts.into_iter().flatten().collect();
+    ordered.sort_unstable_by_key(|(at, _)| *at);
+    Ok(ordered.into_iter().flat_map(|(_, results)| results).collect())
 }
 
 /// A test embedder's vectors: each text's length and 1, normalised, so texts of one length

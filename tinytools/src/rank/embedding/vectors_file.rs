@@ -39,7 +39,7 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-fn put_str(out: &mut Vec<u8>, text: &str) {
+pub(super) fn put_str(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(text.as_bytes());
 }
@@ -120,25 +120,25 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Embeddin
 }
 
 /// A cursor over a file's bytes whose reads fail, never panic, past the end.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+pub(super) struct Reader<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
+    pub(super) fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(len).filter(|end| *end <= self.bytes.len()).ok_or("the file ends early")?;
         let taken = &self.bytes[self.at..end];
         self.at = end;
         Ok(taken)
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    pub(super) fn u32(&mut self) -> Result<u32, String> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    pub(super) fn string(&mut self) -> Result<String, String> {
         let len = self.u32()? as usize;
         String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a name or text is not UTF-8".to_owned())
     }

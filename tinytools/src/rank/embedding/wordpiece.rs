@@ -15,7 +15,7 @@ const MAX_WORD_CHARS: usize = 100;
 #[derive(Clone, Debug)]
 pub(crate) struct WordPiece {
     vocab: HashMap<String, u32>,
-    unk: u32,
+    pub(crate) unk: u32,
     pub(crate) cls: u32,
     pub(crate) sep: u32,
 }
@@ -46,6 +46,15 @@ impl WordPiece {
     /// The largest id the vocabulary holds.
     pub(crate) fn max_id(&self) -> u32 {
         self.vocab.values().copied().max().unwrap_or(0)
+    }
+
+    /// The vocabulary in id order: `None` for an id no token has.
+    pub(crate) fn by_id(&self) -> Vec<Option<&str>> {
+        let mut tokens = vec![None; self.max_id() as usize + 1];
+        for (token, &id) in &self.vocab {
+            tokens[id as usize] = Some(token.as_str());
+        }
+        tokens
     }
 
     /// The ids of `text`'s word pieces, at most `max` of them (no `[CLS]`/`[SEP]`).
