@@ -228,6 +228,10 @@ fn pca(x: &Array2<f32>, used: &[bool], dims: usize) -> (Array2<f32>, f32) {
 /// The eigenvalues and eigenvectors (the columns of the second, `n × n` row-major) of the
 /// symmetric `n × n` row-major matrix `a`, by cyclic Jacobi rotations: a few sweeps of
 /// `n² / 2` rotations for the 384 × 384 covariance, a second or so.
+///
+/// Written here rather than taken from a crate: `ndarray-linalg` needs a system LAPACK, and
+/// `nalgebra` would be a second linear-algebra stack for one decomposition run once per
+/// distillation.
 fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
     let mut v = vec![0.0; n * n];
     for i in 0..n {
