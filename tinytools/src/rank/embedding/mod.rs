@@ -51,7 +51,7 @@ pub use candle::CandleBert;
 pub use distill::{SavedStatic, StaticOptions, TokenOutputs};
 pub use persist::WarmOutcome;
 pub use ranker::EmbeddingRanker;
-pub use score::{Explanation, MINILM_COSINE_FLOOR, ScoredTool};
+pub use score::{Explanation, MINILM_COSINE_FLOOR, STATIC_MINILM_COSINE_FLOOR, ScoredTool};
 pub use static_file::Precision;
 pub use static_model::{STATIC_VECTORS_FILE, StaticEmbedder};
 
@@ -77,6 +77,16 @@ pub trait TextEmbedder: Send + Sync {
     /// By default, [`name`](Self::name).
     fn model_id(&self) -> String {
         self.name().to_owned()
+    }
+
+    /// The cosine at which this model's hits reach pre-promotion's default floor: where
+    /// [`EmbeddingRanker::new`] puts its [`cosine_floor`](EmbeddingRanker::cosine_floor).
+    /// Every model spreads its cosines its own way, so measure it for yours
+    /// (`embedding_calibration`, `docs/retrieval.md`). By default [`MINILM_COSINE_FLOOR`], for
+    /// all-MiniLM-L6-v2 ([`BertEmbedder`]); [`StaticEmbedder`] gives
+    /// [`STATIC_MINILM_COSINE_FLOOR`].
+    fn calibrated_cosine_floor(&self) -> f32 {
+        MINILM_COSINE_FLOOR
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::score::{Explanation, MINILM_COSINE_FLOOR};
+use super::score::Explanation;
 use super::store::{Pending, Store};
 use super::{BertEmbedder, EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
@@ -21,7 +21,7 @@ use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 /// `confidence` is calibrated so that pre-promotion's default floor
 /// ([`DEFAULT_MIN_CONFIDENCE`](crate::rank::DEFAULT_MIN_CONFIDENCE)) promotes a tool only
 /// when its cosine reaches [`cosine_floor`](Self::cosine_floor), chosen on public dev sets for
-/// all-MiniLM-L6-v2: every sentence is somewhat like every other to MiniLM (0.1–0.3 between
+/// each model ([`TextEmbedder::calibrated_cosine_floor`]). For all-MiniLM-L6-v2: every sentence is somewhat like every other to MiniLM (0.1–0.3 between
 /// unrelated texts), so the raw cosine passed anything over the 0.05 floor. A message about
 /// none of the tools now rarely promotes anything (none of the live suite's no-tool messages;
 /// 5.8 % of unrelated questions), at a price: everyday words often sit below the floor too,
@@ -62,12 +62,18 @@ impl std::fmt::Debug for EmbeddingRanker {
 
 impl EmbeddingRanker {
     /// A ranker over `embedder`, blending BM25 at the measured default weight (0.4), its
-    /// confidence calibrated for all-MiniLM-L6-v2 ([`MINILM_COSINE_FLOOR`]; for another model,
-    /// measure its own with `embedding_calibration` and set [`cosine_floor`](Self::cosine_floor)).
-    /// To load the model from a directory, [`load`](Self::load).
+    /// confidence calibrated for that model
+    /// ([`TextEmbedder::calibrated_cosine_floor`]:
+    /// [`MINILM_COSINE_FLOOR`](super::MINILM_COSINE_FLOOR) for all-MiniLM-L6-v2,
+    /// [`STATIC_MINILM_COSINE_FLOOR`](super::STATIC_MINILM_COSINE_FLOOR) for the static model
+    /// distilled from it;
+    /// for another model, measure its own with `embedding_calibration` and set
+    /// [`cosine_floor`](Self::cosine_floor) or implement that method).
+    /// To load MiniLM from a directory, [`load`](Self::load).
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
-        Self { embedder, name, bm25_weight: 0.4, cosine_floor: MINILM_COSINE_FLOOR, store: Arc::default() }
+        let floor = embedder.calibrated_cosine_floor();
+        Self { embedder, name, bm25_weight: 0.4, cosine_floor: 0.0, store: Arc::default() }.cosine_floor(floor)
     }
 
     /// The ranker hosts install: all-MiniLM-L6-v2 (or another BERT-family sentence-transformers
@@ -217,6 +223,7 @@ impl ToolRanker for EmbeddingRanker {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    use super::super::score::{MINILM_COSINE_FLOOR, STATIC_MINILM_COSINE_FLOOR};
     use super::super::store::document;
     use super::super::vectors_file::{SavedTool, SavedVectors};
     use super::*;
@@ -265,6 +272,34 @@ mod tests {
             assert_eq!(ranker().cosine_floor(bad).cosine_floor, 0.0);
         }
         assert_eq!(ranker().cosine_floor(0.2).cosine_floor, 0.2);
+    }
+
+    /// [`Lengths`] with a calibrated floor of its own.
+    struct Calibrated(f32);
+
+    impl TextEmbedder for Calibrated {
+        fn name(&self) -> &str {
+            "calibrated"
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            Ok(crate::rank::embedding::length_vectors(texts))
+        }
+        fn calibrated_cosine_floor(&self) -> f32 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_new_ranker_starts_from_its_embedders_calibrated_floor() {
+        assert_eq!(Lengths(0.into()).calibrated_cosine_floor(), MINILM_COSINE_FLOOR, "the default: MiniLM's");
+        let floor = |embedder: Calibrated| EmbeddingRanker::new(Arc::new(embedder)).cosine_floor;
+        assert_eq!(floor(Calibrated(STATIC_MINILM_COSINE_FLOOR)), STATIC_MINILM_COSINE_FLOOR);
+        assert_eq!(floor(Calibrated(0.3)), 0.3);
+        for bad in [-1.0, f32::NAN, f32::INFINITY] {
+            assert_eq!(floor(Calibrated(bad)), 0.0, "{bad} counts as 0, as with cosine_floor");
+        }
+        let set = EmbeddingRanker::new(Arc::new(Calibrated(0.3))).cosine_floor(0.5);
+        assert_eq!(set.cosine_floor, 0.5, "a host's choice wins");
     }
 
     #[tokio::test]

@@ -19,6 +19,14 @@ const BM25_CANDIDATES: usize = 100;
 /// `docs/retrieval.md` why the raw cosine and not its margin over the catalogue's mean).
 pub const MINILM_COSINE_FLOOR: f32 = 0.415;
 
+/// [`MINILM_COSINE_FLOOR`]'s counterpart for the static model distilled from all-MiniLM-L6-v2
+/// ([`StaticEmbedder`](super::StaticEmbedder); `distill_static`'s default: PCA to 256, Zipf
+/// weights, f16), chosen by the same rule on the same dev halves
+/// (`embedding_calibration --ranker static`). Its cosines run higher than MiniLM's (any two
+/// texts share the common word pieces' direction), so its floor sits higher; it separates the
+/// sets less well (`docs/retrieval.md`).
+pub const STATIC_MINILM_COSINE_FLOOR: f32 = 0.594;
+
 /// One tool as the embedding ranker scored it for a query.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

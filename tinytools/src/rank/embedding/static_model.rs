@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::score::STATIC_MINILM_COSINE_FLOOR;
 use super::static_file::StaticFile;
 use super::wordpiece::WordPiece;
 use super::{EmbeddingError, TextEmbedder};
@@ -34,6 +35,7 @@ const STATIC_VERSION: u32 = 1;
 /// let model = StaticEmbedder::load("target/models/minilm-static")?;
 /// let vectors = model.embed(&["find a flat to rent", "apartment search"])?;
 /// assert_eq!(vectors[0].len(), model.width());
+/// // Its confidence calibrated for this model: `STATIC_MINILM_COSINE_FLOOR`.
 /// let ranker = EmbeddingRanker::new(Arc::new(model));
 /// # Ok::<(), tinytools::rank::embedding::EmbeddingError>(())
 /// ```
@@ -149,6 +151,12 @@ impl TextEmbedder for StaticEmbedder {
         self.model_id.clone()
     }
 
+    /// [`STATIC_MINILM_COSINE_FLOOR`], measured for the static model `distill_static` writes by
+    /// default (a variant of another width or weighting was not measured).
+    fn calibrated_cosine_floor(&self) -> f32 {
+        STATIC_MINILM_COSINE_FLOOR
+    }
+
     /// On this thread: a text is a few microseconds of lookups.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         Ok(texts.iter().map(|text| self.embed_one(text)).collect())
@@ -243,6 +251,34 @@ mod tests {
             std::fs::remove_dir_all(&dir).ok();
             assert!(error.contains(STATIC_VECTORS_FILE) && error.contains(problem), "{name}: {error}");
         }
+    }
+
+    #[test]
+    fn a_ranker_over_it_promotes_at_the_static_models_own_floor() -> Result<(), EmbeddingError> {
+        use super::super::{EmbeddingRanker, MINILM_COSINE_FLOOR};
+        use crate::rank::{DEFAULT_MIN_CONFIDENCE, DeferredCatalog};
+        let model = load("ranker", &sample(Precision::F32));
+        assert_eq!(model.calibrated_cosine_floor(), STATIC_MINILM_COSINE_FLOOR);
+        let ranker = EmbeddingRanker::new(std::sync::Arc::new(model)).bm25_weight(0.0);
+        assert_eq!(ranker.cosine_floor, STATIC_MINILM_COSINE_FLOOR, "what a host gets by default");
+        let tool = |name: &str| crate::schema::ToolSchema {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        let catalog = DeferredCatalog::from_tools([(tool("cat"), None), (tool("dog"), None)]);
+        // "cat dog dog" is (1, 2) / √5: dog's (0, 1) at cosine 0.894, cat's (1, 0) at 0.447,
+        // between MiniLM's floor (0.415) and the static model's (0.594).
+        let hits = ranker.explain(&catalog, "cat dog dog", 5)?.hits;
+        let confidence = |name: &str| hits.iter().find(|hit| hit.name == name).map(|hit| (hit.cosine, hit.confidence));
+        let (Some((dog_cosine, dog)), Some((cat_cosine, cat))) = (confidence("dog"), confidence("cat")) else {
+            panic!("both tools ranked: {hits:?}")
+        };
+        assert!((dog_cosine - 0.894).abs() < 1e-3 && (cat_cosine - 0.447).abs() < 1e-3, "{hits:?}");
+        assert!(dog >= DEFAULT_MIN_CONFIDENCE && cat < DEFAULT_MIN_CONFIDENCE, "{hits:?}");
+        let at_minilm = ranker.cosine_floor(MINILM_COSINE_FLOOR).explain(&catalog, "cat dog dog", 5)?.hits;
+        assert!(at_minilm.iter().all(|hit| hit.confidence >= DEFAULT_MIN_CONFIDENCE), "{at_minilm:?}");
+        Ok(())
     }
 
     #[test]
