@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker};
+use std::sync::Arc;
+
+use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker, StaticEmbedder};
 
 /// `$TINYTOOLS_MODELS/all-MiniLM-L6-v2`, by default `target/models/all-MiniLM-L6-v2`.
 pub fn minilm_dir() -> PathBuf {
@@ -45,6 +47,37 @@ pub fn minilm_ranker() -> Result<EmbeddingRanker, String> {
     EmbeddingRanker::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))
 }
 
+/// `minilm-static` beside [`minilm_dir`]: where `distill_static` writes the static model.
+pub fn static_dir() -> PathBuf {
+    minilm_dir().with_file_name("minilm-static")
+}
+
+/// The embedding ranker on the static model in `dir` (default [`static_dir`]), built as a host
+/// builds it (`EmbeddingRanker::new` over a [`StaticEmbedder`]: the default blend and the
+/// static model's own calibration); the benchmark programs' `--ranker static`.
+///
+/// # Errors
+/// When the model is not there or does not load (run `distill_static`).
+pub fn static_ranker(dir: Option<&Path>) -> Result<EmbeddingRanker, String> {
+    let dir = dir.map_or_else(static_dir, Path::to_path_buf);
+    let model = StaticEmbedder::load(&dir).map_err(|e| format!("{e} (run distill_static)"))?;
+    Ok(EmbeddingRanker::new(Arc::new(model)))
+}
+
+/// The ranker a benchmark's `--ranker NAME` asks for: `None` for `bm25` (the catalogue's
+/// own), [`minilm_ranker`] for `minilm`, [`static_ranker`] over `static_model` for `static`.
+///
+/// # Errors
+/// Another name, or a model that does not load.
+pub fn named_ranker(name: &str, static_model: Option<&Path>) -> Result<Option<EmbeddingRanker>, String> {
+    match name {
+        "bm25" => Ok(None),
+        "minilm" => minilm_ranker().map(Some),
+        "static" => static_ranker(static_model).map(Some),
+        other => Err(format!("unknown ranker `{other}`: use bm25, minilm or static")),
+    }
+}
+
 /// A progress bar on stderr for [`EmbeddingRanker::prepare_with_progress`] and
 /// [`EmbeddingRanker::warm_with_progress`]: one line, rewritten in place, ended when done.
 pub fn progress_bar(done: usize, total: usize) {
@@ -57,4 +90,19 @@ pub fn progress_bar(done: usize, total: usize) {
         let _ = writeln!(stderr);
     }
     let _ = stderr.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ranker_name_is_bm25_minilm_or_static() {
+        assert!(matches!(named_ranker("bm25", None), Ok(None)));
+        let unknown = named_ranker("bert", None).err().unwrap_or_default();
+        assert!(unknown.contains("unknown ranker `bert`"), "{unknown}");
+        let missing = named_ranker("static", Some(Path::new("/nonexistent/static"))).err().unwrap_or_default();
+        assert!(missing.contains("/nonexistent/static") && missing.contains("distill_static"), "{missing}");
+        assert_eq!(static_dir().file_name().and_then(|n| n.to_str()), Some("minilm-static"));
+    }
 }

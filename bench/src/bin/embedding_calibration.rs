@@ -3,7 +3,12 @@
 //! ```text
 //! .ci/models
 //! cargo run --release -p tinytools-bench --bin embedding_calibration -- [--vectors-dir DIR] [--dump FILE]
+//! cargo run --release -p tinytools-bench --bin embedding_calibration -- --ranker static [--static-model DIR]
 //! ```
+//!
+//! `--ranker minilm` (the default) calibrates all-MiniLM-L6-v2 from `.ci/models`
+//! (`MINILM_COSINE_FLOOR`); `--ranker static` the static model `distill_static` writes, from
+//! `--static-model DIR`, default `target/models/minilm-static` (`STATIC_MINILM_COSINE_FLOOR`).
 //!
 //! Each query of BFCL's and MetaTool's dev halves (`../shared/eval`; MetaTool every
 //! `--metatool-every N`th, default 5) is ranked with `EmbeddingRanker::explain` twice:
@@ -69,13 +74,17 @@ fn run() -> Result<(), String> {
     let every: usize = value("--metatool-every").map_or(Ok(5), |v| v.parse()).map_err(|_| "--metatool-every N")?;
     let vectors_dir = value("--vectors-dir").map(PathBuf::from);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
-    let ranker = EmbeddingRanker::load(models::minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
+    let name = value("--ranker").unwrap_or_else(|| "minilm".to_owned());
+    let static_model = value("--static-model").map(PathBuf::from);
+    let ranker = models::named_ranker(&name, static_model.as_deref())?
+        .ok_or("--ranker takes minilm or static: BM25 has no cosine to calibrate")?;
     let sets = [load(&root, "bfcl", 1)?, load(&root, "metatool", every.max(1))?];
     for set in &sets {
         let file = vectors_dir.as_ref().map(|dir| dir.join(format!("{}.vectors", set.label)));
         tinytools_bench::warm(&ranker, &set.catalog, file.as_deref())?;
     }
     let (measured, dump) = measure(&ranker, &sets)?;
+    eprintln!("calibrated: {ranker:?}");
     if let Some(path) = value("--dump") {
         std::fs::write(&path, dump).map_err(|e| format!("cannot write {path}: {e}"))?;
     }

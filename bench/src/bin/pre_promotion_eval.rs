@@ -15,23 +15,25 @@
 //! - **unrelated**: BFCL's queries (maths, physics, code) over the 41-tool catalogue, where
 //!   any promotion is a wrong one.
 //!
-//! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`), with
-//! `--cosine-floor X` the cosine its confidence meets the 0.05 floor at (default: the
-//! calibrated `MINILM_COSINE_FLOOR`);
+//! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`),
+//! `--ranker static` with the static model `distill_static` writes (`--static-model DIR`,
+//! default `target/models/minilm-static`), each with `--cosine-floor X` the cosine its
+//! confidence meets the 0.05 floor at (default: the model's calibrated floor,
+//! `MINILM_COSINE_FLOOR` or `STATIC_MINILM_COSINE_FLOOR`);
 //! `--expand` wraps the ranker in `ExpandingRanker`, the keywords written by the model at
 //! `TINYTOOLS_BASE_URL` (default: `local-model.sh`'s server, `http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`,
 //! model `TINYTOOLS_MODEL` or `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per message:
 //! MetaTool and the unrelated set then keep every tenth and every sixth message, and
 //! `--subsets` gives the same subsets without expansion, to compare;
-//! `--relative SCORE:FLOOR[:COSINE]` (with `--ranker minilm`) replaces the embedding
+//! `--relative SCORE:FLOOR[:COSINE]` (with an embedding ranker) replaces the embedding
 //! ranker's confidence by a query-relative rule (`tinytools_bench::relative`, chosen by
 //! `embedding_calibration`): a hit counts as confidence 1 when its score over the whole
 //! catalogue (`z`, `robust_z`, `gap10`, `z_blend`, `margin` or `cosine`) reaches FLOOR and its
 //! cosine COSINE, else 0 (read the 0.05 row);
 //! `--dump FILE` writes every message's top twenty hits as JSON lines. Each row's `no-tool`
 //! counts the messages no tool fits (the suite's no-tool tasks; every unrelated message) that
-//! promote something. The embedding ranker is built as hosts build it (`EmbeddingRanker::load`),
-//! its confidence calibrated so that floor 0.05 is its dev-chosen cosine (`embedding_calibration`).
+//! promote something. The embedding ranker is built as hosts build it (`EmbeddingRanker::load`,
+//! `EmbeddingRanker::new` over a `StaticEmbedder`), its confidence calibrated so that floor 0.05 is its dev-chosen cosine (`embedding_calibration`).
 
 use std::sync::Arc;
 
@@ -69,20 +71,14 @@ fn main() {
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let json_output = args.iter().any(|a| a == "--json");
-    let minilm = args.windows(2).any(|w| w[0] == "--ranker" && w[1] == "minilm");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
     let expand = args.iter().any(|a| a == "--expand");
     let subsets = expand || args.iter().any(|a| a == "--subsets");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
-    let cosine_floor = args.windows(2).find(|w| w[0] == "--cosine-floor").map(|w| w[1].parse::<f32>());
     let relative = args.windows(2).find(|w| w[0] == "--relative").map(|w| Rule::parse(&w[1])).transpose()?;
     let mut embedding = None;
-    if minilm {
-        let mut ranker = models::minilm_ranker()?;
-        if let Some(floor) = cosine_floor {
-            ranker = ranker.cosine_floor(floor.map_err(|_| "--cosine-floor takes a number".to_owned())?);
-        }
+    if let Some(ranker) = embedding_ranker(&args)? {
         let ranker = Arc::new(ranker);
         embedding = Some(Arc::clone(&ranker));
         policy = policy.with_ranker(ranker);
@@ -152,7 +148,7 @@ fn run() -> Result<(), String> {
     ] {
         let ranked: Vec<Vec<(String, f32)>> = match (relative, &embedding) {
             (Some(rule), Some(ranker)) => ranked_relative(ranker, rule, catalog, probes)?,
-            (Some(_), None) => return Err("--relative needs --ranker minilm".to_owned()),
+            (Some(_), None) => return Err("--relative needs --ranker minilm or static".to_owned()),
             _ => probes
                 .iter()
                 .map(|probe| {
@@ -226,6 +222,19 @@ fn run() -> Result<(), String> {
         eprintln!("keyword expansion: {}", expander.usage());
     }
     Ok(())
+}
+
+/// The embedding ranker `--ranker` names (`None` for BM25), from `--static-model DIR` for
+/// `static`, its cosine floor `--cosine-floor X` when given.
+fn embedding_ranker(args: &[String]) -> Result<Option<EmbeddingRanker>, String> {
+    let value = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
+    let static_model = value("--static-model").map(std::path::PathBuf::from);
+    let name = value("--ranker").unwrap_or_else(|| "bm25".to_owned());
+    let Some(ranker) = models::named_ranker(&name, static_model.as_deref())? else { return Ok(None) };
+    match value("--cosine-floor") {
+        Some(floor) => Ok(Some(ranker.cosine_floor(floor.parse().map_err(|_| "--cosine-floor takes a number")?))),
+        None => Ok(Some(ranker)),
+    }
 }
 
 /// Every probe's best [`DUMP_LIMIT`] hits as the embedding ranker orders them, each with

@@ -174,7 +174,7 @@ fn embedding_ranker(
     match name {
         "minilm" => models::minilm_ranker().map(|ranker| Some((ranker, None))),
         "static" => {
-            let dir = static_model.map_or_else(|| models::minilm_dir().with_file_name("minilm-static"), PathBuf::from);
+            let dir = static_model.map_or_else(models::static_dir, PathBuf::from);
             let model = StaticEmbedder::load(&dir).map_err(|e| format!("{e} (run distill_static)"))?;
             eprintln!("static model: {}", model.source());
             let micros: Vec<f64> = queries
