@@ -28,7 +28,8 @@
 //! [`BertEmbedder`] runs all-MiniLM-L6-v2 (or any BERT-family sentence-transformers model
 //! with mean pooling) in plain Rust; [`StaticEmbedder`] is a static model distilled from it
 //! ([`TokenOutputs`], model2vec's method: a lookup and a mean, microseconds a text, lower
-//! recall); [`TextEmbedder`] is the seam for any other encoder, local or remote.
+//! recall; its own calibrated floor, [`STATIC_MINILM_COSINE_FLOOR`]); [`TextEmbedder`] is the
+//! seam for any other encoder, local or remote.
 
 mod bert;
 #[cfg(feature = "encoder-compare")]
