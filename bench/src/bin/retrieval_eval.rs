@@ -14,8 +14,7 @@
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
 //! default 0.4; the tools are embedded before timing starts, reported as `embed_ms`;
 //! `--vectors FILE` loads saved tool vectors when the file exists and saves them after);
-//! `--ranker minilm-candle` (the same model on candle-transformers' BERT; feature
-//! `encoder-compare`, for `encoder_compare`); `--ranker static` (the static model
+//! `--ranker static` (the static model
 //! `distill_static` writes, from `--static-model DIR`, default `target/models/minilm-static`,
 //! blended the same way and with the same `--bm25-weight` knob; the report adds
 //! `query_embed_us_p50`/`_p99`, a query's embedding alone); `--every N` (every Nth query only);
@@ -155,7 +154,7 @@ fn setup(options: &Options, catalog: &DeferredCatalog, queries: &[EvalQuery]) ->
         setup.embed_ms = Some(tinytools_bench::warm(&ranker, catalog, options.vectors.as_deref())?);
         setup.policy = setup.policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker != "bm25" {
-        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm, static or minilm-candle", options.ranker));
+        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm or static", options.ranker));
     }
     Ok(setup)
 }
@@ -186,12 +185,6 @@ fn embedding_ranker(
                 })
                 .collect();
             Ok(Some((EmbeddingRanker::new(Arc::new(model)), Some(p50_p99(micros)))))
-        }
-        #[cfg(feature = "encoder-compare")]
-        "minilm-candle" => {
-            let model = tinytools::rank::embedding::CandleBert::load(models::minilm_dir())
-                .map_err(|e| format!("{e} (run .ci/models)"))?;
-            Ok(Some((EmbeddingRanker::new(Arc::new(model)), None)))
         }
         _ => Ok(None),
     }

