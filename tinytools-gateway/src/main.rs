@@ -81,10 +81,13 @@ OPTIONS:
                         names in a compact form, as many as fit (grouped). Default from
                         TINYTOOLS_GATEWAY_MANIFEST_NAMES when set.
     --embedding-model <DIR>
-                        Rank tool_search by meaning with this sentence-embedding model (a
-                        directory holding all-MiniLM-L6-v2's model.safetensors, config.json
-                        and vocab.txt) instead of BM25; a search falls back to BM25 while the
-                        model is busy past 30 s. Needs the `embedding` build feature.
+                        Rank tool_search by meaning with this sentence-embedding model instead
+                        of BM25: a directory holding all-MiniLM-L6-v2's model.safetensors,
+                        config.json and vocab.txt, or a static model's static_vectors.bin
+                        (from distill_static). The tools' vectors are kept in the cache
+                        directory, so a restart embeds only what changed; a search falls back
+                        to BM25 while the model is busy past 30 s. Needs the `embedding` build
+                        feature.
     --list-changed      Opt-in profile for clients that act on notifications/tools/list_changed:
                         tools a search found join tools/list (at most 32) and the client is
                         notified. Off by default: the tool list then never changes.
@@ -378,8 +381,8 @@ enum Exit {
 /// Serves until the client disconnects (stdio) or Ctrl-C (HTTP).
 fn run(serve: Serve) -> Result<(), Exit> {
     let config = GatewayConfig::load(&serve.config).map_err(|error| Exit::Usage(error.to_string()))?;
-    let gateway_options = gateway_options(&serve).map_err(Exit::Usage)?;
     let cache = cache(serve.cache_dir.clone(), serve.no_cache);
+    let gateway_options = gateway_options(&serve, cache.as_ref()).map_err(Exit::Usage)?;
     let http = http_options(&serve, cache.as_ref()).map_err(Exit::Usage)?;
     let runtime = runtime().ok_or_else(|| Exit::Failed("could not start the async runtime".into()))?;
     let served = runtime.block_on(async {
@@ -394,10 +397,10 @@ fn run(serve: Serve) -> Result<(), Exit> {
 }
 
 /// The gateway's options from the command line (and TINYTOOLS_GATEWAY_MANIFEST_NAMES).
-fn gateway_options(serve: &Serve) -> Result<GatewayOptions, String> {
+fn gateway_options(serve: &Serve, cache: Option<&ManifestCache>) -> Result<GatewayOptions, String> {
     let mut options = GatewayOptions::default().with_list_changed(serve.list_changed);
     if let Some(dir) = &serve.embedding_model {
-        options = options.with_ranker(embedding_ranker(dir)?, EMBEDDING_RANKER_TIMEOUT);
+        options = options.with_ranker(embedding_ranker(dir, cache)?, EMBEDDING_RANKER_TIMEOUT);
     }
     if let Some(wait) = serve.discovery_wait {
         options = options.with_discovery_wait(wait);
@@ -442,17 +445,31 @@ fn http_options(serve: &Serve, cache: Option<&ManifestCache>) -> Result<Option<H
 const EMBEDDING_RANKER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The sentence-embedding ranker over the model in `dir`, built as the docs tell hosts to
-/// (`EmbeddingRanker::load`: the measured blend and calibrated confidence).
+/// (`EmbeddingRanker::load`: the measured blend and calibrated confidence), its vectors kept
+/// in the cache directory's `vectors/`, one file per model directory name (the file itself
+/// is keyed by the model, so a file another model wrote is replaced, never trusted).
 #[cfg(feature = "embedding")]
-fn embedding_ranker(dir: &Path) -> Result<Arc<dyn ToolRanker>, String> {
+fn embedding_ranker(dir: &Path, cache: Option<&ManifestCache>) -> Result<Arc<dyn ToolRanker>, String> {
     use tinytools::rank::embedding::EmbeddingRanker;
-    let ranker = EmbeddingRanker::load(dir).map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?;
+    let mut ranker =
+        EmbeddingRanker::load(dir).map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?;
+    if let Some(cache) = cache {
+        let vectors = cache.dir().join("vectors");
+        let name = dir.file_name().map_or_else(|| "model".into(), |name| name.to_string_lossy().into_owned());
+        match std::fs::create_dir_all(&vectors) {
+            Ok(()) => ranker = ranker.persist_to(vectors.join(format!("{name}.vec"))),
+            Err(error) => eprintln!(
+                "tinytools-gateway: cannot create {}: {error}; tool vectors are not kept across restarts",
+                vectors.display()
+            ),
+        }
+    }
     Ok(Arc::new(ranker))
 }
 
 /// Without the `embedding` feature there is no encoder to load.
 #[cfg(not(feature = "embedding"))]
-fn embedding_ranker(dir: &Path) -> Result<Arc<dyn ToolRanker>, String> {
+fn embedding_ranker(dir: &Path, _cache: Option<&ManifestCache>) -> Result<Arc<dyn ToolRanker>, String> {
     Err(format!(
         "--embedding-model {}: this gateway was built without the `embedding` feature; build it with \
          `cargo install tinytools-gateway --features embedding` (or `cargo build -p tinytools-gateway --features embedding`)",

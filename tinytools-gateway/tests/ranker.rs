@@ -99,6 +99,50 @@ async fn the_binarys_embedding_model_ranks_by_meaning() {
     assert_ne!(answers[0], answers[1], "the embedding ranker changed the answer");
 }
 
+/// One launch of the binary with `--embedding-model`: the first match for `query`, and stderr.
+async fn search_once(dir: &std::path::Path, model: &std::path::Path, query: &str) -> (String, String) {
+    let mut command = tokio::process::Command::new(GATEWAY);
+    command.arg("--config").arg(dir.join("config.json")).arg("--cache-dir").arg(dir.join("cache"));
+    command.arg("--embedding-model").arg(model);
+    let (transport, stderr) =
+        TokioChildProcess::builder(command).stderr(std::process::Stdio::piped()).spawn().expect("start the binary");
+    let client = ().serve(transport).await.expect("handshake with the binary");
+    let first = first_match(&search(&client, query).await).to_owned();
+    client.cancel().await.unwrap();
+    let mut log = String::new();
+    if let Some(mut stderr) = stderr {
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log).await.ok();
+    }
+    (first, log)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_keeps_the_tools_vectors_in_its_cache_and_replaces_a_damaged_file() {
+    let Some(model) = minilm() else { return };
+    let dir = temp_dir("ranker-vectors");
+    write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    let query = "when could Ana and Bo both get together for half an hour";
+    let file = dir.join("cache").join("vectors").join(format!("{}.vec", model.file_name().unwrap().to_string_lossy()));
+
+    let (first, _) = search_once(&dir, &model, query).await;
+    assert_eq!(first, "fixture__calendar_free_slots");
+    let written = std::fs::metadata(&file).expect("the first search wrote the vectors").modified().unwrap();
+    assert!(std::fs::read(&file).unwrap().starts_with(b"TTVEC"));
+
+    // A restart over the same tools loads them: the same answer, and nothing to write.
+    let (again, log) = search_once(&dir, &model, query).await;
+    assert_eq!(again, "fixture__calendar_free_slots", "{log}");
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), written, "not written again: {log}");
+
+    // A damaged file is not trusted: said once on stderr, the catalogue embedded afresh, the
+    // file replaced.
+    std::fs::write(&file, b"TTVEC and then nothing that makes sense").unwrap();
+    let (replaced, log) = search_once(&dir, &model, query).await;
+    assert_eq!(replaced, "fixture__calendar_free_slots", "{log}");
+    assert_eq!(log.matches("saved tool vectors ignored").count(), 1, "{log}");
+    assert!(std::fs::read(&file).unwrap().len() > 1_000, "replaced by a whole file");
+}
+
 #[test]
 fn a_missing_embedding_model_is_refused_at_startup_naming_the_directory() {
     let dir = temp_dir("ranker-missing");

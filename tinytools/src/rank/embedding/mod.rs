@@ -33,6 +33,7 @@
 
 mod bert;
 mod distill;
+mod frame;
 mod persist;
 mod ranker;
 mod score;

@@ -1,14 +1,15 @@
 //! Tool vectors across processes: [`EmbeddingRanker::warm`] (load what is valid, embed what is
-//! missing, save), and the [`save_vectors`](EmbeddingRanker::save_vectors) /
-//! [`load_vectors`](EmbeddingRanker::load_vectors) it is made of.
+//! missing, save), [`EmbeddingRanker::persist_to`] (the same, kept up as searches embed), and
+//! the [`save_vectors`](EmbeddingRanker::save_vectors) /
+//! [`load_vectors`](EmbeddingRanker::load_vectors) they are made of.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::EmbeddingError;
 use super::ranker::EmbeddingRanker;
-use super::store::Embedded;
+use super::store::{Embedded, Store};
 use super::vectors_file::{SavedTool, SavedVectors, write_atomically};
+use super::{EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
 
 /// What [`EmbeddingRanker::warm`] did: the host's to log.
@@ -37,19 +38,36 @@ impl EmbeddingRanker {
     /// [`EmbeddingError::Write`] when the file cannot be written (check the directory exists
     /// and is writable).
     pub fn save_vectors(&self, path: impl AsRef<Path>) -> Result<usize, EmbeddingError> {
-        let path = path.as_ref();
-        let cache = self.store.read();
-        let mut tools: Vec<SavedTool> = cache
-            .iter()
-            .map(|(name, e)| SavedTool { name: name.clone(), text: e.text.clone(), vector: e.vector.to_vec() })
-            .collect();
-        drop(cache);
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let width = tools.first().map_or(0, |tool| tool.vector.len());
-        let count = tools.len();
-        let file = SavedVectors { model: self.embedder.model_id(), width, tools };
-        write_atomically(path, &file.encode())?;
-        Ok(count)
+        save(&self.store, &*self.embedder, path.as_ref())
+    }
+
+    /// Keeps this ranker's vectors in the file at `path` across restarts, for hosts that
+    /// cannot say when their catalogue is complete (the gateway keeps it in its cache
+    /// directory): loads what the file holds now, then writes it again, whole, whenever a
+    /// search, [`prepare`](Self::prepare) or [`explain`](Self::explain) has embedded tools.
+    /// A restart over the same tools embeds only the query. The file is checked as
+    /// [`load_vectors`](Self::load_vectors) checks it: a damaged or foreign one (another model,
+    /// another format version) is ignored with a `tracing` warning, never trusted, and replaced
+    /// at the next write; a write that fails is a warning too, and the search goes on. The
+    /// directory must exist. The file holds every tool the ranker has embedded or loaded, so a
+    /// tool that left the catalogue stays in it; [`warm`](Self::warm) writes the catalogue alone.
+    ///
+    /// ```
+    /// use tinytools::rank::embedding::EmbeddingRanker;
+    /// # fn demo(ranker: EmbeddingRanker) {
+    /// let ranker = ranker.persist_to(std::env::temp_dir().join("tool-vectors.vec"));
+    /// # let _ = ranker; }
+    /// ```
+    #[must_use]
+    pub fn persist_to(mut self, path: impl Into<PathBuf>) -> Self {
+        let path: PathBuf = path.into();
+        if path.exists()
+            && let Err(error) = self.load_vectors(&path)
+        {
+            tracing::warn!(%error, "saved tool vectors ignored; the file is replaced when tools are next embedded");
+        }
+        self.persist = Some(path.into());
+        self
     }
 
     /// Adds the vectors [`save_vectors`](Self::save_vectors) wrote. A tool whose text has
@@ -142,6 +160,33 @@ impl EmbeddingRanker {
             outcome.saved = true;
         }
         Ok(outcome)
+    }
+}
+
+/// Writes every vector in `store` to `path` (see [`EmbeddingRanker::save_vectors`]). One
+/// write at a time: they share the temporary file beside `path`.
+fn save(store: &Store, embedder: &dyn TextEmbedder, path: &Path) -> Result<usize, EmbeddingError> {
+    let _saving = store.saving.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cache = store.read();
+    let mut tools: Vec<SavedTool> = cache
+        .iter()
+        .map(|(name, e)| SavedTool { name: name.clone(), text: e.text.clone(), vector: e.vector.to_vec() })
+        .collect();
+    drop(cache);
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let width = tools.first().map_or(0, |tool| tool.vector.len());
+    let count = tools.len();
+    let file = SavedVectors { model: embedder.model_id(), width, tools };
+    write_atomically(path, &file.encode())?;
+    Ok(count)
+}
+
+/// After a fill that embedded `embedded` tools: writes the file [`EmbeddingRanker::persist_to`]
+/// named, if any; a failed write is a warning (the vectors are in memory all the same).
+pub(super) fn keep_filled(store: &Store, embedder: &dyn TextEmbedder, path: Option<&Path>, embedded: usize) {
+    let Some(path) = path.filter(|_| embedded > 0) else { return };
+    if let Err(error) = save(store, embedder, path) {
+        tracing::warn!(%error, "tool vectors not saved; they are kept in memory");
     }
 }
 
@@ -253,6 +298,60 @@ mod tests {
         std::fs::remove_file(&path).ok();
         let error = EmbeddingRanker::new(lengths("m2")).load_vectors(&path).err().map(|e| e.to_string());
         assert!(error.unwrap_or_default().starts_with(&format!("cannot read {}", path.display())));
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_persisted_ranker_keeps_its_file_up_as_searches_embed() -> Result<(), Box<dyn std::error::Error>> {
+        use crate::rank::{RankContext, RankRequest, ToolRanker};
+        let path = temp("persist");
+        std::fs::remove_file(&path).ok();
+        let context = RankContext::default();
+        let search = |ranker: EmbeddingRanker, tools: DeferredCatalog| {
+            let context = &context;
+            async move {
+                let request = RankRequest { query: "x", limit: 5, catalog: &tools, context };
+                ranker.rank(request).await.map(|hits| hits.len())
+            }
+        };
+        let tools = || catalog(&[("a", "short"), ("b", "longer")]);
+
+        let first = lengths("m1");
+        let ranker = EmbeddingRanker::new(first.clone()).persist_to(&path);
+        assert!(!path.exists(), "nothing is written before anything is embedded");
+        assert_eq!(search(ranker, tools()).await?, 2);
+        assert_eq!(first.texts.load(Ordering::SeqCst), 3, "two tools and the query");
+        assert_eq!(EmbeddingRanker::new(lengths("m1")).load_vectors(&path)?, 2, "written by the search");
+
+        // A restart over the same tools embeds only the query, and leaves the file as it was.
+        let before = std::fs::read(&path)?;
+        let second = lengths("m1");
+        assert_eq!(search(EmbeddingRanker::new(second.clone()).persist_to(&path), tools()).await?, 2);
+        assert_eq!(second.texts.load(Ordering::SeqCst), 1);
+        assert_eq!(std::fs::read(&path)?, before);
+
+        // A changed tool is embedded again and the file holds its new text.
+        let changed = || catalog(&[("a", "changed text"), ("b", "longer")]);
+        let third = lengths("m1");
+        assert_eq!(search(EmbeddingRanker::new(third.clone()).persist_to(&path), changed()).await?, 2);
+        assert_eq!(third.texts.load(Ordering::SeqCst), 2, "the changed tool and the query");
+        let fourth = lengths("m1");
+        assert_eq!(search(EmbeddingRanker::new(fourth.clone()).persist_to(&path), changed()).await?, 2);
+        assert_eq!(fourth.texts.load(Ordering::SeqCst), 1);
+
+        // Another model's file is not trusted: everything is embedded and the file replaced.
+        let other = lengths("m2");
+        assert_eq!(search(EmbeddingRanker::new(other.clone()).persist_to(&path), tools()).await?, 2);
+        assert_eq!(other.texts.load(Ordering::SeqCst), 3);
+        assert_eq!(EmbeddingRanker::new(lengths("m2")).load_vectors(&path)?, 2);
+
+        // Garbage in the file, or a file that cannot be written: the search answers all the same.
+        std::fs::write(&path, "garbage")?;
+        assert_eq!(search(EmbeddingRanker::new(lengths("m2")).persist_to(&path), tools()).await?, 2);
+        assert_eq!(EmbeddingRanker::new(lengths("m2")).load_vectors(&path)?, 2, "replaced");
+        let nowhere = EmbeddingRanker::new(lengths("m2")).persist_to("/nonexistent/dir/tools.vec");
+        assert_eq!(search(nowhere, tools()).await?, 2);
+        std::fs::remove_file(&path).ok();
         Ok(())
     }
 

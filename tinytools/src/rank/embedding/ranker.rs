@@ -1,10 +1,12 @@
 //! [`EmbeddingRanker`]: cosine similarity to each tool's embedded description, blended with BM25.
 
+use std::path::Path;
 use std::sync::Arc;
 
+use super::persist::keep_filled;
 use super::score::Explanation;
 use super::store::{Pending, Store};
-use super::{BertEmbedder, EmbeddingError, TextEmbedder};
+use super::{BertEmbedder, EmbeddingError, STATIC_VECTORS_FILE, StaticEmbedder, TextEmbedder};
 use crate::rank::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 
@@ -48,6 +50,8 @@ pub struct EmbeddingRanker {
     pub(super) bm25_weight: f32,
     pub(super) cosine_floor: f32,
     pub(super) store: Arc<Store>,
+    /// The file [`persist_to`](Self::persist_to) keeps the vectors in.
+    pub(super) persist: Option<Arc<Path>>,
 }
 
 impl std::fmt::Debug for EmbeddingRanker {
@@ -56,6 +60,7 @@ impl std::fmt::Debug for EmbeddingRanker {
             .field("name", &self.name)
             .field("bm25_weight", &self.bm25_weight)
             .field("cosine_floor", &self.cosine_floor)
+            .field("persist", &self.persist)
             .finish()
     }
 }
@@ -73,12 +78,15 @@ impl EmbeddingRanker {
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
         let floor = embedder.calibrated_cosine_floor();
-        Self { embedder, name, bm25_weight: 0.4, cosine_floor: 0.0, store: Arc::default() }.cosine_floor(floor)
+        Self { embedder, name, bm25_weight: 0.4, cosine_floor: 0.0, store: Arc::default(), persist: None }
+            .cosine_floor(floor)
     }
 
-    /// The ranker hosts install: all-MiniLM-L6-v2 (or another BERT-family sentence-transformers
-    /// model with mean pooling) loaded from `dir` by [`BertEmbedder`], at the default blend and
-    /// calibration. The gateway's `--embedding-model` and the benchmarks build it this way.
+    /// The ranker hosts install, at the default blend and calibration: the static model in
+    /// `dir` when it holds a [`STATIC_VECTORS_FILE`] ([`StaticEmbedder`], what `distill_static`
+    /// writes: microseconds a query), otherwise all-MiniLM-L6-v2 (or another BERT-family
+    /// sentence-transformers model with mean pooling) loaded by [`BertEmbedder`]. The gateway's
+    /// `--embedding-model` and the benchmarks build it this way.
     ///
     /// ```no_run
     /// use std::sync::Arc;
@@ -91,8 +99,13 @@ impl EmbeddingRanker {
     /// ```
     ///
     /// # Errors
-    /// [`EmbeddingError`] naming the file that is missing or not what a BERT encoder needs.
-    pub fn load(dir: impl AsRef<std::path::Path>) -> Result<Self, EmbeddingError> {
+    /// [`EmbeddingError`] naming the file that is missing or not what a BERT encoder (or a
+    /// static model) needs.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, EmbeddingError> {
+        let dir = dir.as_ref();
+        if dir.join(STATIC_VECTORS_FILE).exists() {
+            return Ok(Self::new(Arc::new(StaticEmbedder::load(dir)?)));
+        }
         Ok(Self::new(Arc::new(BertEmbedder::load(dir)?)))
     }
 
@@ -137,7 +150,9 @@ impl EmbeddingRanker {
         catalog: &DeferredCatalog,
         progress: impl Fn(usize, usize),
     ) -> Result<usize, EmbeddingError> {
-        self.store.fill(&*self.embedder, self.store.stale(catalog), &progress)
+        let embedded = self.store.fill(&*self.embedder, self.store.stale(catalog), &progress)?;
+        keep_filled(&self.store, &*self.embedder, self.persist.as_deref(), embedded);
+        Ok(embedded)
     }
 
     /// What the ranking is made of for `query`: the catalogue's background similarity and its
@@ -185,11 +200,13 @@ impl ToolRanker for EmbeddingRanker {
     async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         let (missing, gate) = self.missing(request.catalog).await;
         let (embedder, store, query) = (Arc::clone(&self.embedder), Arc::clone(&self.store), request.query.to_owned());
+        let persist = self.persist.clone();
         // The catalogue's missing tools and the query, off the async runtime. Vectors land in
-        // the cache even when the bridge's timeout gives up on this search; the gate is held
-        // until they have.
+        // the cache (and the persisted file) even when the bridge's timeout gives up on this
+        // search; the gate is held until they have, so two writes never interleave.
         let query_vector = tokio::task::spawn_blocking(move || -> Result<Vec<f32>, EmbeddingError> {
-            store.fill(&*embedder, missing, &|_, _| {})?;
+            let embedded = store.fill(&*embedder, missing, &|_, _| {})?;
+            keep_filled(&store, &*embedder, persist.as_deref(), embedded);
             drop(gate);
             let vectors = embedder.embed(&[&query])?;
             store.check_embedded(&vectors)?;
@@ -200,9 +217,13 @@ impl ToolRanker for EmbeddingRanker {
         // Vectors from a file of another length than the embedder's: drop and embed again.
         if self.store.evict_other_widths(query_vector.len()) > 0 {
             let (missing, gate) = self.missing(request.catalog).await;
-            let (embedder, store) = (Arc::clone(&self.embedder), Arc::clone(&self.store));
+            let (embedder, store, persist) =
+                (Arc::clone(&self.embedder), Arc::clone(&self.store), self.persist.clone());
             tokio::task::spawn_blocking(move || {
                 let filled = store.fill(&*embedder, missing, &|_, _| {});
+                if let Ok(embedded) = filled {
+                    keep_filled(&store, &*embedder, persist.as_deref(), embedded);
+                }
                 drop(gate);
                 filled
             })

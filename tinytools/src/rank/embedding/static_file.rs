@@ -11,12 +11,11 @@
 
 use half::f16;
 
-use super::vectors_file::{Reader, fnv1a, put_str};
+use super::frame::{Framing, put_str};
 
-const MAGIC: &[u8; 8] = b"TTSTATIC";
-
-/// Bumped whenever the layout, or what a vector or weight means, changes.
-pub(super) const FORMAT_VERSION: u32 = 1;
+/// The format's header. Its version is bumped whenever the layout, or what a vector or weight
+/// means, changes.
+const FRAMING: Framing = Framing { magic: b"TTSTATIC", version: 1, kind: "static-vectors" };
 
 /// How the vectors' numbers are stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,9 +62,7 @@ impl StaticFile {
     /// The file's bytes.
     pub(super) fn encode(&self) -> Vec<u8> {
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
-        let mut out = Vec::with_capacity(64 + self.tokens.len() * 12 + self.vectors.len() * self.precision.bytes());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let mut out = FRAMING.start(64 + self.tokens.len() * 12 + self.vectors.len() * self.precision.bytes());
         out.push(self.precision.code());
         out.extend_from_slice(&count(self.tokens.len()));
         out.extend_from_slice(&count(self.width));
@@ -82,33 +79,16 @@ impl StaticFile {
                 Precision::F16 => out.extend_from_slice(&f16::from_f32(x).to_le_bytes()),
             }
         }
-        let checksum = fnv1a(&out);
-        out.extend_from_slice(&checksum.to_le_bytes());
-        out
+        Framing::seal(out)
     }
 
     /// Reads a file's bytes, checking everything before anything is returned: the magic, the
     /// version, the checksum, the sizes, finite numbers, non-negative weights. Also returns the
     /// checksum, which identifies the contents. `Err` says what is wrong.
     pub(super) fn decode(bytes: &[u8]) -> Result<(Self, u64), String> {
-        // The magic, the version and the checksum at least.
-        if bytes.len() < MAGIC.len() + 4 + 8 {
-            return Err("the file is too short to be a static-vectors file".into());
-        }
-        let body_len = bytes.len() - 8;
-        let (body, sum) = bytes.split_at(body_len);
-        if !body.starts_with(MAGIC) {
-            return Err("not a static-vectors file (no TTSTATIC header)".into());
-        }
-        let mut reader = Reader { bytes: body, at: MAGIC.len() };
-        let version = reader.u32()?;
-        if version != FORMAT_VERSION {
-            return Err(format!("format version {version}; this build reads version {FORMAT_VERSION}"));
-        }
-        let checksum = fnv1a(body);
-        if sum != checksum.to_le_bytes() {
-            return Err("the checksum does not match: the file is damaged or was cut short".into());
-        }
+        let mut opened = FRAMING.open(bytes)?;
+        let checksum = opened.verify()?;
+        let reader = &mut opened.reader;
         let precision = match reader.take(1)?[0] {
             0 => Precision::F32,
             1 => Precision::F16,
@@ -119,7 +99,7 @@ impl StaticFile {
             return Err(format!("{rows} tokens of {width} numbers: nothing to embed with"));
         }
         let source = reader.string()?;
-        let mut tokens = Vec::with_capacity(rows.min(body.len() / 4));
+        let mut tokens = Vec::with_capacity(rows.min(bytes.len() / 4));
         for _ in 0..rows {
             tokens.push(reader.string()?);
         }
@@ -132,7 +112,7 @@ impl StaticFile {
         if vectors.iter().any(|x| !x.is_finite()) {
             return Err("a vector has a number that is not finite".into());
         }
-        if reader.at != body.len() {
+        if !opened.finished() {
             return Err("bytes left over after the last vector".into());
         }
         Ok((Self { source, precision, width, tokens, weights, vectors }, checksum))
@@ -149,6 +129,7 @@ fn numbers(bytes: &[u8], precision: Precision) -> Vec<f32> {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::frame::fnv1a;
     use super::*;
 
     /// `[PAD] [UNK] [CLS] [SEP] cat dog ##s`, 2 numbers each, weights 1 but `dog`'s 0.5.

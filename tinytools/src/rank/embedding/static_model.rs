@@ -282,6 +282,26 @@ mod tests {
     }
 
     #[test]
+    fn the_hosts_loader_picks_the_static_model_when_the_directory_holds_one() -> Result<(), EmbeddingError> {
+        use super::super::EmbeddingRanker;
+        let dir = write("loader", &sample(Precision::F32).encode());
+        let ranker = EmbeddingRanker::load(&dir);
+        std::fs::remove_dir_all(&dir).ok();
+        let ranker = ranker?;
+        assert_eq!(
+            crate::rank::ToolRanker::name(&ranker),
+            "embedding:tinytools-static-loader-".to_owned() + &std::process::id().to_string()
+        );
+        assert_eq!(ranker.cosine_floor, STATIC_MINILM_COSINE_FLOOR);
+        // A damaged static file is refused, not read as a BERT directory.
+        let dir = write("loader-damaged", b"TTSTATIC but cut short");
+        let error = EmbeddingRanker::load(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(error.contains(STATIC_VECTORS_FILE), "{error}");
+        Ok(())
+    }
+
+    #[test]
     fn the_model_id_follows_the_vectors() {
         let (a, same) = (load("id-a", &sample(Precision::F32)), load("id-a", &sample(Precision::F32)));
         let mut other = sample(Precision::F32);

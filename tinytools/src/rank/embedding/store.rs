@@ -66,6 +66,8 @@ pub(super) struct Store {
     pub(super) background: Arc<tokio::sync::Mutex<()>>,
     /// The length of the embedder's vectors once one has been seen; 0 before.
     width: AtomicUsize,
+    /// Held while the vectors are written to a file (writes share a temporary file name).
+    pub(super) saving: Mutex<()>,
 }
 
 impl Store {
