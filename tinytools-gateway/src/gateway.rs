@@ -69,7 +69,31 @@ impl Gateway {
         let generation = supervisor.generation();
         let catalog = Arc::new(Catalog::build_with(&supervisor, policy(&options), &discovery.pending()));
         let catalog = Arc::new(RwLock::new((generation, catalog)));
-        Self { supervisor, discovery, options, catalog, promoted: Arc::default(), cancellations: None }
+        let gateway = Self { supervisor, discovery, options, catalog, promoted: Arc::default(), cancellations: None };
+        gateway.prime_ranker();
+        gateway
+    }
+
+    /// With a host's ranker: once every server is listed, one ranking over the whole
+    /// catalogue, so that a ranker that embeds the tools (the binary's `--embedding-model`)
+    /// does it now rather than during the first client's search. Its answer and any failure
+    /// are dropped: searches report their own.
+    fn prime_ranker(&self) {
+        let Some(ranker) = self.options.ranker.clone() else { return };
+        let gateway = self.clone();
+        tokio::spawn(async move {
+            gateway.discovery.wait_all().await;
+            let catalog = gateway.catalog();
+            let tools = catalog.bridge().catalog();
+            if tools.is_empty() {
+                return;
+            }
+            let context = tinytools::rank::RankContext::default();
+            let request = tinytools::rank::RankRequest { query: "tool", limit: 1, catalog: tools, context: &context };
+            if let Err(error) = ranker.rank(request).await {
+                tracing::debug!(%error, "priming the ranker failed; searches will try again");
+            }
+        });
     }
 
     /// The same gateway, passing a client's cancellations to and from the other gateway

@@ -451,8 +451,9 @@ const EMBEDDING_RANKER_TIMEOUT: Duration = Duration::from_secs(30);
 #[cfg(feature = "embedding")]
 fn embedding_ranker(dir: &Path, cache: Option<&ManifestCache>) -> Result<Arc<dyn ToolRanker>, String> {
     use tinytools::rank::embedding::EmbeddingRanker;
-    let mut ranker =
-        EmbeddingRanker::load(dir).map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?;
+    let mut ranker = EmbeddingRanker::load(dir)
+        .map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?
+        .on_progress(embedding_progress);
     if let Some(cache) = cache {
         let vectors = cache.dir().join("vectors");
         let name = dir.file_name().map_or_else(|| "model".into(), |name| name.to_string_lossy().into_owned());
@@ -465,6 +466,22 @@ fn embedding_ranker(dir: &Path, cache: Option<&ManifestCache>) -> Result<Arc<dyn
         }
     }
     Ok(Arc::new(ranker))
+}
+
+/// The embedding of new tools as a progress bar when stderr is a terminal; otherwise one
+/// `info` line when it is done.
+#[cfg(feature = "embedding")]
+fn embedding_progress(done: usize, total: usize) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let width = 30 * done / total.max(1);
+        eprint!("\rtinytools-gateway: embedding tools for tool_search [{:<30}] {done}/{total}", "#".repeat(width));
+        if done == total {
+            eprintln!();
+        }
+    } else if done == total {
+        tracing::info!(tools = total, "embedded the new tools for tool_search");
+    }
 }
 
 /// Without the `embedding` feature there is no encoder to load.

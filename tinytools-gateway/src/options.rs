@@ -117,7 +117,9 @@ impl GatewayOptions {
         self
     }
 
-    /// Sets [`ranker`](Self::ranker) and [`ranker_timeout`](Self::ranker_timeout).
+    /// Sets [`ranker`](Self::ranker) and [`ranker_timeout`](Self::ranker_timeout). The
+    /// gateway ranks once over the whole catalogue when every server is listed, so a ranker
+    /// that embeds the tools has done so before the first search.
     ///
     /// ```
     /// use std::sync::Arc;

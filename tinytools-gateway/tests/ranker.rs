@@ -64,6 +64,38 @@ async fn the_hosts_ranker_orders_tool_search_and_a_failing_one_falls_back_to_bm2
     client.cancel().await.unwrap();
 }
 
+/// Records the size of every catalogue it is asked to rank, and ranks nothing.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<usize>>);
+
+#[async_trait::async_trait]
+impl ToolRanker for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+
+    async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
+        self.0.lock().unwrap().push(request.catalog.len());
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_ranker_sees_the_whole_catalogue_once_before_any_search() {
+    let dir = temp_dir("ranker-prime");
+    let config = write_config(&dir, json!({"fixture": fixture(json!({}), json!({}))}));
+    let recording = Arc::new(Recording::default());
+    let options = GatewayOptions::default().with_ranker(recording.clone(), Duration::from_secs(5));
+    // A cold cache: the fixture is still starting when the gateway is built.
+    let (client, _gateway) = connect_with_options(&config, &dir.join("cache"), (), options).await;
+    let seen = || recording.0.lock().unwrap().clone();
+    assert!(eventually(|| !seen().is_empty()).await, "never primed");
+    assert_eq!(seen(), [fixture_tool_count()], "once, over every tool, with no search sent");
+    search(&client, "convert 250 euros into yen").await;
+    assert_eq!(seen().len(), 2, "then once a search: {:?}", seen());
+    client.cancel().await.unwrap();
+}
+
 /// The MiniLM model `.ci/models` unpacks, if it is there (required when
 /// `TINYTOOLS_MODELS_REQUIRED=1`).
 fn minilm() -> Option<std::path::PathBuf> {

@@ -52,7 +52,12 @@ pub struct EmbeddingRanker {
     pub(super) store: Arc<Store>,
     /// The file [`persist_to`](Self::persist_to) keeps the vectors in.
     pub(super) persist: Option<Arc<Path>>,
+    /// What [`on_progress`](Self::on_progress) set.
+    progress: Option<Progress>,
 }
+
+/// A host's progress callback: `(done, total)`.
+type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
 
 impl std::fmt::Debug for EmbeddingRanker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +66,7 @@ impl std::fmt::Debug for EmbeddingRanker {
             .field("bm25_weight", &self.bm25_weight)
             .field("cosine_floor", &self.cosine_floor)
             .field("persist", &self.persist)
+            .field("progress", &self.progress.as_ref().map(|_| "set"))
             .finish()
     }
 }
@@ -78,8 +84,16 @@ impl EmbeddingRanker {
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
         let floor = embedder.calibrated_cosine_floor();
-        Self { embedder, name, bm25_weight: 0.4, cosine_floor: 0.0, store: Arc::default(), persist: None }
-            .cosine_floor(floor)
+        Self {
+            embedder,
+            name,
+            bm25_weight: 0.4,
+            cosine_floor: 0.0,
+            store: Arc::default(),
+            persist: None,
+            progress: None,
+        }
+        .cosine_floor(floor)
     }
 
     /// The ranker hosts install, at the default blend and calibration: the static model in
@@ -107,6 +121,23 @@ impl EmbeddingRanker {
             return Ok(Self::new(Arc::new(StaticEmbedder::load(dir)?)));
         }
         Ok(Self::new(Arc::new(BertEmbedder::load(dir)?)))
+    }
+
+    /// Calls `progress(done, total)` as a search embeds the catalogue's new tools, from the
+    /// blocking thread that embeds them, as [`prepare_with_progress`](Self::prepare_with_progress)
+    /// does: what a host that lets searches fill the cache (the gateway) shows as a progress
+    /// bar.
+    ///
+    /// ```
+    /// use tinytools::rank::embedding::EmbeddingRanker;
+    /// # fn demo(ranker: EmbeddingRanker) {
+    /// let ranker = ranker.on_progress(|done, total| eprint!("\rembedding tools: {done}/{total}"));
+    /// # let _ = ranker; }
+    /// ```
+    #[must_use]
+    pub fn on_progress(mut self, progress: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
+        self
     }
 
     /// The cosine at which a hit's confidence reaches pre-promotion's default floor: below it
@@ -200,12 +231,13 @@ impl ToolRanker for EmbeddingRanker {
     async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         let (missing, gate) = self.missing(request.catalog).await;
         let (embedder, store, query) = (Arc::clone(&self.embedder), Arc::clone(&self.store), request.query.to_owned());
-        let persist = self.persist.clone();
+        let (persist, progress) = (self.persist.clone(), self.progress.clone());
         // The catalogue's missing tools and the query, off the async runtime. Vectors land in
         // the cache (and the persisted file) even when the bridge's timeout gives up on this
         // search; the gate is held until they have, so two writes never interleave.
         let query_vector = tokio::task::spawn_blocking(move || -> Result<Vec<f32>, EmbeddingError> {
-            let embedded = store.fill(&*embedder, missing, &|_, _| {})?;
+            let report = |done, total| progress.iter().for_each(|progress| progress(done, total));
+            let embedded = store.fill(&*embedder, missing, &report)?;
             keep_filled(&store, &*embedder, persist.as_deref(), embedded);
             drop(gate);
             let vectors = embedder.embed(&[&query])?;
@@ -326,7 +358,11 @@ mod tests {
     #[tokio::test]
     async fn tools_are_embedded_once_and_every_hit_is_a_catalogue_tool() {
         let embedder = Arc::new(Lengths(0.into()));
-        let ranker = EmbeddingRanker::new(embedder.clone()).bm25_weight(0.0);
+        let reported = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reported);
+        let ranker = EmbeddingRanker::new(embedder.clone()).bm25_weight(0.0).on_progress(move |done, total| {
+            seen.lock().map(|mut seen| seen.push((done, total))).ok();
+        });
         let catalog = DeferredCatalog::from_tools([
             (schema("a", "short", serde_json::json!({})), None),
             (schema("b", "a much longer description", serde_json::json!({})), None),
@@ -338,6 +374,8 @@ mod tests {
         assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 3, "two tools and the query");
         let _ = ranker.rank(request("a much longer query text")).await;
         assert_eq!(embedder.0.load(std::sync::atomic::Ordering::SeqCst), 4, "only the query again");
+        let reported = reported.lock().map(|seen| seen.clone()).unwrap_or_default();
+        assert_eq!(reported, [(0, 2), (2, 2)], "the first search's fill, and nothing for the second");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
