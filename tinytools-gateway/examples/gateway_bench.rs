@@ -14,6 +14,11 @@
 //!   minus the median of the same call made directly with an rmcp client on the fixture.
 //! - `first_list`: the gateway's first `tools/list` versus every tool flattened, for 10 to
 //!   1,000 downstream tools (copies of the fixture's real tools), as `report` counts bytes.
+//! - `embedding_first_search`, when `GATEWAY_EMBEDDING_MODEL` names a model directory (and the
+//!   binary was built with `--features embedding`): the binary launched over the same 20
+//!   servers with `--embedding-model`, from spawn to its first `tool_search` answered, with no
+//!   saved vectors (`cold`: the whole catalogue is embedded) and with the vectors its cache
+//!   kept from the launch before (`restart`).
 //!
 //! The fixture server and the gateway binary are found beside this example's directory
 //! (`target/<profile>/`), or at `GATEWAY_FIXTURE` and `GATEWAY_BIN`.
@@ -63,11 +68,15 @@ async fn main() -> Result<(), Failure> {
         return Err(format!("the fixture did not start: {}", warmed.to_table()).into());
     }
 
-    let output = json!({
+    let mut output = json!({
         "ready": ready(&config, &cache, &binary, &config_path, &starts).await?,
         "call_overhead": call_overhead(&config, &cache, &fixture).await?,
         "first_list": first_list(&dir, &cache, &config).await?,
     });
+    if let Some(model) = std::env::var_os("GATEWAY_EMBEDDING_MODEL") {
+        output["embedding_first_search"] =
+            embedding_first_search(&binary, &config_path, &cache, model.as_ref()).await?;
+    }
     println!("{}", serde_json::to_string_pretty(&output)?);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
@@ -219,4 +228,57 @@ async fn first_list(dir: &Path, cache: &ManifestCache, config: &GatewayConfig) -
         }));
     }
     Ok(Value::Array(rows))
+}
+
+const EMBEDDING_RUNS: usize = 5;
+
+/// The binary with `--embedding-model`: spawn to first search answered, without and with the
+/// vectors its cache keeps.
+async fn embedding_first_search(
+    binary: &Path,
+    config_path: &Path,
+    cache: &ManifestCache,
+    model: &Path,
+) -> Result<Value, Failure> {
+    let search = json!({"name": "tool_search", "arguments": {"query": "convert 250 euros into yen"}});
+    let Value::Object(search) = search else { return Err("arguments".into()) };
+    let launch = || async {
+        let began = Instant::now();
+        let mut command = tokio::process::Command::new(binary);
+        command
+            .arg("--config")
+            .arg(config_path)
+            .arg("--cache-dir")
+            .arg(cache.dir())
+            .arg("--embedding-model")
+            .arg(model);
+        let client = ().serve(TokioChildProcess::new(command)?).await?;
+        let params = CallToolRequestParams::new("call_tool").with_arguments(search.clone());
+        let answer = client.peer().call_tool(params).await?;
+        let took = began.elapsed();
+        client.cancel().await?;
+        let text: String = answer.content.iter().filter_map(|block| block.as_text().map(|t| t.text.clone())).collect();
+        Ok::<_, Failure>((took, text))
+    };
+    let vectors = cache.dir().join("vectors");
+    let (mut cold, mut restart, mut answers) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..EMBEDDING_RUNS {
+        let _ = std::fs::remove_dir_all(&vectors);
+        let (took, text) = launch().await?;
+        cold.push(took);
+        answers.push(text);
+        let (took, text) = launch().await?;
+        restart.push(took);
+        answers.push(text);
+    }
+    answers.dedup();
+    let saved_bytes =
+        std::fs::read_dir(&vectors)?.filter_map(|entry| entry.ok()?.metadata().ok()).map(|m| m.len()).sum::<u64>();
+    Ok(json!({
+        "model": model.file_name().map(|name| name.to_string_lossy().into_owned()),
+        "cold": summary(&cold),
+        "restart": summary(&restart),
+        "saved_bytes": saved_bytes,
+        "same_answer_every_launch": answers.len() == 1,
+    }))
 }
