@@ -10,34 +10,29 @@
 //! with `DiscoveryMode::ProviderNative`): Anthropic's `defer_loading` with its tool search
 //! tool, the Responses API's `namespace`s with `tool_search`. Anthropic also writes cache
 //! breakpoints on the system prompt and the last tool that is not deferred, and continues a
-//! turn its server-side tools paused (`stop_reason: "pause_turn"`, `anthropic_pause.rs`);
+//! turn its server-side tools paused (`stop_reason: "pause_turn"`, `anthropic/pause.rs`);
 //! `OpenAiResponses` keeps a reasoning model's `reasoning` items across requests
 //! ([`ProviderItems`](crate::model::ProviderItems)).
 //!
 //! All stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
-//! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and
-//! `openai_stream.rs` / `anthropic_stream.rs` / `responses_stream.rs` assemble each provider's
-//! events). A stream is
+//! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and each
+//! provider's own `stream.rs` assembles its events). One module per provider (`openai/`,
+//! `anthropic/`, `responses/`: the client, its wire format, its stream); what they share
+//! (`http.rs`, `sse.rs`, `stream.rs`, `usage.rs`) sits beside them. A stream is
 //! held to the same byte cap and time limit as a whole answer; one that stops before the
 //! provider's closing event is [`ModelError::Interrupted`](crate::model::ModelError::Interrupted),
 //! and dropping it closes the connection.
 
 mod anthropic;
-mod anthropic_pause;
-mod anthropic_stream;
-mod anthropic_wire;
 mod http;
 mod openai;
-mod openai_stream;
 mod responses;
-mod responses_stream;
-mod responses_wire;
 mod sse;
 mod stream;
 mod usage;
 
 pub use anthropic::Anthropic;
-pub use anthropic_wire::AnthropicToolSearch;
+pub use anthropic::AnthropicToolSearch;
 pub use http::{ApiKey, HttpOptions, Retry};
 pub use openai::OpenAiCompatible;
 pub use responses::{NAMESPACE_LIMIT, OpenAiResponses};

@@ -28,12 +28,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use super::usage::responses_usage;
 use crate::discovery::search_answer_names;
 use crate::model::{
     DeferredTool, Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, NativeSearch, ProviderItems,
     ProviderSearch, ToolCall,
 };
+use crate::providers::usage::responses_usage;
 use crate::tool::TOOL_SEARCH;
 
 /// Who writes the items of [`ProviderItems`] this wire hands back.

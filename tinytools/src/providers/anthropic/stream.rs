@@ -12,18 +12,18 @@
 //! policy asks of clients.
 //!
 //! `message_delta` also carries the `stop_reason`: a message that stopped with `pause_turn`
-//! is continued by `anthropic_pause.rs`, which sends the blocks read here (text, `tool_use`
+//! is continued by `pause.rs`, which sends the blocks read here (text, `tool_use`
 //! and the tool search's blocks, rebuilt from their deltas) back as they came.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
-use super::http::provider_error;
-use super::sse::SseEvent;
-use super::stream::{Assemble, interrupted};
-use super::usage::anthropic_usage;
 use crate::model::{ModelError, StreamEvent, ToolCall, Usage};
+use crate::providers::http::provider_error;
+use crate::providers::sse::SseEvent;
+use crate::providers::stream::{Assemble, interrupted};
+use crate::providers::usage::anthropic_usage;
 
 /// The message so far.
 #[derive(Debug, Default)]

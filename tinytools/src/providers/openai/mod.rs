@@ -1,14 +1,16 @@
 //! [`OpenAiCompatible`]: the Chat Completions API, as OpenAI, OpenRouter, llama.cpp's
 //! `llama-server`, Ollama and LM Studio serve it.
 
+mod stream;
+
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
-use super::openai_stream::ChatChunks;
-use super::stream::sse_stream;
-use super::usage::chat_usage;
 use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall};
+use crate::providers::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use crate::providers::stream::sse_stream;
+use crate::providers::usage::chat_usage;
+use stream::ChatChunks;
 
 /// A Chat Completions client.
 ///

@@ -13,11 +13,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
-use super::http::provider_error;
-use super::sse::SseEvent;
-use super::stream::{Assemble, interrupted};
-use super::usage::chat_usage;
 use crate::model::{ModelError, ModelResponse, StreamEvent, ToolCall, Usage};
+use crate::providers::http::provider_error;
+use crate::providers::sse::SseEvent;
+use crate::providers::stream::{Assemble, interrupted};
+use crate::providers::usage::chat_usage;
 
 /// The answer so far.
 #[derive(Debug, Default)]

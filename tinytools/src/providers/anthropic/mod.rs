@@ -1,17 +1,22 @@
 //! [`Anthropic`]: the Messages API — tools, `tool_use` and `tool_result` blocks, usage with
 //! the prompt cache's share, cache breakpoints, and native deferral with Anthropic's tool
-//! search (the wire format is `anthropic_wire.rs`), its paused turns continued
-//! (`anthropic_pause.rs`).
+//! search (the wire format is `wire.rs`), its paused turns continued (`pause.rs`).
+
+mod pause;
+mod stream;
+mod wire;
+
+pub use wire::AnthropicToolSearch;
 
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::anthropic_pause::{self, MAX_CONTINUATIONS, Turn, paused_too_long};
-use super::anthropic_stream::Segment;
-use super::anthropic_wire::{self, AnthropicToolSearch, Options, TOOL_SEARCH_BETA, read_blocks};
-use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
-use super::usage::anthropic_usage;
 use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
+use crate::providers::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use crate::providers::usage::anthropic_usage;
+use pause::{MAX_CONTINUATIONS, Turn, paused_too_long};
+use stream::Segment;
+use wire::{Options, TOOL_SEARCH_BETA, read_blocks};
 
 /// An Anthropic Messages client.
 ///
@@ -134,7 +139,7 @@ impl Anthropic {
     pub fn body(&self, request: &ModelRequest) -> Value {
         let options =
             Options { model: &self.model, max_tokens: self.max_tokens, caching: self.caching, search: self.search };
-        anthropic_wire::body(request, &options)
+        wire::body(request, &options)
     }
 }
 
@@ -203,7 +208,7 @@ impl ChatModel for Anthropic {
             let headers = headers.clone();
             async move { self.http.send(&self.url(), &headers, &body, max_bytes).await }
         };
-        anthropic_pause::stream(base, self.max_continuations, max_bytes, send)
+        pause::stream(base, self.max_continuations, max_bytes, send)
     }
 }
 

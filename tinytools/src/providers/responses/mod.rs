@@ -1,20 +1,23 @@
 //! [`OpenAiResponses`]: OpenAI's Responses API (`/v1/responses`) — function tools, deferred
 //! tools in `namespace`s mapped from their family, and `tool_search` hosted or answered by the
-//! run's ranker (the wire format is `responses_wire.rs`, the stream `responses_stream.rs`).
+//! run's ranker (the wire format is `wire.rs`, the stream `stream.rs`).
+
+mod stream;
+mod wire;
 
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use super::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
-use super::responses_stream::ResponseEvents;
-use super::responses_wire::{self, Namespaces, response};
-use super::stream::sse_stream;
 use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
+use crate::providers::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use crate::providers::stream::sse_stream;
+use stream::ResponseEvents;
+use wire::{Namespaces, response};
 
 /// The most functions one `namespace` holds: OpenAI advises fewer than about ten.
 pub const NAMESPACE_LIMIT: usize = 10;
 
-/// A Responses API client. Chat Completions servers take [`OpenAiCompatible`](super::OpenAiCompatible).
+/// A Responses API client. Chat Completions servers take [`OpenAiCompatible`](crate::providers::OpenAiCompatible).
 ///
 /// With native deferral ([`ModelRequest::native_deferral`]), each deferred tool is a function
 /// with `defer_loading: true` inside the `namespace` of its family (at most
@@ -143,8 +146,8 @@ impl OpenAiResponses {
     /// The request body for a model request.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let namespaces = request.native_deferral.as_ref().map(|native| Namespaces::of(native, self.namespace_limit));
-        let mut body = json!({"model": self.model, "input": responses_wire::input(request, namespaces.as_ref())});
-        let tools = responses_wire::tools(request, namespaces.as_ref());
+        let mut body = json!({"model": self.model, "input": wire::input(request, namespaces.as_ref())});
+        let tools = wire::tools(request, namespaces.as_ref());
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }

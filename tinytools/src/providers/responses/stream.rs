@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
-use super::http::provider_error;
-use super::responses_wire::response;
-use super::sse::SseEvent;
-use super::stream::{Assemble, interrupted};
+use super::wire::response;
 use crate::model::{ModelError, ModelResponse, StreamEvent};
+use crate::providers::http::provider_error;
+use crate::providers::sse::SseEvent;
+use crate::providers::stream::{Assemble, interrupted};
 use crate::tool::TOOL_SEARCH;
 
 /// The answer so far.

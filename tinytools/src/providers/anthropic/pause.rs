@@ -16,10 +16,10 @@
 use futures_util::stream::StreamExt;
 use serde_json::{Value, json};
 
-use super::anthropic_stream::{MessageEvents, Segment, is_server_block};
-use super::anthropic_wire::searches;
-use super::stream::{Piece, interrupted, sse_pieces};
+use super::stream::{MessageEvents, Segment, is_server_block};
+use super::wire::searches;
 use crate::model::{ModelError, ModelResponse, ModelStream, StreamEvent, ToolCall, Usage};
+use crate::providers::stream::{Piece, interrupted, sse_pieces};
 use crate::pump::{Outlet, Pump};
 
 /// The continuations of one paused turn a client sends by default (LangChain's Anthropic
