@@ -76,7 +76,9 @@ use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_bench::tasks::{self, Task};
-use tinytools_bench::{self as bench, AidsChoice, ArmKind, GatewayBinaries, GatewaySetup, KeywordModel, PreSearch};
+use tinytools_bench::{
+    self as bench, AidsChoice, ArmKind, ArmSpec, GatewayBinaries, GatewaySetup, KeywordModel, PreSearch,
+};
 use tinytools_examples::{live, models};
 
 /// The suite's manifest budget: no names fit, so `tool_search` states the count and the
@@ -119,102 +121,20 @@ fn main() {
 }
 
 async fn run(options: Options) -> Result<(), String> {
-    let (model, name): (Arc<dyn ChatModel>, String) = if options.scripted {
-        (Arc::new(KeywordModel), "scripted keyword model (offline; its score measures nothing)".to_owned())
-    } else {
-        let http = HttpOptions::local().with_timeout(options.timeout);
-        let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
-            .map_err(|e| e.to_string())?
-            .with_max_tokens(options.max_tokens);
-        let client = match options.temperature {
-            Some(temperature) => client.with_temperature(temperature),
-            None => client,
-        };
-        (options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url))
-    };
+    let (model, name) = chat_model(&options)?;
     eprintln!(
         "live_tasks: {} tasks x {} run(s), model {name}, aids {}",
         options.tasks.len(),
         options.runs,
         options.aids.name()
     );
-    // One embedding ranker for every arm: each tool is embedded once, whichever arm asks first.
-    let mut ranker: Option<Arc<dyn ToolRanker>> =
-        if options.minilm { Some(Arc::new(models::minilm_ranker()?)) } else { None };
-    // `--expand`: the same model writes a line of search keywords for each ranked query, through
-    // its own client (a 32-token answer at temperature 0, whatever the run's settings).
-    let expander = if options.expand {
-        let keyword_model: Arc<dyn ChatModel> = if options.scripted {
-            Arc::new(KeywordModel)
-        } else {
-            live::keyword_client(&options.base_url, &options.model, HttpOptions::local().with_timeout(options.timeout))?
-        };
-        let inner = ranker.take().unwrap_or_else(|| Arc::new(Bm25Ranker));
-        let expander = Arc::new(ExpandingRanker::new(inner, keyword_model));
-        ranker = Some(expander.clone());
-        Some(expander)
-    } else {
-        None
-    };
+    let (ranker, expander) = rankers(&options)?;
     let mut specs = Vec::new();
     for kind in &options.arms {
-        if *kind == ArmKind::Gateway {
-            let binaries = gateway_binaries(&options)?;
-            // With `--ranker minilm` the gateway ranks its `tool_search` with the same model.
-            let mut serve_args = Vec::new();
-            if options.minilm {
-                serve_args
-                    .extend(["--embedding-model".to_owned(), models::minilm_dir().to_string_lossy().into_owned()]);
-            }
-            if let Some(names) = &options.gateway_manifest_names {
-                serve_args.extend(["--manifest-names".to_owned(), names.clone()]);
-            }
-            let setup = GatewaySetup {
-                max_turns: options.max_turns,
-                instructions: options.gateway_instructions,
-                serve_args,
-                aids: options.aids,
-                distractors: options.gateway_distractors,
-            };
-            let mut spec = bench::gateway_arm(&binaries, &setup).await?;
-            if options.gateway_pre_search {
-                let pre = options.pre_promotion;
-                spec.pre_search =
-                    Some(PreSearch::new(&spec.registry, pre.limit, pre.token_budget).map_err(|err| err.to_string())?);
-            }
-            let offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
-            eprintln!(
-                "live_tasks: arm gateway ({} tools behind {}; the model is offered {}{})",
-                spec.tools(),
-                binaries.gateway.display(),
-                offered.join(", "),
-                match &spec.pre_search {
-                    Some(_) => format!(
-                        ", and the host pre-searches each task's words through tool_search: at most {} tools within {} tokens",
-                        options.pre_promotion.limit, options.pre_promotion.token_budget
-                    ),
-                    None => String::new(),
-                }
-            );
-            spec.stream = options.stream;
-            specs.push(spec);
-            continue;
-        }
-        let mut spec = bench::arm(
-            *kind,
-            options.manifest_tokens,
-            options.distractors,
-            options.pre_promotion,
-            options.max_turns,
-            options.aids,
-        )?;
-        if let Some(ranker) = &ranker {
-            spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
-            // The first search over the scale arm embeds its 1,041 tools (about 10 s here), and a
-            // keyword request may wait behind the lanes' calls.
-            spec.policy.discovery.ranker_timeout = Duration::from_secs(120);
-        }
-        eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
+        let mut spec = match kind {
+            ArmKind::Gateway => gateway_spec(&options).await?,
+            _ => local_spec(*kind, &options, ranker.as_ref())?,
+        };
         spec.stream = options.stream;
         specs.push(spec);
     }
@@ -254,6 +174,118 @@ async fn run(options: Options) -> Result<(), String> {
         "wall_s": (wall_s * 10.0).round() / 10.0,
         "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
     });
+    write_out(&options, &summary, &reports, expander.as_deref(), &name, wall_s)
+}
+
+/// The model the tasks run on, and how it is named in the output.
+fn chat_model(options: &Options) -> Result<(Arc<dyn ChatModel>, String), String> {
+    if options.scripted {
+        return Ok((Arc::new(KeywordModel), "scripted keyword model (offline; its score measures nothing)".to_owned()));
+    }
+    let http = HttpOptions::local().with_timeout(options.timeout);
+    let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
+        .map_err(|e| e.to_string())?
+        .with_max_tokens(options.max_tokens);
+    let client = match options.temperature {
+        Some(temperature) => client.with_temperature(temperature),
+        None => client,
+    };
+    Ok((options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url)))
+}
+
+/// The ranker every local arm shares, and the keyword expander when it is one.
+type Rankers = (Option<Arc<dyn ToolRanker>>, Option<Arc<ExpandingRanker>>);
+
+/// The ranker every local arm shares (each tool is embedded once, whichever arm asks first),
+/// and with `--expand` the keyword expander around it.
+fn rankers(options: &Options) -> Result<Rankers, String> {
+    let ranker: Option<Arc<dyn ToolRanker>> =
+        if options.minilm { Some(Arc::new(models::minilm_ranker()?)) } else { None };
+    if !options.expand {
+        return Ok((ranker, None));
+    }
+    // The same model writes a line of search keywords for each ranked query, through its own
+    // client (a 32-token answer at temperature 0, whatever the run's settings).
+    let keyword_model: Arc<dyn ChatModel> = if options.scripted {
+        Arc::new(KeywordModel)
+    } else {
+        live::keyword_client(&options.base_url, &options.model, HttpOptions::local().with_timeout(options.timeout))?
+    };
+    let inner = ranker.unwrap_or_else(|| Arc::new(Bm25Ranker));
+    let expander = Arc::new(ExpandingRanker::new(inner, keyword_model));
+    Ok((Some(expander.clone()), Some(expander)))
+}
+
+/// The gateway arm: the catalogue behind a real gateway binary.
+async fn gateway_spec(options: &Options) -> Result<ArmSpec, String> {
+    let binaries = gateway_binaries(options)?;
+    // With `--ranker minilm` the gateway ranks its `tool_search` with the same model.
+    let mut serve_args = Vec::new();
+    if options.minilm {
+        serve_args.extend(["--embedding-model".to_owned(), models::minilm_dir().to_string_lossy().into_owned()]);
+    }
+    if let Some(names) = &options.gateway_manifest_names {
+        serve_args.extend(["--manifest-names".to_owned(), names.clone()]);
+    }
+    let setup = GatewaySetup {
+        max_turns: options.max_turns,
+        instructions: options.gateway_instructions,
+        serve_args,
+        aids: options.aids,
+        distractors: options.gateway_distractors,
+    };
+    let mut spec = bench::gateway_arm(&binaries, &setup).await?;
+    let pre = options.pre_promotion;
+    if options.gateway_pre_search {
+        spec.pre_search =
+            Some(PreSearch::new(&spec.registry, pre.limit, pre.token_budget).map_err(|err| err.to_string())?);
+    }
+    let offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
+    let pre_search = match &spec.pre_search {
+        Some(_) => format!(
+            ", and the host pre-searches each task's words through tool_search: at most {} tools within {} tokens",
+            pre.limit, pre.token_budget
+        ),
+        None => String::new(),
+    };
+    eprintln!(
+        "live_tasks: arm gateway ({} tools behind {}; the model is offered {}{pre_search})",
+        spec.tools(),
+        binaries.gateway.display(),
+        offered.join(", "),
+    );
+    Ok(spec)
+}
+
+/// An arm over the catalogue in this process, ranked by `ranker` when one is set.
+fn local_spec(kind: ArmKind, options: &Options, ranker: Option<&Arc<dyn ToolRanker>>) -> Result<ArmSpec, String> {
+    let mut spec = bench::arm(
+        kind,
+        options.manifest_tokens,
+        options.distractors,
+        options.pre_promotion,
+        options.max_turns,
+        options.aids,
+    )?;
+    if let Some(ranker) = ranker {
+        spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
+        // The first search over the scale arm embeds its 1,041 tools (about 10 s here), and a
+        // keyword request may wait behind the lanes' calls.
+        spec.policy.discovery.ranker_timeout = Duration::from_secs(120);
+    }
+    eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
+    Ok(spec)
+}
+
+/// The transcripts file, and the summary on stdout (JSON, or a table).
+fn write_out(
+    options: &Options,
+    summary: &serde_json::Value,
+    reports: &[bench::ArmReport],
+    expander: Option<&ExpandingRanker>,
+    name: &str,
+    wall_s: f64,
+) -> Result<(), String> {
     if let Some(path) = &options.transcripts {
         let mut full = summary.clone();
         full["arms"] = reports.iter().map(|r| r.to_json(true)).collect();
@@ -263,11 +295,12 @@ async fn run(options: Options) -> Result<(), String> {
         println!("{summary}");
     } else {
         println!(
-            "model {name}, aids {}, {lanes} lane(s), {wall_s:.0} s in all\n\n{}",
+            "model {name}, aids {}, {} lane(s), {wall_s:.0} s in all\n\n{}",
             options.aids.name(),
-            bench::table(&reports)
+            options.lanes.max(1),
+            bench::table(reports)
         );
-        if let Some(expander) = &expander {
+        if let Some(expander) = expander {
             println!("keyword expansion: {}, not counted above", expander.usage());
         }
     }
