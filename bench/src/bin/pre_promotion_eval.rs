@@ -75,76 +75,18 @@ fn run() -> Result<(), String> {
     let expand = args.iter().any(|a| a == "--expand");
     let subsets = expand || args.iter().any(|a| a == "--subsets");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
     let relative = args.windows(2).find(|w| w[0] == "--relative").map(|w| Rule::parse(&w[1])).transpose()?;
-    let mut embedding = None;
-    if let Some(ranker) = embedding_ranker(&args)? {
-        let ranker = Arc::new(ranker);
-        embedding = Some(Arc::clone(&ranker));
-        policy = policy.with_ranker(ranker);
-        policy.ranker_timeout = std::time::Duration::from_secs(600);
-    }
-    let expander = if expand {
-        let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
-        let (base_url, model) = live::local_server("1.5b");
-        let expander =
-            Arc::new(ExpandingRanker::new(inner, live::keyword_client(&base_url, &model, HttpOptions::local())?));
-        policy = policy.with_ranker(expander.clone());
-        policy.ranker_timeout = std::time::Duration::from_secs(600);
-        Some(expander)
-    } else {
-        None
-    };
-    // Every `step`-th message of a set, when the run is limited to subsets.
-    let every = |step: usize| move |(i, _): &(usize, &EvalQuery)| !subsets || i % step == 0;
-
-    let meta_tools: Vec<EvalTool> = eval::read_jsonl(&root.join("metatool/tools.jsonl"))?;
-    let meta_queries: Vec<EvalQuery> = eval::read_jsonl(&root.join("metatool/queries.jsonl"))?;
-    let meta_set = eval::register(&meta_tools)?;
-    let meta_catalog = DeferredCatalog::new(&meta_set.registry, |_| true);
-    let meta: Vec<Probe> = meta_queries
-        .iter()
-        .take(METATOOL_QUERIES)
-        .enumerate()
-        .filter(every(10))
-        .map(|(_, q)| Probe {
-            text: q.query.clone(),
-            gold: q
-                .gold
-                .iter()
-                .map(|id| meta_set.id_of.iter().find(|(_, v)| *v == id).map_or_else(|| id.clone(), |(k, _)| k.clone()))
-                .collect(),
-        })
-        .collect();
-
-    let suite_catalog = DeferredCatalog::new(&catalogue::registry(), |_| true);
-    let scale_catalog = DeferredCatalog::new(&tasks::scale_registry(SCALE_DISTRACTORS)?, |_| true);
-    let suite: Vec<Probe> = tasks::all()
-        .iter()
-        .map(|task| Probe {
-            text: task.prompt.to_owned(),
-            gold: match task.expect {
-                Expect::NoTool => Vec::new(),
-                Expect::Steps(steps) => steps.iter().map(|s| s.tool.to_owned()).filter(|t| t != "read_note").collect(),
-            },
-        })
-        .collect();
-    let bfcl: Vec<EvalQuery> = eval::read_jsonl(&root.join("bfcl/queries.jsonl"))?;
-    let unrelated: Vec<Probe> = bfcl
-        .iter()
-        .enumerate()
-        .filter(every(6))
-        .map(|(_, q)| Probe { text: q.query.clone(), gold: Vec::new() })
-        .collect();
+    let Ranking { policy, embedding, expander } = ranking(&args, expand)?;
+    let sets = Sets::read(&root, subsets)?;
 
     let dump = args.windows(2).find(|w| w[0] == "--dump").map(|w| w[1].clone());
     let mut dumped = String::new();
     let mut rows = Vec::new();
     for (label, catalog, probes) in [
-        ("metatool", &meta_catalog, &meta),
-        ("suite", &suite_catalog, &suite),
-        ("scale", &scale_catalog, &suite),
-        ("unrelated", &suite_catalog, &unrelated),
+        ("metatool", &sets.meta_catalog, &sets.meta),
+        ("suite", &sets.suite_catalog, &sets.suite),
+        ("scale", &sets.scale_catalog, &sets.suite),
+        ("unrelated", &sets.suite_catalog, &sets.unrelated),
     ] {
         let ranked: Vec<Vec<(String, f32)>> = match (relative, &embedding) {
             (Some(rule), Some(ranker)) => ranked_relative(ranker, rule, catalog, probes)?,
@@ -164,34 +106,7 @@ fn run() -> Result<(), String> {
         }
         let ranked: Vec<Vec<(String, f32)>> =
             ranked.into_iter().map(|hits| hits.into_iter().take(LIMIT).collect()).collect();
-        for floor in FLOORS {
-            let (mut promoting, mut with_gold, mut wrong_only, mut promoted) = (0, 0, 0, 0);
-            let (mut tool_probes, mut no_tool_promoting) = (0, 0);
-            for (probe, hits) in probes.iter().zip(&ranked) {
-                let kept: Vec<&str> = hits.iter().filter(|(_, c)| *c >= floor).map(|(n, _)| n.as_str()).collect();
-                tool_probes += usize::from(!probe.gold.is_empty());
-                promoted += kept.len();
-                if kept.is_empty() {
-                    continue;
-                }
-                promoting += 1;
-                no_tool_promoting += usize::from(probe.gold.is_empty());
-                if probe.gold.iter().any(|g| kept.contains(&g.as_str())) {
-                    with_gold += 1;
-                } else {
-                    wrong_only += 1;
-                }
-            }
-            let n = probes.len().max(1) as f64;
-            rows.push(json!({
-                "set": label, "floor": floor, "messages": probes.len(),
-                "promoting": round(promoting as f64 / n),
-                "gold_promoted": round(with_gold as f64 / tool_probes.max(1) as f64),
-                "only_wrong": round(wrong_only as f64 / n),
-                "mean_promoted": round(promoted as f64 / n),
-                "no_tool_promoting": format!("{no_tool_promoting}/{}", probes.len() - tool_probes),
-            }));
-        }
+        rows.extend(FLOORS.iter().map(|floor| floor_row(label, *floor, probes, &ranked)));
     }
     if let Some(path) = dump {
         std::fs::write(&path, dumped).map_err(|e| format!("cannot write {path}: {e}"))?;
@@ -201,11 +116,136 @@ fn run() -> Result<(), String> {
         println!("{}", json!({"ranker": ranker, "subsets": subsets, "limit": LIMIT, "rows": rows}));
         return Ok(());
     }
+    print_table(&rows);
+    if let Some(expander) = expander {
+        eprintln!("keyword expansion: {}", expander.usage());
+    }
+    Ok(())
+}
+
+/// How the run ranks: the discovery policy, the embedding ranker behind it (for `--relative`),
+/// and the keyword expander when `--expand` wraps it.
+struct Ranking {
+    policy: ToolDiscoveryPolicy,
+    embedding: Option<Arc<EmbeddingRanker>>,
+    expander: Option<Arc<ExpandingRanker>>,
+}
+
+fn ranking(args: &[String], expand: bool) -> Result<Ranking, String> {
+    let mut policy = ToolDiscoveryPolicy::default().with_max_limit(20);
+    let mut embedding = None;
+    if let Some(ranker) = embedding_ranker(args)? {
+        let ranker = Arc::new(ranker);
+        embedding = Some(Arc::clone(&ranker));
+        policy = policy.with_ranker(ranker);
+        policy.ranker_timeout = std::time::Duration::from_secs(600);
+    }
+    let mut expander = None;
+    if expand {
+        let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
+        let (base_url, model) = live::local_server("1.5b");
+        let expanding =
+            Arc::new(ExpandingRanker::new(inner, live::keyword_client(&base_url, &model, HttpOptions::local())?));
+        policy = policy.with_ranker(expanding.clone());
+        policy.ranker_timeout = std::time::Duration::from_secs(600);
+        expander = Some(expanding);
+    }
+    Ok(Ranking { policy, embedding, expander })
+}
+
+/// The messages and the catalogues they are ranked over.
+struct Sets {
+    meta_catalog: DeferredCatalog,
+    meta: Vec<Probe>,
+    suite_catalog: DeferredCatalog,
+    scale_catalog: DeferredCatalog,
+    suite: Vec<Probe>,
+    unrelated: Vec<Probe>,
+}
+
+impl Sets {
+    /// Reads the eval sets under `root` and the suite; with `subsets`, every 10th MetaTool
+    /// query and every 6th BFCL one.
+    fn read(root: &std::path::Path, subsets: bool) -> Result<Self, String> {
+        let every = |step: usize| move |(i, _): &(usize, &EvalQuery)| !subsets || i % step == 0;
+        let meta_tools: Vec<EvalTool> = eval::read_jsonl(&root.join("metatool/tools.jsonl"))?;
+        let meta_queries: Vec<EvalQuery> = eval::read_jsonl(&root.join("metatool/queries.jsonl"))?;
+        let meta_set = eval::register(&meta_tools)?;
+        let name_of =
+            |id: &String| meta_set.id_of.iter().find(|(_, v)| *v == id).map_or_else(|| id.clone(), |(k, _)| k.clone());
+        let meta = meta_queries
+            .iter()
+            .take(METATOOL_QUERIES)
+            .enumerate()
+            .filter(every(10))
+            .map(|(_, q)| Probe { text: q.query.clone(), gold: q.gold.iter().map(name_of).collect() })
+            .collect();
+        let suite = tasks::all()
+            .iter()
+            .map(|task| Probe {
+                text: task.prompt.to_owned(),
+                gold: match task.expect {
+                    Expect::NoTool => Vec::new(),
+                    Expect::Steps(steps) => {
+                        steps.iter().map(|s| s.tool.to_owned()).filter(|t| t != "read_note").collect()
+                    }
+                },
+            })
+            .collect();
+        let bfcl: Vec<EvalQuery> = eval::read_jsonl(&root.join("bfcl/queries.jsonl"))?;
+        let unrelated = bfcl
+            .iter()
+            .enumerate()
+            .filter(every(6))
+            .map(|(_, q)| Probe { text: q.query.clone(), gold: Vec::new() })
+            .collect();
+        Ok(Self {
+            meta_catalog: DeferredCatalog::new(&meta_set.registry, |_| true),
+            meta,
+            suite_catalog: DeferredCatalog::new(&catalogue::registry(), |_| true),
+            scale_catalog: DeferredCatalog::new(&tasks::scale_registry(SCALE_DISTRACTORS)?, |_| true),
+            suite,
+            unrelated,
+        })
+    }
+}
+
+/// One row of the table: what promoting the hits at or above `floor` does for `probes`.
+fn floor_row(label: &str, floor: f32, probes: &[Probe], ranked: &[Vec<(String, f32)>]) -> serde_json::Value {
+    let (mut promoting, mut with_gold, mut wrong_only, mut promoted) = (0, 0, 0, 0);
+    let (mut tool_probes, mut no_tool_promoting) = (0, 0);
+    for (probe, hits) in probes.iter().zip(ranked) {
+        let kept: Vec<&str> = hits.iter().filter(|(_, c)| *c >= floor).map(|(n, _)| n.as_str()).collect();
+        tool_probes += usize::from(!probe.gold.is_empty());
+        promoted += kept.len();
+        if kept.is_empty() {
+            continue;
+        }
+        promoting += 1;
+        no_tool_promoting += usize::from(probe.gold.is_empty());
+        if probe.gold.iter().any(|g| kept.contains(&g.as_str())) {
+            with_gold += 1;
+        } else {
+            wrong_only += 1;
+        }
+    }
+    let n = probes.len().max(1) as f64;
+    json!({
+        "set": label, "floor": floor, "messages": probes.len(),
+        "promoting": round(promoting as f64 / n),
+        "gold_promoted": round(with_gold as f64 / tool_probes.max(1) as f64),
+        "only_wrong": round(wrong_only as f64 / n),
+        "mean_promoted": round(promoted as f64 / n),
+        "no_tool_promoting": format!("{no_tool_promoting}/{}", probes.len() - tool_probes),
+    })
+}
+
+fn print_table(rows: &[serde_json::Value]) {
     println!(
         "{:<10} {:>5} {:>10} {:>14} {:>11} {:>13} {:>10}",
         "set", "floor", "promoting", "gold promoted", "only wrong", "mean promoted", "no-tool"
     );
-    for row in &rows {
+    for row in rows {
         let f = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
         println!(
             "{:<10} {:>5.2} {:>10.3} {:>14.3} {:>11.3} {:>13.2} {:>10}",
@@ -218,10 +258,6 @@ fn run() -> Result<(), String> {
             row["no_tool_promoting"].as_str().unwrap_or("")
         );
     }
-    if let Some(expander) = expander {
-        eprintln!("keyword expansion: {}", expander.usage());
-    }
-    Ok(())
 }
 
 /// The embedding ranker `--ranker` names (`None` for BM25), from `--static-model DIR` for
