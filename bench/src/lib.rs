@@ -26,8 +26,6 @@ pub mod bfcl;
 pub mod cli;
 mod gateway;
 pub mod livemcp;
-#[cfg(feature = "ort")]
-pub mod onnx;
 mod recording;
 pub mod relative;
 mod report;

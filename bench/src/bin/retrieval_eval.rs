@@ -18,11 +18,8 @@
 //! `distill_static` writes, from `--static-model DIR`, default `target/models/minilm-static`,
 //! blended the same way and with the same `--bm25-weight` knob; the report adds
 //! `query_embed_us_p50`/`_p99`, a query's embedding alone); `--every N` (every Nth query only);
-//! `--limit K` (ranked list length, default 50); `--ranker ort` (cargo feature `ort`: the same
-//! MiniLM run by ONNX Runtime, `--onnx-model FILE` from `bench/onnx/export_minilm.py`, the
-//! runtime at `ORT_DYLIB_PATH`, `--ort-threads N` intra-op threads, default every core,
-//! `--ort-sessions N` sessions side by side, default 1; blended like `minilm`). The report's
-//! `peak_rss_mb` is the process's peak resident memory.
+//! `--limit K` (ranked list length, default 50). The report's `peak_rss_mb` is the process's
+//! peak resident memory.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -48,13 +45,6 @@ struct Options {
     bm25_weight: Option<f32>,
     vectors: Option<PathBuf>,
     static_model: Option<PathBuf>,
-    // Read by `--ranker ort`, which the `ort` feature builds.
-    #[cfg_attr(not(feature = "ort"), allow(dead_code))]
-    onnx_model: Option<PathBuf>,
-    #[cfg_attr(not(feature = "ort"), allow(dead_code))]
-    ort_threads: Option<usize>,
-    #[cfg_attr(not(feature = "ort"), allow(dead_code))]
-    ort_sessions: Option<usize>,
     every: usize,
 }
 
@@ -154,7 +144,9 @@ fn setup(options: &Options, catalog: &DeferredCatalog, queries: &[EvalQuery]) ->
     if options.ranker == "custom" {
         let ranker = CustomBm25::new(catalog, options.tokenizer, &options.weights, options.params);
         setup.policy = setup.policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
-    } else if let Some((mut ranker, embed_us)) = embedding_ranker(options, queries)? {
+    } else if let Some((mut ranker, embed_us)) =
+        embedding_ranker(&options.ranker, options.static_model.as_deref(), queries)?
+    {
         setup.query_embed_us = embed_us;
         if let Some(weight) = options.bm25_weight {
             ranker = ranker.bm25_weight(weight);
@@ -162,7 +154,7 @@ fn setup(options: &Options, catalog: &DeferredCatalog, queries: &[EvalQuery]) ->
         setup.embed_ms = Some(tinytools_bench::warm(&ranker, catalog, options.vectors.as_deref())?);
         setup.policy = setup.policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
     } else if options.ranker != "bm25" {
-        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm, static or ort", options.ranker));
+        return Err(format!("unknown ranker `{}`: use bm25, custom, minilm or static", options.ranker));
     }
     Ok(setup)
 }
@@ -173,9 +165,12 @@ type BuiltRanker = (EmbeddingRanker, Option<[f64; 2]>);
 /// The embedding ranker `--ranker` names, `None` for a ranker that is not one; for `static`,
 /// also how long embedding one query takes on its own (µs, p50 and p99 over `queries`), since
 /// a search's time is then mostly the cosines and the blend.
-fn embedding_ranker(options: &Options, queries: &[EvalQuery]) -> Result<Option<BuiltRanker>, String> {
-    let static_model = options.static_model.as_deref();
-    match options.ranker.as_str() {
+fn embedding_ranker(
+    name: &str,
+    static_model: Option<&std::path::Path>,
+    queries: &[EvalQuery],
+) -> Result<Option<BuiltRanker>, String> {
+    match name {
         "minilm" => models::minilm_ranker().map(|ranker| Some((ranker, None))),
         "static" => {
             let dir = static_model.map_or_else(models::static_dir, PathBuf::from);
@@ -191,33 +186,8 @@ fn embedding_ranker(options: &Options, queries: &[EvalQuery]) -> Result<Option<B
                 .collect();
             Ok(Some((EmbeddingRanker::new(Arc::new(model)), Some(p50_p99(micros)))))
         }
-        "ort" => ort_ranker(options).map(|ranker| Some((ranker, None))),
         _ => Ok(None),
     }
-}
-
-/// `--ranker ort`: all-MiniLM-L6-v2 (its tokenizer from `.ci/models`' directory) run by ONNX
-/// Runtime from `--onnx-model FILE`, in an embedding ranker built as `minilm`'s is.
-#[cfg(feature = "ort")]
-fn ort_ranker(options: &Options) -> Result<EmbeddingRanker, String> {
-    use tinytools_bench::onnx::{OrtEmbedder, OrtOptions};
-    let onnx = options
-        .onnx_model
-        .as_deref()
-        .ok_or("--ranker ort needs --onnx-model FILE (written by bench/onnx/export_minilm.py)")?;
-    let defaults = OrtOptions::default();
-    let ort_options = OrtOptions {
-        intra_threads: options.ort_threads.unwrap_or(defaults.intra_threads),
-        sessions: options.ort_sessions.unwrap_or(defaults.sessions),
-    };
-    let model = OrtEmbedder::load(onnx, &models::minilm_dir(), ort_options).map_err(|e| e.to_string())?;
-    eprintln!("ort: {ort_options:?}, {}", tinytools::rank::embedding::TextEmbedder::model_id(&model));
-    Ok(EmbeddingRanker::new(Arc::new(model)))
-}
-
-#[cfg(not(feature = "ort"))]
-fn ort_ranker(_: &Options) -> Result<EmbeddingRanker, String> {
-    Err("--ranker ort needs the bench's `ort` feature: build with `--features ort`".into())
 }
 
 /// The median and the 99th percentile of `values` (0 for none).
@@ -277,9 +247,6 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         bm25_weight: None,
         vectors: None,
         static_model: None,
-        onnx_model: None,
-        ort_threads: None,
-        ort_sessions: None,
         every: 1,
     };
     while let Some(flag) = args.next() {
@@ -300,15 +267,6 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
             "--vectors" => options.vectors = Some(value()?.into()),
             "--static-model" => options.static_model = Some(value()?.into()),
-            "--onnx-model" => options.onnx_model = Some(value()?.into()),
-            "--ort-threads" => {
-                options.ort_threads =
-                    Some(value()?.parse().map_err(|_| "--ort-threads takes a whole number".to_owned())?)
-            }
-            "--ort-sessions" => {
-                options.ort_sessions =
-                    Some(value()?.parse().map_err(|_| "--ort-sessions takes a whole number".to_owned())?)
-            }
             "--every" => options.every = value()?.parse().map_err(|_| "--every takes a whole number".to_owned())?,
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;

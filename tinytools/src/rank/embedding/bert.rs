@@ -25,9 +25,15 @@ use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 /// identical vectors and recall, but BFCL's 3,420 tools in 41.7 s against 99.2 s, a query in
 /// 20.3 ms p50 / 67 ms p99 against 30.8 / 163 ms, 263 MB peak against 424 MB, and no 3.7 MB of
 /// candle in the binary.
-/// Not measured (time box): ONNX Runtime through `ort` (its default build downloads the runtime;
-/// a registry-shipped runtime and an ONNX export of this model were not looked for). A static
-/// model2vec-style model distilled from this one is [`StaticEmbedder`](super::StaticEmbedder).
+/// Kept over ONNX Runtime (`ort` 2.0.0-rc.15 loading the PyPI `onnxruntime` 1.31.1 wheel's
+/// library, the graph exported from the same safetensors; at `cb7c8ce`, since deleted,
+/// 2026-12-05, one free core, two rounds): identical vectors and recall; ORT on one thread
+/// searches faster (BFCL query p50 11–14 ms against 20–21 ms, MetaTool 8–9 against 16 ms) and
+/// builds BFCL's catalogue a little faster (38–39 s against 42–47 s), but peaks at 381–404 MB
+/// against 263 MB, needs a 29 MB native runtime shipped and found at run time and an exported
+/// model, and misses the 8 ms target too. Ours needs nothing beyond the model's own files; for
+/// speed there is a static model2vec-style model distilled from this one,
+/// [`StaticEmbedder`](super::StaticEmbedder) (microseconds a query).
 ///
 /// ```no_run
 /// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
