@@ -72,10 +72,12 @@ fn read(argument: &str) -> Result<Vec<Bar>, String> {
 }
 
 fn draw(bars: &[Bar], title: &str, path: &std::path::Path) -> Result<(), String> {
-    let root = SVGBackend::new(path, (900, 380)).into_drawing_area();
+    // Room for each bar's label under it in both panels.
+    let width = u32::try_from(bars.len()).unwrap_or(u32::MAX).saturating_mul(240).max(900);
+    let root = SVGBackend::new(path, (width, 380)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let root = root.titled(title, ("sans-serif", 18)).map_err(|e| e.to_string())?;
-    let (left, right) = root.split_horizontally(450);
+    let (left, right) = root.split_horizontally(width / 2);
     panel(&left, bars, "tasks solved (%)", 100.0, |bar| bar.solved_percent)?;
     let top = bars.iter().map(|bar| bar.first_call_tokens).fold(1.0, f64::max) * 1.15;
     panel(&right, bars, "first model call: prompt tokens", top, |bar| bar.first_call_tokens)?;
