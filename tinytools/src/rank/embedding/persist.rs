@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::ranker::EmbeddingRanker;
-use super::store::{Embedded, Store};
+use super::store::{Embedded, Pending, Store};
 use super::vectors_file::{SavedTool, SavedVectors, write_atomically};
 use super::{EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
@@ -181,13 +181,23 @@ fn save(store: &Store, embedder: &dyn TextEmbedder, path: &Path) -> Result<usize
     Ok(count)
 }
 
-/// After a fill that embedded `embedded` tools: writes the file [`EmbeddingRanker::persist_to`]
-/// named, if any; a failed write is a warning (the vectors are in memory all the same).
-pub(super) fn keep_filled(store: &Store, embedder: &dyn TextEmbedder, path: Option<&Path>, embedded: usize) {
-    let Some(path) = path.filter(|_| embedded > 0) else { return };
-    if let Err(error) = save(store, embedder, path) {
+/// [`Store::fill`], then, when it embedded anything, writes the file
+/// [`EmbeddingRanker::persist_to`] named, if any: every fill the ranker makes goes through here.
+/// A failed write is a warning (the vectors are in memory all the same).
+pub(super) fn fill_and_keep(
+    store: &Store,
+    embedder: &dyn TextEmbedder,
+    pending: Vec<Pending>,
+    progress: &dyn Fn(usize, usize),
+    path: Option<&Path>,
+) -> Result<usize, EmbeddingError> {
+    let embedded = store.fill(embedder, pending, progress)?;
+    if let Some(path) = path.filter(|_| embedded > 0)
+        && let Err(error) = save(store, embedder, path)
+    {
         tracing::warn!(%error, "tool vectors not saved; they are kept in memory");
     }
+    Ok(embedded)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::persist::keep_filled;
+use super::persist::fill_and_keep;
 use super::score::Explanation;
 use super::store::{Pending, Store};
 use super::{BertEmbedder, EmbeddingError, STATIC_VECTORS_FILE, StaticEmbedder, TextEmbedder};
@@ -181,9 +181,7 @@ impl EmbeddingRanker {
         catalog: &DeferredCatalog,
         progress: impl Fn(usize, usize),
     ) -> Result<usize, EmbeddingError> {
-        let embedded = self.store.fill(&*self.embedder, self.store.stale(catalog), &progress)?;
-        keep_filled(&self.store, &*self.embedder, self.persist.as_deref(), embedded);
-        Ok(embedded)
+        fill_and_keep(&self.store, &*self.embedder, self.store.stale(catalog), &progress, self.persist.as_deref())
     }
 
     /// What the ranking is made of for `query`: the catalogue's background similarity and its
@@ -237,8 +235,7 @@ impl ToolRanker for EmbeddingRanker {
         // search; the gate is held until they have, so two writes never interleave.
         let query_vector = tokio::task::spawn_blocking(move || -> Result<Vec<f32>, EmbeddingError> {
             let report = |done, total| progress.iter().for_each(|progress| progress(done, total));
-            let embedded = store.fill(&*embedder, missing, &report)?;
-            keep_filled(&store, &*embedder, persist.as_deref(), embedded);
+            fill_and_keep(&store, &*embedder, missing, &report, persist.as_deref())?;
             drop(gate);
             let vectors = embedder.embed(&[&query])?;
             store.check_embedded(&vectors)?;
@@ -252,10 +249,7 @@ impl ToolRanker for EmbeddingRanker {
             let (embedder, store, persist) =
                 (Arc::clone(&self.embedder), Arc::clone(&self.store), self.persist.clone());
             tokio::task::spawn_blocking(move || {
-                let filled = store.fill(&*embedder, missing, &|_, _| {});
-                if let Ok(embedded) = filled {
-                    keep_filled(&store, &*embedder, persist.as_deref(), embedded);
-                }
+                let filled = fill_and_keep(&store, &*embedder, missing, &|_, _| {}, persist.as_deref());
                 drop(gate);
                 filled
             })
