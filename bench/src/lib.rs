@@ -23,6 +23,7 @@
 mod aids;
 mod arms;
 pub mod bfcl;
+pub mod chart;
 pub mod cli;
 mod gateway;
 pub mod livemcp;

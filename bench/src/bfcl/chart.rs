@@ -7,9 +7,9 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::report::Figures;
+use crate::chart::{COLOURS, bar_panel};
 
 const GROUPS: [&str; 2] = ["tools (all)", "irrelevance (all)"];
-const COLOURS: [RGBColor; 3] = [RGBColor(70, 110, 180), RGBColor(220, 130, 50), RGBColor(90, 160, 90)];
 
 /// Draws the chart to `path` as SVG.
 ///
@@ -74,27 +74,7 @@ fn bytes(
     let mean = |arm: &String| {
         figures.get(arm).and_then(|g| g.get(GROUPS[0])).map_or(0.0, |f| f.first_tool_bytes as f64 / f.n.max(1) as f64)
     };
-    let top = arms.iter().map(|arm| mean(arm)).fold(1.0, f64::max) * 1.15;
-    let mut chart = ChartBuilder::on(area)
-        .caption("first request: tools bytes", ("sans-serif", 14))
-        .margin(12)
-        .x_label_area_size(28)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0f64..arms.len().max(1) as f64, 0f64..top)
-        .map_err(|e| e.to_string())?;
-    let names: Vec<String> = arms.iter().map(|arm| (*arm).clone()).collect();
-    let label =
-        |x: &f64| names.get(x.floor() as usize).filter(|_| x.fract() == 0.5).map_or(String::new(), Clone::clone);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(2 * arms.len() + 1)
-        .x_label_formatter(&label)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    let bars = arms.iter().enumerate().map(|(i, arm)| {
-        Rectangle::new([(i as f64 + 0.2, 0.0), (i as f64 + 0.8, mean(arm))], COLOURS[i % COLOURS.len()].filled())
-    });
-    chart.draw_series(bars).map_err(|e| e.to_string())?;
-    Ok(())
+    let bars: Vec<(String, f64)> = arms.iter().map(|arm| ((*arm).clone(), mean(arm))).collect();
+    let top = bars.iter().map(|bar| bar.1).fold(1.0, f64::max) * 1.15;
+    bar_panel(area, "first request: tools bytes", &bars, top)
 }

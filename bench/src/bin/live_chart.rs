@@ -13,9 +13,7 @@ use std::path::PathBuf;
 
 use plotters::prelude::*;
 use serde_json::Value;
-
-const COLOURS: [RGBColor; 4] =
-    [RGBColor(70, 110, 180), RGBColor(220, 130, 50), RGBColor(90, 160, 90), RGBColor(160, 90, 160)];
+use tinytools_bench::chart::bar_panel;
 
 /// One bar: a run of one arm.
 struct Bar {
@@ -78,39 +76,10 @@ fn draw(bars: &[Bar], title: &str, path: &std::path::Path) -> Result<(), String>
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let root = root.titled(title, ("sans-serif", 18)).map_err(|e| e.to_string())?;
     let (left, right) = root.split_horizontally(width / 2);
-    panel(&left, bars, "tasks solved (%)", 100.0, |bar| bar.solved_percent)?;
-    let top = bars.iter().map(|bar| bar.first_call_tokens).fold(1.0, f64::max) * 1.15;
-    panel(&right, bars, "first model call: prompt tokens", top, |bar| bar.first_call_tokens)?;
+    let solved: Vec<(String, f64)> = bars.iter().map(|bar| (bar.label.clone(), bar.solved_percent)).collect();
+    bar_panel(&left, "tasks solved (%)", &solved, 100.0)?;
+    let tokens: Vec<(String, f64)> = bars.iter().map(|bar| (bar.label.clone(), bar.first_call_tokens)).collect();
+    let top = tokens.iter().map(|bar| bar.1).fold(1.0, f64::max) * 1.15;
+    bar_panel(&right, "first model call: prompt tokens", &tokens, top)?;
     root.present().map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-fn panel(
-    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    bars: &[Bar],
-    caption: &str,
-    top: f64,
-    value: impl Fn(&Bar) -> f64,
-) -> Result<(), String> {
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 14))
-        .margin(12)
-        .x_label_area_size(28)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0f64..bars.len() as f64, 0f64..top)
-        .map_err(|e| e.to_string())?;
-    let label = |x: &f64| {
-        bars.get(x.floor() as usize).filter(|_| x.fract() == 0.5).map_or(String::new(), |bar| bar.label.clone())
-    };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(2 * bars.len() + 1)
-        .x_label_formatter(&label)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    let rectangles = bars.iter().enumerate().map(|(i, bar)| {
-        Rectangle::new([(i as f64 + 0.15, 0.0), (i as f64 + 0.85, value(bar))], COLOURS[i % COLOURS.len()].filled())
-    });
-    chart.draw_series(rectangles).map_err(|e| e.to_string())?;
-    Ok(())
 }
