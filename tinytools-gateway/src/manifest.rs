@@ -13,9 +13,11 @@
 //! - time (2): convert_time, get_current_time
 //! ```
 //!
-//! Measured once with a local model at 281 tools (`docs/live.md`, the gateway arm): more tasks
-//! solved, at a larger first request. One run is not enough to change a default, so it is
-//! opt-in (`--manifest-names grouped`, or `TINYTOOLS_GATEWAY_MANIFEST_NAMES=grouped`).
+//! Measured with local models at 281 tools (`docs/live.md`, the gateway arm): more tasks
+//! solved on the larger model, beyond the noise on one run of two and within it on the other,
+//! no change on the smaller one, at a 39 % larger first request. That is not enough to change a
+//! default, so it is opt-in (`--manifest-names grouped`, or
+//! `TINYTOOLS_GATEWAY_MANIFEST_NAMES=grouped`).
 
 use serde_json::{Value, json};
 use tinytools::ToolSchema;
