@@ -15,9 +15,9 @@
 //! assert!(off.aids.names().is_empty());
 //! let small = apply_aids(RunPolicy::default(), AidsChoice::Small);
 //! assert_eq!(small.aids.names(), Aids::small_model().names());
-//! let ablated = AidsChoice::parse("small-without:adopt_prose_calls").unwrap();
-//! assert_eq!(ablated.name(), "small-without:adopt_prose_calls");
-//! assert!(!apply_aids(RunPolicy::default(), ablated).aids.names().contains(&"adopt_prose_calls"));
+//! let ablated = AidsChoice::parse("small-without:replay_repeats").unwrap();
+//! assert_eq!(ablated.name(), "small-without:replay_repeats");
+//! assert!(!apply_aids(RunPolicy::default(), ablated).aids.names().contains(&"replay_repeats"));
 //! assert_eq!(AidsChoice::parse("small-without:no_such_aid"), None);
 //! ```
 
@@ -31,7 +31,7 @@ pub enum AidsChoice {
     /// The library's default ([`Aids::standard`]).
     #[default]
     Standard,
-    /// The aids measured on small local models ([`Aids::small_model`]).
+    /// The aids kept for small local models ([`Aids::small_model`]).
     Small,
     /// [`Aids::small_model`] without the aid of this name: one aid's ablation.
     SmallWithout(&'static str),

@@ -113,6 +113,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
                 .cloned(),
         )
         .collect();
+    let aids_acted = events.iter().filter_map(aid_acted).collect();
     TaskResult {
         id: task.id.to_owned(),
         success: judgement.success && error.is_none(),
@@ -128,6 +129,14 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         wall_ms,
         first_text_ms,
         error,
+        aids_acted,
         messages,
     }
+}
+
+/// `name:kind` for an aid's action, as the report records it.
+fn aid_acted(event: &RunEvent) -> Option<String> {
+    let RunEvent::AidActed { aid, action } = event else { return None };
+    let kind = serde_json::to_value(action).ok()?.get("kind")?.as_str()?.to_owned();
+    Some(format!("{aid}:{kind}"))
 }

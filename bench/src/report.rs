@@ -37,6 +37,9 @@ pub struct TaskResult {
     pub first_text_ms: Option<f64>,
     /// The run error, when a model call failed.
     pub error: Option<String>,
+    /// Each time an aid acted, in order: the aid's name and what it did (`feedback`,
+    /// `took_call`, `answered_call`, `adjusted_call`), as `name:kind`.
+    pub aids_acted: Vec<String>,
     /// The transcript.
     pub messages: Vec<Message>,
 }
@@ -106,7 +109,7 @@ impl ArmReport {
                     "first_call_tool_bytes": r.first_call_tool_bytes,
                     "total_prompt_tokens": r.total_prompt_tokens,
                     "completion_tokens": r.completion_tokens, "wall_ms": r.wall_ms.round(), "error": r.error,
-                    "first_text_ms": r.first_text_ms.map(f64::round),
+                    "first_text_ms": r.first_text_ms.map(f64::round), "aids_acted": r.aids_acted,
                 });
                 if transcripts {
                     value["messages"] = serde_json::to_value(&r.messages).unwrap_or(Value::Null);

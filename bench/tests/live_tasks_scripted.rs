@@ -57,7 +57,7 @@ async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
 }
 
 /// `--aids` reaches every run: an empty reply is asked once more for the answer under `small`,
-/// and is the answer under `standard` and `none`.
+/// and is the answer under `standard` and `none`; the result names the aid that acted.
 #[tokio::test]
 async fn the_aids_choice_reaches_the_run() {
     let task = tasks::get("finance-share-price").expect("a task of the suite");
@@ -69,6 +69,8 @@ async fn the_aids_choice_reaches_the_run() {
         let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("No idea.")]));
         let result = bench::run_task(model, &spec, task).await;
         assert!(result.error.is_none(), "{aids:?}: {:?}", result.error);
+        let expected: &[&str] = if aids.name() == "small" { &["ask_after_empty_reply:feedback"] } else { &[] };
+        assert_eq!(result.aids_acted, expected, "{aids:?}");
         model_calls.push((aids.name(), result.model_calls));
     }
     let model_calls: Vec<(&str, usize)> = model_calls.iter().map(|(name, calls)| (name.as_str(), *calls)).collect();

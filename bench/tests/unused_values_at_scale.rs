@@ -11,6 +11,7 @@ use serde_json::json;
 use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelResponse};
+use tinytools::run::aids::AskAboutUnusedValues;
 use tinytools::run::{Agent, AidAction, Aids, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools_bench::tasks;
@@ -34,8 +35,9 @@ async fn run(
     (outcome, events)
 }
 
-fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
+/// `small_model` with the aid under test (in no preset).
+fn with_unused_values() -> RunPolicy {
+    RunPolicy::default().with_aids(Aids::small_model().with(AskAboutUnusedValues))
 }
 
 /// The feedback the run sent.
@@ -89,7 +91,7 @@ async fn at_a_thousand_tools_the_question_still_names_the_called_tools_kin() {
         ModelResponse::text("Done."),
     ]));
     let request = "Make me a new doc called 'Launch checklist' and let ben@acme.com edit it.";
-    let (outcome, events) = run(registry, &model, small_model(), request).await;
+    let (outcome, events) = run(registry, &model, with_unused_values(), request).await;
     assert_eq!(asked(&events), 1, "{events:?}");
     let question = questions(&outcome)[0];
     let named: Vec<&str> = question.lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
@@ -114,7 +116,7 @@ async fn a_channel_left_over_names_a_tool_that_takes_a_channel_before_the_called
     ]));
     let request = "Post what GLOBX is trading at in #markets so the team sees it.";
     let two = PrePromotion::default().with_limit(2);
-    let policy = small_model().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(two));
+    let policy = with_unused_values().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(two));
     let (outcome, events) = run(registry, &model, policy, request).await;
     assert!(
         !events.iter().any(|e| matches!(e, RunEvent::ToolsPromoted { names, cause: Promotion::UserMessage { .. } }

@@ -5,6 +5,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tinytools::ToolRegistry;
 use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
+use tinytools::run::aids::{
+    AdoptProseCalls, Aids, AskAboutUnusedValues, AskAfterEmptyReply, DropUndeclaredArguments, RefusePlaceholders,
+    ReplayRepeats, StopRepeats,
+};
 use tinytools::run::{Agent, AidAction, EventSink, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 
@@ -25,6 +29,20 @@ impl EventSink for Recorder {
             events.push(event.clone());
         }
     }
+}
+
+/// Every aid the crate ships except the rejected `nudge_described_calls`, in the order they
+/// act: what the aids' own suites run under, so that each aid is tested beside the others it
+/// must yield to. Wider than [`Aids::small_model`], which keeps only the aids with evidence.
+pub fn every_aid() -> Aids {
+    Aids::none()
+        .with(ReplayRepeats)
+        .with(StopRepeats::default())
+        .with(RefusePlaceholders)
+        .with(DropUndeclaredArguments)
+        .with(AdoptProseCalls)
+        .with(AskAfterEmptyReply)
+        .with(AskAboutUnusedValues)
 }
 
 /// How many cases a property test runs: `PROPTEST_CASES` when set (a long local run is one

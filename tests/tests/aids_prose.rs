@@ -1,10 +1,11 @@
-//! The `small_model` preset's prose aids (`adopt_prose_calls`, and the opt-in nudge): a read-only
+//! The prose aids (`adopt_prose_calls`, and the opt-in nudge): a read-only
 //! call spelt out in prose may be taken for the call; a call with side effects never is, and the
 //! core ignores any aid that tries, unless the aid was built for it.
 //!
 //! Helpers are shared with `aids_small_model.rs` (`support/`).
 
 use std::sync::Arc;
+use tinytools_integration_tests::every_aid;
 
 use serde_json::json;
 use tinytools::model::{Message, ModelResponse, ToolCall};
@@ -31,8 +32,8 @@ fn narrating_then(then: ModelResponse) -> Arc<ScriptedModel> {
 async fn a_call_described_in_prose_is_nudged_once_when_the_nudge_is_used() {
     // In no preset: measured on Qwen2.5-Coder-1.5B over nine live-suite runs, 42 nudges drew
     // the same sentence back 34 times and never the call a task needed.
-    let nudging = RunPolicy::default().with_aids(Aids::small_model().with(NudgeDescribedCalls));
-    for policy in [small_model(), RunPolicy::default(), RunPolicy::default().with_aids(Aids::none())] {
+    let nudging = RunPolicy::default().with_aids(every_aid().with(NudgeDescribedCalls));
+    for policy in [every_aid_policy(), RunPolicy::default(), RunPolicy::default().with_aids(Aids::none())] {
         let model = narrating_then(ModelResponse::text("unused"));
         let (outcome, events) = run_recorded(model, policy, "k?").await;
         assert_eq!(
@@ -84,7 +85,7 @@ async fn a_read_only_call_spelt_out_in_prose_is_taken_once_and_never_one_of_a_de
         ModelResponse::text("Casa Azul has a room."),
     ]));
     let (outcome, events) =
-        run_recorded(model, small_model(), "Somewhere to sleep in Porto, 3 to 6 June, two of us.").await;
+        run_recorded(model, every_aid_policy(), "Somewhere to sleep in Porto, 3 to 6 June, two of us.").await;
     // Spelt out again after the taken call answered, the same call is not taken twice: the
     // sentence restates a call that ran, so the model is asked once for the answer.
     assert_eq!((outcome.answer.as_str(), outcome.turns), ("Casa Azul has a room.", 4));
@@ -120,8 +121,8 @@ async fn a_read_only_call_spelt_out_in_prose_is_taken_once_and_never_one_of_a_de
     // A destructive tool spelt out is never taken: the prose is the answer, or with the nudge
     // used, it is nudged.
     let destructive = "Call `github_merge_pr` with {\"repo\": \"acme/web\", \"number\": 57}.";
-    let nudging = RunPolicy::default().with_aids(Aids::small_model().with(NudgeDescribedCalls));
-    for (policy, turns) in [(nudging, 2), (small_model(), 1), (RunPolicy::default().with_aids(Aids::none()), 1)] {
+    let nudging = RunPolicy::default().with_aids(every_aid().with(NudgeDescribedCalls));
+    for (policy, turns) in [(nudging, 2), (every_aid_policy(), 1), (RunPolicy::default().with_aids(Aids::none()), 1)] {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::text(destructive),
             ModelResponse::text("I will not merge it without you."),
@@ -148,7 +149,7 @@ async fn only_a_read_only_call_is_taken_from_prose_before_or_after_a_tools_outpu
             ModelResponse::text(prose),
             ModelResponse::text("Done."),
         ]));
-        let (outcome, events) = run_recorded(model, small_model(), "k, then tell everyone").await;
+        let (outcome, events) = run_recorded(model, every_aid_policy(), "k, then tell everyone").await;
         assert_eq!(!taken(&events).is_empty(), adopted, "{prose}: {events:?}");
         assert_eq!((started(&events), outcome.turns), if adopted { (2, 3) } else { (1, 2) }, "{prose}");
     }
@@ -160,7 +161,7 @@ async fn only_a_read_only_call_is_taken_from_prose_before_or_after_a_tools_outpu
         ModelResponse::text(prose),
     ]));
     let (outcome, events) =
-        run_recorded(model.clone(), small_model(), "Tell #general the office is closed Friday.").await;
+        run_recorded(model.clone(), every_aid_policy(), "Tell #general the office is closed Friday.").await;
     assert!(
         model.requests()[1].tools.iter().any(|t| t.name == "slack_post_message"),
         "the search found it: it was offered"
@@ -187,7 +188,7 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
         ModelResponse::text("Commented on OPS-127."),
     ]));
     let (outcome, events) =
-        run_recorded(model, small_model(), "Comment 'live' on the OPS ticket about TLS certs.").await;
+        run_recorded(model, every_aid_policy(), "Comment 'live' on the OPS ticket about TLS certs.").await;
     assert_eq!(outcome.answer, "Commented on OPS-127.");
     assert_eq!(taken(&events), ["jira_search_issues"], "{events:?}");
     let adopted = outcome.transcript.messages.iter().find_map(|m| match m {
@@ -207,7 +208,7 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
         ModelResponse::text("Priya and Tom are both free at 10:00."),
     ]));
     let (outcome, events) =
-        run_recorded(model, small_model(), "When could priya@acme.com and tom@acme.com both meet?").await;
+        run_recorded(model, every_aid_policy(), "When could priya@acme.com and tom@acme.com both meet?").await;
     let searched = events.iter().find_map(|e| match e {
         RunEvent::ToolSearched { matched, .. } => Some(matched.clone()),
         _ => None,
@@ -229,7 +230,7 @@ async fn a_look_up_described_with_its_one_value_is_made_only_for_a_read_only_too
             ModelResponse::text(prose),
             ModelResponse::text("never asked for"),
         ]));
-        let (outcome, events) = run_recorded(model, small_model(), "k").await;
+        let (outcome, events) = run_recorded(model, every_aid_policy(), "k").await;
         assert!(taken(&events).is_empty(), "{prose}: {events:?}");
         assert_eq!(outcome.answer, prose);
     }
@@ -255,7 +256,7 @@ async fn a_reply_that_is_only_a_tool_gets_its_signature_back_unless_it_is_a_read
             ModelResponse::text("Done."),
         ]));
         let user = "Spoke with c_48 for 20 minutes about renewal pricing; and find the Q3 plan.";
-        let (outcome, events) = run_recorded(model.clone(), small_model(), user).await;
+        let (outcome, events) = run_recorded(model.clone(), every_aid_policy(), user).await;
         assert_eq!((outcome.answer.as_str(), outcome.turns), ("Done.", 4), "{tool}");
         assert_eq!(aid_acted(&events), [("adopt_prose_calls", &FEEDBACK)], "{tool}: {events:?}");
         let told = model.requests()[2].messages.last().cloned();
@@ -289,14 +290,15 @@ async fn a_reply_that_is_only_a_tool_gets_its_signature_back_unless_it_is_a_read
         ModelResponse::text("`crm_log_call`"),
         ModelResponse::text("Logged."),
     ]));
-    let (outcome, events) = run_recorded(model, small_model(), "Log my call with c_48 about renewal pricing.").await;
+    let (outcome, events) =
+        run_recorded(model, every_aid_policy(), "Log my call with c_48 about renewal pricing.").await;
     assert_eq!(aid_acted(&events), [("ask_after_empty_reply", &FEEDBACK)], "{events:?}");
     assert_eq!((outcome.answer.as_str(), outcome.turns), ("Logged.", 4));
 
     // A read-only tool that needs no arguments is called from its name.
     let model =
         Arc::new(ScriptedModel::new([ModelResponse::text("current_time"), ModelResponse::text("It is 10:42.")]));
-    let (outcome, events) = run_recorded(model, small_model(), "What time is it?").await;
+    let (outcome, events) = run_recorded(model, every_aid_policy(), "What time is it?").await;
     assert_eq!(taken(&events), ["current_time"], "{events:?}");
     assert!(
         outcome.transcript.messages.iter().any(|m| matches!(m, Message::Tool { name, content, is_error: false, .. }
@@ -307,7 +309,7 @@ async fn a_reply_that_is_only_a_tool_gets_its_signature_back_unless_it_is_a_read
     // A destructive one is not called from its bare name, nor is a name the run does not offer.
     for reply in ["wipe_cache", "`erase_everything`"] {
         let model = Arc::new(ScriptedModel::new([ModelResponse::text(reply), ModelResponse::text("Not wiped.")]));
-        let (_, events) = run_recorded(model, small_model(), "Clear the cache.").await;
+        let (_, events) = run_recorded(model, every_aid_policy(), "Clear the cache.").await;
         assert!(taken(&events).is_empty() && started(&events) == 0, "{reply}: {events:?}");
     }
 }

@@ -113,6 +113,9 @@ async fn a_request_that_cannot_fit_ends_the_run_with_the_counts() {
     assert_eq!((overflow.prompt_tokens, overflow.window), (Some(counted), Some(500)));
     assert_eq!((overflow.compacted, overflow.dropped), (0, 0));
     assert!(error.to_string().contains("does not fit the model's context window"), "{error}");
+    let said = overflow.provider_message.as_deref().expect("the provider's words are kept");
+    assert!(said.starts_with("This model's maximum context length is 500 tokens."), "{said}");
+    assert!(error.to_string().contains("the provider said: This model's maximum context length"), "{error}");
     assert_eq!(model.sent.lock().unwrap().len(), 1, "nothing to cut: no second request");
 }
 

@@ -1,14 +1,15 @@
-//! Template placeholders (the `refuse_placeholders` aid, in `Aids::small_model`): a call to a
+//! Template placeholders (the `refuse_placeholders` aid, opt-in: in no preset): a call to a
 //! tool with side effects whose argument holds a placeholder such as `$<current-price>` is
 //! refused before the tool runs; the answer names the hole, and the deferred tools that may
 //! fill it (its words ranked against the catalogue) are promoted. A placeholder the user
 //! wrote, a read-only tool, and a run without the aid (the default) let the call run.
 
 use std::sync::Arc;
+use tinytools_integration_tests::every_aid;
 
 use serde_json::json;
 use tinytools::model::Message;
-use tinytools::run::{AidAction, Aids, Promotion, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{AidAction, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools_integration_tests::{calling, run_recorded};
 
@@ -28,8 +29,8 @@ fn answers_of(outcome: &RunOutcome, tool: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
+fn every_aid_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(every_aid())
 }
 
 /// The calls `refuse_placeholders` answered without running them, by tool.
@@ -58,7 +59,7 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
         ("stock_quote", json!({"symbol": "GLOBX"})),
         ("slack_post_message", json!({"channel": "#markets", "text": "GLOBX is trading at $685.83"})),
     ]);
-    let (outcome, events) = run(model.clone(), small_model(), POST_PRICE).await;
+    let (outcome, events) = run(model.clone(), every_aid_policy(), POST_PRICE).await;
     let posts = answers_of(&outcome, "slack_post_message");
     assert_eq!(posts.len(), 2);
     let (refusal, is_error) = &posts[0];
@@ -111,7 +112,7 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
     // A one-word hole is one too, unless it is an HTML element's name.
     for (text, refused) in [("GLOBX: $<price>", true), ("GLOBX: <b>$685.83</b>", false)] {
         let model = calling(vec![("slack_post_message", json!({"channel": "#markets", "text": text}))]);
-        let (outcome, _) = run(model, small_model(), POST_PRICE).await;
+        let (outcome, _) = run(model, every_aid_policy(), POST_PRICE).await;
         assert_eq!(answers_of(&outcome, "slack_post_message")[0].1, refused, "{text}");
     }
 
@@ -121,7 +122,7 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
         ("slack_post_message", json!({"channel": "#markets", "text": "At $<current-price>"})),
         ("slack_post_message", json!({"channel": "#markets", "text": "At $<current-price>"})),
     ]);
-    let (_, events) = run(model, small_model(), POST_PRICE).await;
+    let (_, events) = run(model, every_aid_policy(), POST_PRICE).await;
     assert!(!events.iter().any(|e| matches!(e, RunEvent::ToolStarted { .. })), "{events:?}");
     assert_eq!(refused(&events), ["slack_post_message", "slack_post_message"], "{events:?}");
 }
@@ -130,19 +131,21 @@ async fn a_placeholder_is_refused_the_tools_that_fill_it_promoted_and_the_real_v
 async fn a_placeholder_the_user_wrote_a_read_only_tool_or_a_run_without_the_aid_let_the_call_run() {
     let template = json!({"channel": "#general", "text": "Welcome aboard, <first-name>!"});
     let user = "Post this template to #general as it is: Welcome aboard, <first-name>!";
-    let (outcome, events) = run(calling(vec![("slack_post_message", template.clone())]), small_model(), user).await;
+    let (outcome, events) =
+        run(calling(vec![("slack_post_message", template.clone())]), every_aid_policy(), user).await;
     assert!(!answers_of(&outcome, "slack_post_message")[0].1, "the user wrote it");
     assert!(refused(&events).is_empty(), "{events:?}");
 
     let search = json!({"query": "<board-meeting> slides"});
-    let (outcome, events) = run(calling(vec![("drive_search_files", search)]), small_model(), "Board slides?").await;
+    let (outcome, events) =
+        run(calling(vec![("drive_search_files", search)]), every_aid_policy(), "Board slides?").await;
     assert!(!answers_of(&outcome, "drive_search_files")[0].1, "a read-only look-up harms nothing");
     assert!(refused(&events).is_empty(), "{events:?}");
 
     // The check is an aid: the default aids, and the small-model ones without it, post the hole
     // as written.
     let hole = json!({"channel": "#markets", "text": "GLOBX is trading at $<current-price>"});
-    let without = RunPolicy::default().with_aids(Aids::small_model().without("refuse_placeholders"));
+    let without = RunPolicy::default().with_aids(every_aid().without("refuse_placeholders"));
     for policy in [RunPolicy::default(), without] {
         let aids = format!("{:?}", policy.aids);
         let (outcome, events) = run(calling(vec![("slack_post_message", hole.clone())]), policy, POST_PRICE).await;

@@ -7,10 +7,11 @@
 //! model only described.
 
 use std::sync::Arc;
+use tinytools_integration_tests::every_aid;
 
 use serde_json::json;
 use tinytools::model::{Message, ModelResponse};
-use tinytools::run::{AidAction, Aids, RunEvent, RunPolicy};
+use tinytools::run::{AidAction, RunEvent, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 
 const PROSE: &str = "To create a Google Docs document with a title and initial text, call the `docs_create_document` \
@@ -19,8 +20,8 @@ const PROSE: &str = "To create a Google Docs document with a title and initial t
 
 const USER: &str = "Start a fresh doc called 'Offsite agenda' that begins with 'Day 1: arrivals and dinner'.";
 
-fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
+fn every_aid_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(every_aid())
 }
 
 fn ran(events: &[RunEvent], tool: &str) -> bool {
@@ -50,7 +51,8 @@ async fn a_read_only_look_up_in_prose_after_an_unknown_name_is_taken() {
         ModelResponse::text("The Q3 plan is f_204."),
     ]));
     let (outcome, events) =
-        tinytools_integration_tests::run_recorded(registry, model, small_model(), "Find the Q3 plan in Drive.").await;
+        tinytools_integration_tests::run_recorded(registry, model, every_aid_policy(), "Find the Q3 plan in Drive.")
+            .await;
     assert_eq!(taken(&events), ["drive_search_files"], "{events:?}");
     assert!(ran(&events, "drive_search_files"), "{events:?}");
     assert_eq!((outcome.answer.as_str(), outcome.turns), ("The Q3 plan is f_204.", 3));
@@ -66,7 +68,7 @@ async fn a_side_effect_call_in_prose_is_never_taken_after_an_unknown_name_or_a_t
         ModelResponse::text(PROSE),
     ]));
     let (outcome, events) =
-        tinytools_integration_tests::run_recorded(registry.clone(), model.clone(), small_model(), USER).await;
+        tinytools_integration_tests::run_recorded(registry.clone(), model.clone(), every_aid_policy(), USER).await;
     let offered = model.requests()[1].tools.iter().any(|tool| tool.name == "docs_create_document");
     assert!(offered, "the unknown name's answer loaded the tool the prose names");
     assert!(taken(&events).is_empty(), "{events:?}");
@@ -76,8 +78,7 @@ async fn a_side_effect_call_in_prose_is_never_taken_after_an_unknown_name_or_a_t
     // After a real tool's output, the same. With the question about unused values, that question
     // names `docs_create_document` (the values went into no call) and the model spells the call
     // out again: still only a sentence, never a document.
-    for (aids, asked) in [(Aids::small_model(), true), (Aids::small_model().without("ask_about_unused_values"), false)]
-    {
+    for (aids, asked) in [(every_aid(), true), (every_aid().without("ask_about_unused_values"), false)] {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::calls([("c", "read_note", json!({"title": "groceries"}))]),
             ModelResponse::text(PROSE),

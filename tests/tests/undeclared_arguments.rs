@@ -1,13 +1,14 @@
 //! A read-only tool's call whose only fault is an argument the tool does not declare runs
-//! without it, and its answer says so (the `drop_undeclared_arguments` aid, in
-//! `Aids::small_model`); a call with side effects, a call with another fault, or any call in a
+//! without it, and its answer says so (the `drop_undeclared_arguments` aid, opt-in:
+//! in no preset); a call with side effects, a call with another fault, or any call in a
 //! run without the aid (the default) is refused as before.
 
 use std::sync::Arc;
+use tinytools_integration_tests::every_aid;
 
 use serde_json::json;
 use tinytools::model::Message;
-use tinytools::run::{AidAction, Aids, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{AidAction, RunEvent, RunOutcome, RunPolicy};
 use tinytools_integration_tests::{calling, run_recorded};
 
 /// The answers to the run's tool calls: (content, is_error), in order.
@@ -38,8 +39,8 @@ fn dropped(events: &[RunEvent]) -> Vec<String> {
         .collect()
 }
 
-fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
+fn every_aid_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(every_aid())
 }
 
 fn completed(events: &[RunEvent], tool: &str) -> usize {
@@ -56,7 +57,7 @@ async fn a_read_only_call_runs_without_the_arguments_its_tool_does_not_take() {
     // Measured: the 1.5B model sent `stock_quote` the `vs_currency` of the promoted
     // `crypto_price`, and sent it again after each refusal.
     let call = ("stock_quote", json!({"symbol": "GLOBX", "vs_currency": "USD", "market": "NYSE"}));
-    let (outcome, events) = run(call, small_model(), "How much is one share of GLOBX going for?").await;
+    let (outcome, events) = run(call, every_aid_policy(), "How much is one share of GLOBX going for?").await;
     let answers = answers_of(&outcome);
     let (answer, is_error) = &answers[0];
     assert!(!is_error, "{answer}");
@@ -73,7 +74,7 @@ async fn a_read_only_call_runs_without_the_arguments_its_tool_does_not_take() {
 #[tokio::test]
 async fn a_call_with_side_effects_is_never_run_on_other_arguments_than_the_models() {
     let call = ("slack_post_message", json!({"channel": "#markets", "text": "GLOBX is up", "urgent": true}));
-    let (outcome, events) = run(call, small_model(), "Tell #markets that GLOBX is up.").await;
+    let (outcome, events) = run(call, every_aid_policy(), "Tell #markets that GLOBX is up.").await;
     let answers = answers_of(&outcome);
     assert!(answers[0].1 && answers[0].0.contains("'urgent' was unexpected"), "{answers:?}");
     assert!(dropped(&events).is_empty() && completed(&events, "slack_post_message") == 0, "{events:?}");
@@ -83,7 +84,7 @@ async fn a_call_with_side_effects_is_never_run_on_other_arguments_than_the_model
 async fn another_fault_or_a_run_without_the_aid_keeps_the_refusal() {
     // Without `symbol` the call is refused even with `vs_currency` left out: every problem is told.
     let call = ("stock_quote", json!({"ticker": "GLOBX", "vs_currency": "USD"}));
-    let (outcome, events) = run(call, small_model(), "How much is one share of GLOBX going for?").await;
+    let (outcome, events) = run(call, every_aid_policy(), "How much is one share of GLOBX going for?").await;
     let answers = answers_of(&outcome);
     let (answer, is_error) = &answers[0];
     assert!(*is_error && answer.contains("\"symbol\" is a required property"), "{answer}");
@@ -95,7 +96,7 @@ async fn another_fault_or_a_run_without_the_aid_keeps_the_refusal() {
     assert!(dropped(&events).is_empty() && completed(&events, "stock_quote") == 0, "{events:?}");
 
     // The default aids, and the small-model ones without it, refuse the extra argument.
-    let without = RunPolicy::default().with_aids(Aids::small_model().without("drop_undeclared_arguments"));
+    let without = RunPolicy::default().with_aids(every_aid().without("drop_undeclared_arguments"));
     for policy in [RunPolicy::default(), without] {
         let aids = format!("{:?}", policy.aids);
         let call = ("stock_quote", json!({"symbol": "GLOBX", "vs_currency": "USD"}));

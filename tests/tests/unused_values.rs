@@ -1,5 +1,5 @@
-//! Values the request spelt out that no call used (the `ask_about_unused_values` aid, in
-//! `Aids::small_model`): a run about to end with one left over asks once, in a
+//! Values the request spelt out that no call used (the `ask_about_unused_values` aid, opt-in:
+//! in no preset): a run about to end with one left over asks once, in a
 //! `Message::Feedback` that speaks of the user's request (never in the user's voice), whether
 //! a call still needs it, naming and promoting the deferred tools that may take it; it does not
 //! ask when every value went into a call, when no tool was called, when discovery is off, or in
@@ -10,12 +10,13 @@
 //! `bench/tests/unused_values_at_scale.rs`.
 
 use std::sync::Arc;
+use tinytools_integration_tests::every_aid;
 
 use serde_json::json;
 use tinytools::ToolRegistry;
 use tinytools::model::{Message, ModelRequest, ModelResponse};
 use tinytools::run::aids::NudgeDescribedCalls;
-use tinytools::run::{AidAction, Aids, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
+use tinytools::run::{AidAction, Promotion, RunEvent, RunOutcome, RunPolicy, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools_integration_tests::run_recorded;
 
@@ -36,8 +37,8 @@ fn invite() -> ModelResponse {
     ModelResponse::calls([("c2", "calendar_invite", args)])
 }
 
-fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
+fn every_aid_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(every_aid())
 }
 
 async fn run(
@@ -85,7 +86,7 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
         invite(),
         ModelResponse::text("Booked 'Design sync' at 10:00."),
     ]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), BOOK).await;
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, every_aid_policy(), BOOK).await;
     assert_eq!(asked(&events), 1);
     let question = questions(&outcome)[0];
     assert!(
@@ -121,7 +122,7 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
         invite(),
         ModelResponse::text("Booked."),
     ]));
-    let nudging = RunPolicy::default().with_aids(Aids::small_model().with(NudgeDescribedCalls));
+    let nudging = RunPolicy::default().with_aids(every_aid().with(NudgeDescribedCalls));
     let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, nudging, BOOK).await;
     assert!(
         events.iter().any(|e| matches!(e, RunEvent::AidActed { aid, .. } if aid == "nudge_described_calls")),
@@ -133,7 +134,7 @@ async fn a_run_that_restates_its_last_step_is_asked_once_with_the_tools_that_tak
     // Asked once: the same answer again ends the run.
     let model =
         Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED), ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), BOOK).await;
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, every_aid_policy(), BOOK).await;
     assert_eq!((asked(&events), outcome.answer.as_str(), model.requests().len()), (1, RESTATED, 3));
 }
 
@@ -142,30 +143,31 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
     let catalogue = tinytools_examples::catalogue::registry;
     // Every value used: 'Design sync' went into the invitation.
     let model = Arc::new(ScriptedModel::new([free_slots(), invite(), ModelResponse::text("Booked.")]));
-    let (outcome, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    let (outcome, events) = run(catalogue(), &model, every_aid_policy(), BOOK).await;
     assert!(asked(&events) == 0 && questions(&outcome).is_empty(), "{events:?}");
     // No tool called: the model answered straight away.
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("I cannot book meetings.")]));
-    let (_, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    let (_, events) = run(catalogue(), &model, every_aid_policy(), BOOK).await;
     assert!(asked(&events) == 0);
     // Only `tool_search` called: a search is not a use.
     let search = ModelResponse::calls([("s", "tool_search", json!({"query": "calendar booking"}))]);
     let model = Arc::new(ScriptedModel::new([search, ModelResponse::text(RESTATED)]));
-    let (_, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    let (_, events) = run(catalogue(), &model, every_aid_policy(), BOOK).await;
     assert!(asked(&events) == 0);
     // Off track: the only tool called is one the request does not rank, and so are its kin.
     let convert =
         ModelResponse::calls([("c", "unit_convert", json!({"value": 10, "from_unit": "mi", "to_unit": "km"}))]);
     let model = Arc::new(ScriptedModel::new([convert, ModelResponse::text("16.09344 km")]));
     let (_, events) =
-        run(catalogue(), &model, small_model(), "lee@acme.com needs to be able to edit f_310, sort that out?").await;
+        run(catalogue(), &model, every_aid_policy(), "lee@acme.com needs to be able to edit f_310, sort that out?")
+            .await;
     assert!(asked(&events) == 0, "{events:?}");
     // No call ran without error: the only one was refused (measured: asked after such a run
     // had apologised, the model emailed the address in the request). With the call answered,
     // the same run asks (the first test).
     let refused = ModelResponse::calls([("c1", "calendar_free_slots", json!({"date": "2026-03-17"}))]);
     let model = Arc::new(ScriptedModel::new([refused, ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(catalogue(), &model, small_model(), BOOK).await;
+    let (outcome, events) = run(catalogue(), &model, every_aid_policy(), BOOK).await;
     assert!(
         events.iter().any(|e| matches!(e, RunEvent::ToolRejected { .. }))
             && asked(&events) == 0
@@ -174,10 +176,10 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
     );
     // Not at the last turn: the run ends answered, as before.
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(catalogue(), &model, small_model().with_max_turns(2), BOOK).await;
+    let (outcome, events) = run(catalogue(), &model, every_aid_policy().with_max_turns(2), BOOK).await;
     assert!(asked(&events) == 0 && outcome.stop == StopReason::Answered, "{events:?}");
     // The default aids, or the small-model ones without it.
-    let without = RunPolicy::default().with_aids(Aids::small_model().without("ask_about_unused_values"));
+    let without = RunPolicy::default().with_aids(every_aid().without("ask_about_unused_values"));
     for policy in [RunPolicy::default(), without] {
         let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
         let (outcome, events) = run(catalogue(), &model, policy, BOOK).await;
@@ -187,7 +189,7 @@ async fn no_question_when_every_value_went_into_a_call_no_tool_ran_discovery_is_
     // model answered such a question in prose).
     let direct = tinytools_examples::catalogue::all_direct_registry();
     let model = Arc::new(ScriptedModel::new([free_slots(), ModelResponse::text(RESTATED)]));
-    let (outcome, events) = run(direct, &model, small_model(), BOOK).await;
+    let (outcome, events) = run(direct, &model, every_aid_policy(), BOOK).await;
     assert!(asked(&events) == 0 && outcome.answer == RESTATED, "{events:?}");
 }
 
@@ -217,7 +219,8 @@ async fn the_reply_to_the_question_never_makes_a_call_with_side_effects_from_pro
     let partial = "I have called `drive_share_file` with `file_id=\"doc_88\"`, `email=\"ben@acme.com\"`.";
     for reply in [described("drive_share_file"), claimed.to_owned(), partial.to_owned()] {
         let model = Arc::new(ScriptedModel::new([create(), made(), ModelResponse::text(reply.clone())]));
-        let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), request).await;
+        let (outcome, events) =
+            run(tinytools_examples::catalogue::registry(), &model, every_aid_policy(), request).await;
         assert_eq!(asked(&events), 1, "{events:?}");
         let named: Vec<&str> =
             questions(&outcome)[0].lines().skip(2).filter_map(|line| line.split('`').nth(1)).collect();
@@ -244,7 +247,8 @@ async fn the_reply_to_the_question_never_makes_a_call_with_side_effects_from_pro
         ],
     ] {
         let model = Arc::new(ScriptedModel::new(script));
-        let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), request).await;
+        let (outcome, events) =
+            run(tinytools_examples::catalogue::registry(), &model, every_aid_policy(), request).await;
         assert_eq!(asked(&events), 1, "{events:?}");
         assert!(!took_a_call(&events), "{events:?}");
         assert!(!started(&events, "drive_share_file") && !started(&events, "gmail_send"), "{events:?}");
@@ -260,7 +264,7 @@ async fn the_reply_to_the_question_never_makes_a_call_with_side_effects_from_pro
         ),
         ModelResponse::text("Only the standup is on that day."),
     ]));
-    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, small_model(), BOOK).await;
+    let (outcome, events) = run(tinytools_examples::catalogue::registry(), &model, every_aid_policy(), BOOK).await;
     assert_eq!(asked(&events), 1, "{events:?}");
     assert!(questions(&outcome)[0].contains("`calendar_list_events` takes:"), "{:?}", questions(&outcome));
     assert!(

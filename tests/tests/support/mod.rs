@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use tinytools_integration_tests::every_aid;
 
 use serde_json::json;
 use tinytools::model::{ModelRequest, ModelResponse};
-use tinytools::run::{AidAction, Aids, RunEvent, RunOutcome, RunPolicy};
+use tinytools::run::{AidAction, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolRegistry, tool};
 
@@ -52,8 +53,8 @@ pub(crate) fn registry() -> Arc<ToolRegistry> {
     Arc::new(registry)
 }
 
-pub(crate) fn small_model() -> RunPolicy {
-    RunPolicy::default().with_aids(Aids::small_model())
+pub(crate) fn every_aid_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(every_aid())
 }
 
 /// The text `replay_repeats` and `ask_after_empty_reply` ask for the answer with, once a tool

@@ -127,7 +127,7 @@ impl Agent {
     }
 
     /// Sets the [aids](super::aids) (default [`Aids::standard`]): `Aids::none()` for the core
-    /// alone, `Aids::small_model()` for the aids measured on small local models.
+    /// alone, `Aids::small_model()` for the aids kept for small local models.
     #[must_use]
     pub fn with_aids(mut self, aids: Aids) -> Self {
         self.policy.aids = aids;

@@ -99,7 +99,7 @@ impl Run<'_> {
             if estimate > target {
                 let done = self.shrink(tools_tokens, target);
                 if !done.fits() {
-                    return (request, Asked::Failed(overflow(done, None, Some(window as u64)).into()));
+                    return (request, Asked::Failed(overflow(done, None, Some(window as u64), None).into()));
                 }
                 request = self.build_request(offer, no_tools).await;
             }
@@ -118,7 +118,7 @@ impl Run<'_> {
                 Ok(response) => response,
                 Err(ModelError::ContextLength { message }) => {
                     if let Some((done, prompt, window)) = shrunk {
-                        return (request, Asked::Failed(overflow(done, prompt, window).into()));
+                        return (request, Asked::Failed(overflow(done, prompt, window, Some(message)).into()));
                     }
                     let (prompt, window) = context::reported_tokens(&message);
                     let window = window.or(policy.context_window.map(|w| w as u64));
@@ -126,7 +126,7 @@ impl Run<'_> {
                     let done = self.shrink(tools_tokens, context::target(estimate, prompt, window));
                     if !done.cut_anything() {
                         tracing::debug!(target: "tinytools::run", %message, "nothing left to cut");
-                        return (request, Asked::Failed(overflow(done, prompt, window).into()));
+                        return (request, Asked::Failed(overflow(done, prompt, window, Some(message)).into()));
                     }
                     shrunk = Some((done, prompt, window));
                     request = self.build_request(offer, no_tools).await;
@@ -184,8 +184,9 @@ impl Run<'_> {
     }
 }
 
-fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>) -> ContextOverflow {
+fn overflow(done: Shrink, prompt_tokens: Option<u64>, window: Option<u64>, said: Option<String>) -> ContextOverflow {
     ContextOverflow {
+        provider_message: said,
         estimated_tokens: done.after,
         target_tokens: done.target,
         prompt_tokens,

@@ -56,12 +56,13 @@ pub enum RunFailure {
 /// The conversation could not be shrunk to fit the model's window.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the conversation does not fit the model's context window even after shrinking it: about {estimated_tokens} tokens against a target of {target_tokens} ({compacted} tool results compacted, {dropped} messages dropped){}; start a new conversation, cap tool results lower, or use a model with a larger window",
+    "the conversation does not fit the model's context window even after shrinking it: about {estimated_tokens} tokens against a target of {target_tokens} ({compacted} tool results compacted, {dropped} messages dropped){}{}; start a new conversation, cap tool results lower, or use a model with a larger window",
     match (prompt_tokens, window) {
         (Some(prompt), Some(window)) => format!("; the provider counted {prompt} tokens for a window of {window}"),
         (None, Some(window)) => format!("; the window is {window} tokens"),
         _ => String::new(),
-    }
+    },
+    provider_message.as_ref().map_or_else(String::new, |said| format!("; the provider said: {said}"))
 )]
 pub struct ContextOverflow {
     /// The run's estimate of the smallest request it could make.
@@ -76,4 +77,7 @@ pub struct ContextOverflow {
     pub compacted: usize,
     /// Messages dropped.
     pub dropped: usize,
+    /// The provider's own words, when it refused the request (a window the run never knew,
+    /// or a limit that was not the prompt's, shows here).
+    pub provider_message: Option<String>,
 }

@@ -15,7 +15,7 @@ use crate::tool::{TOOL_SEARCH, type_signature};
 /// such a tool's name gets its signature back as feedback instead (at most twice a run). Once
 /// a tool's output is in the conversation, never an `open_world` tool either: the prose may be
 /// repeating that output, and a look-up that reaches the outside world can carry it out (a URL
-/// a document planted). A call already made is not taken again. In `small_model`.
+/// a document planted). A call already made is not taken again. In no preset: opt-in by name (`docs/aids.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdoptProseCalls;
 

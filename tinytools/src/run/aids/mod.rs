@@ -17,15 +17,15 @@
 //!
 //! Presets ([`Aids`]): `none`; `standard`, the default — at most one stop, said in one
 //! feedback, after the same call returned the same result several times in a row; and
-//! `small_model`, the aids measured to help small local models (`docs/aids.md` has the
-//! evidence for each).
+//! `small_model`, the aids kept for small local models. The other aids are opt-in by name
+//! (`docs/aids.md` has the evidence for each choice).
 //!
 //! ```
 //! use tinytools::run::aids::{Aids, StopRepeats};
 //!
 //! assert_eq!(Aids::none().names(), Vec::<&str>::new());
 //! assert_eq!(Aids::standard().names(), ["stop_repeats"]);
-//! assert!(Aids::small_model().names().contains(&"adopt_prose_calls"));
+//! assert_eq!(Aids::small_model().names(), ["replay_repeats", "stop_repeats", "ask_after_empty_reply"]);
 //! let patient = Aids::none().with(StopRepeats::after(5));
 //! assert_eq!(patient.names(), ["stop_repeats"]);
 //! ```
@@ -234,19 +234,11 @@ impl Aids {
         Self::none().with(StopRepeats::default())
     }
 
-    /// The aids measured to help small local models (`docs/aids.md`), in the order they act:
-    /// [`ReplayRepeats`], [`StopRepeats`], [`RefusePlaceholders`], [`DropUndeclaredArguments`],
-    /// [`AdoptProseCalls`] (read-only tools only), [`AskAfterEmptyReply`] and
-    /// [`AskAboutUnusedValues`].
+    /// The aids kept for small local models, in the order they act: [`ReplayRepeats`],
+    /// [`StopRepeats`] and [`AskAfterEmptyReply`]. The other aids stay available by name
+    /// ([`Aids::with`]); `docs/aids.md` has the evidence behind each choice.
     pub fn small_model() -> Self {
-        Self::none()
-            .with(ReplayRepeats)
-            .with(StopRepeats::default())
-            .with(RefusePlaceholders)
-            .with(DropUndeclaredArguments)
-            .with(AdoptProseCalls)
-            .with(AskAfterEmptyReply)
-            .with(AskAboutUnusedValues)
+        Self::none().with(ReplayRepeats).with(StopRepeats::default()).with(AskAfterEmptyReply)
     }
 
     /// These aids and `aid` after them.

@@ -14,7 +14,7 @@ use crate::model::{Message, ToolCall};
 /// HTML element's name) that no user message or tool result holds: the answer names the hole,
 /// and the deferred tools its words and the text around it rank to (past query-aware
 /// discovery's floor) are named and promoted. A template the user asked for (`<first-name>` in
-/// their own words) passes. In `small_model`.
+/// their own words) passes. In no preset: opt-in by name (`docs/aids.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RefusePlaceholders;
 

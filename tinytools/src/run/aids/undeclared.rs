@@ -9,7 +9,7 @@ use crate::model::ToolCall;
 /// Runs a read-only tool's call whose only fault is top-level arguments the tool does not
 /// declare without them, its answer led by a line naming what was left out, instead of
 /// refusing it. A tool with side effects is never run on arguments other than the model's.
-/// In `small_model`.
+/// In no preset: opt-in by name (`docs/aids.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DropUndeclaredArguments;
 

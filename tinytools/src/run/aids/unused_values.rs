@@ -155,7 +155,7 @@ fn takes_kind(parameters: &Value, kinds: &[&str]) -> bool {
 /// their signatures. Asked only once a call other than `tool_search` has run without error,
 /// never at the last turn, and only while discovery is on (with nothing to name it is not
 /// asked). The question is the run's, not the user's: it reopens nothing the model decided,
-/// and a call the model makes after it runs only as any call would. In `small_model`.
+/// and a call the model makes after it runs only as any call would. In no preset: opt-in by name (`docs/aids.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AskAboutUnusedValues;
 
