@@ -19,8 +19,10 @@
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
 //! its default otherwise; the tools are embedded before timing starts, reported as
 //! `embed_ms`; `--vectors FILE` loads saved tool vectors when the file exists and saves them
-//! after); `--tasks N` (only the first N tasks). Keyword expansion by a model (`--expand`
-//! elsewhere) is not offered here: it needs a model server.
+//! after); `--tasks N` (only the first N tasks); `--expand` wraps the ranker in
+//! `ExpandingRanker`, the search keywords written by the model at `TINYTOOLS_BASE_URL`
+//! (default: `local-model.sh`'s server, model `TINYTOOLS_MODEL` or
+//! `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per question and per step.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,8 +30,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::providers::HttpOptions;
+use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools_bench::livemcp::{self, score};
-use tinytools_examples::models;
+use tinytools_examples::{live, models};
 
 struct Options {
     data: Option<PathBuf>,
@@ -37,6 +41,7 @@ struct Options {
     bm25_weight: Option<f32>,
     vectors: Option<PathBuf>,
     tasks: Option<usize>,
+    expand: bool,
 }
 
 fn main() {
@@ -74,6 +79,15 @@ fn run() -> Result<(), String> {
         }
         other => return Err(format!("unknown ranker `{other}`: use bm25 or minilm")),
     };
+    let mut expander = None;
+    if options.expand {
+        let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
+        let (base_url, model) = live::local_server("1.5b");
+        let client = live::keyword_client(&base_url, &model, HttpOptions::local())?;
+        let expanding = Arc::new(ExpandingRanker::new(inner, client));
+        policy = policy.with_ranker(expanding.clone());
+        expander = Some(expanding);
+    }
     let bridge = DiscoveryBridge::new(&data.catalogue.registry, policy);
     let mut embed_ms = None;
     if let Some(ranker) = embedding {
@@ -86,6 +100,7 @@ fn run() -> Result<(), String> {
         data.tasks.len(),
         options.ranker
     );
+    let ranker_name = if options.expand { format!("{}+expand", options.ranker) } else { options.ranker.clone() };
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| e.to_string())?;
     let evaluation = runtime.block_on(score::evaluate(&data, &bridge));
@@ -103,7 +118,7 @@ fn run() -> Result<(), String> {
         "servers": data.catalogue.servers,
         "tools": data.catalogue.tools.len(),
         "tasks": data.tasks.len(),
-        "ranker": options.ranker,
+        "ranker": ranker_name,
         "pre_promotion_policy": {
             "limit": pre.limit,
             "min_confidence": (f64::from(pre.min_confidence) * 1e4).round() / 1e4,
@@ -114,6 +129,9 @@ fn run() -> Result<(), String> {
     if let (Some(object), Some(figures)) = (report.as_object_mut(), evaluation.to_json().as_object()) {
         object.extend(figures.clone());
     }
+    if let Some(expander) = expander {
+        eprintln!("keyword expansion: {}", expander.usage());
+    }
     if let Some(ms) = embed_ms {
         report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
     }
@@ -122,7 +140,8 @@ fn run() -> Result<(), String> {
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options { data: None, ranker: "bm25".into(), bm25_weight: None, vectors: None, tasks: None };
+    let mut options =
+        Options { data: None, ranker: "bm25".into(), bm25_weight: None, vectors: None, tasks: None, expand: false };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -138,6 +157,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                 options.tasks = Some(value()?.parse().map_err(|_| "--tasks takes a whole number".to_owned())?);
             }
             "--json" => {}
+            "--expand" => options.expand = true,
             other => return Err(format!("unknown option `{other}`; see the binary's header")),
         }
     }
