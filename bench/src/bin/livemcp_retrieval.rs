@@ -102,7 +102,7 @@ fn run() -> Result<(), String> {
     );
     let ranker_name = if options.expand { format!("{}+expand", options.ranker) } else { options.ranker.clone() };
 
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let evaluation = runtime.block_on(score::evaluate(&data, &bridge));
     // A query sharing no word with any tool leaves BM25, and the fallback, empty; any other
     // fallback means the figures are not the asked ranker's.
