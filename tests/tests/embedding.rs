@@ -202,9 +202,12 @@ async fn a_failing_or_panicking_embedder_falls_back_to_bm25_with_the_reason() {
         (Arc::new(Broken) as Arc<dyn TextEmbedder>, "the model server is down"),
         (Arc::new(Panics) as Arc<dyn TextEmbedder>, "panicked"),
     ] {
+        // A panic's backtrace can take seconds to capture on a loaded machine: the timeout is
+        // not what this test is about, so it is generous.
         let policy = ToolDiscoveryPolicy::default()
             .with_ranker(Arc::new(EmbeddingRanker::new(embedder)))
-            .with_rank_mode(RankMode::Ranker);
+            .with_rank_mode(RankMode::Ranker)
+            .with_ranker_timeout(std::time::Duration::from_secs(60));
         let outcome = catalog.rank(&policy, "stock price", 3).await;
         assert_eq!(outcome.matched[0].name, "stock_quote", "BM25 answered");
         let fallback = outcome.fallback.unwrap_or_default();
