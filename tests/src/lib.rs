@@ -45,6 +45,11 @@ pub fn every_aid() -> Aids {
         .with(AskAboutUnusedValues)
 }
 
+/// The default policy with [`every_aid`].
+pub fn every_aid_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(every_aid())
+}
+
 /// How many cases a property test runs: `PROPTEST_CASES` when set (a long local run is one
 /// command: `PROPTEST_CASES=100000 cargo test -p tinytools-integration-tests --test hidden_names`),
 /// else the suite's own `default`, sized for CI.

@@ -5,7 +5,7 @@
 //! wrote, a read-only tool, and a run without the aid (the default) let the call run.
 
 use std::sync::Arc;
-use tinytools_integration_tests::every_aid;
+use tinytools_integration_tests::{every_aid, every_aid_policy};
 
 use serde_json::json;
 use tinytools::model::Message;
@@ -27,10 +27,6 @@ fn answers_of(outcome: &RunOutcome, tool: &str) -> Vec<(String, bool)> {
             _ => None,
         })
         .collect()
-}
-
-fn every_aid_policy() -> RunPolicy {
-    RunPolicy::default().with_aids(every_aid())
 }
 
 /// The calls `refuse_placeholders` answered without running them, by tool.

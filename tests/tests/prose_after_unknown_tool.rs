@@ -7,7 +7,7 @@
 //! model only described.
 
 use std::sync::Arc;
-use tinytools_integration_tests::every_aid;
+use tinytools_integration_tests::{every_aid, every_aid_policy};
 
 use serde_json::json;
 use tinytools::model::{Message, ModelResponse};
@@ -19,10 +19,6 @@ const PROSE: &str = "To create a Google Docs document with a title and initial t
                      dinner\"}`.";
 
 const USER: &str = "Start a fresh doc called 'Offsite agenda' that begins with 'Day 1: arrivals and dinner'.";
-
-fn every_aid_policy() -> RunPolicy {
-    RunPolicy::default().with_aids(every_aid())
-}
 
 fn ran(events: &[RunEvent], tool: &str) -> bool {
     events.iter().any(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == tool))

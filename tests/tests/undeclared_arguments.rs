@@ -4,7 +4,7 @@
 //! run without the aid (the default) is refused as before.
 
 use std::sync::Arc;
-use tinytools_integration_tests::every_aid;
+use tinytools_integration_tests::{every_aid, every_aid_policy};
 
 use serde_json::json;
 use tinytools::model::Message;
@@ -37,10 +37,6 @@ fn dropped(events: &[RunEvent]) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-fn every_aid_policy() -> RunPolicy {
-    RunPolicy::default().with_aids(every_aid())
 }
 
 fn completed(events: &[RunEvent], tool: &str) -> usize {

@@ -10,7 +10,7 @@
 //! `bench/tests/unused_values_at_scale.rs`.
 
 use std::sync::Arc;
-use tinytools_integration_tests::every_aid;
+use tinytools_integration_tests::{every_aid, every_aid_policy};
 
 use serde_json::json;
 use tinytools::ToolRegistry;
@@ -35,10 +35,6 @@ fn invite() -> ModelResponse {
     let args = json!({"title": "Design sync", "start": "2026-03-17T10:00:00Z", "duration_minutes": 30,
                       "attendees": ["priya@acme.com", "tom@acme.com"]});
     ModelResponse::calls([("c2", "calendar_invite", args)])
-}
-
-fn every_aid_policy() -> RunPolicy {
-    RunPolicy::default().with_aids(every_aid())
 }
 
 async fn run(

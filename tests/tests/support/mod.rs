@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tinytools_integration_tests::every_aid;
+pub(crate) use tinytools_integration_tests::every_aid_policy;
 
 use serde_json::json;
 use tinytools::model::{ModelRequest, ModelResponse};
@@ -51,10 +51,6 @@ pub(crate) fn registry() -> Arc<ToolRegistry> {
     registry.register(Counted).expect("registers").register(WipeCache).expect("registers");
     registry.register(Ticking).expect("registers").register(CurrentTime).expect("registers");
     Arc::new(registry)
-}
-
-pub(crate) fn every_aid_policy() -> RunPolicy {
-    RunPolicy::default().with_aids(every_aid())
 }
 
 /// The text `replay_repeats` and `ask_after_empty_reply` ask for the answer with, once a tool
