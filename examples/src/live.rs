@@ -7,6 +7,7 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
+use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools::run::{Agent, Aids, RunError, RunEvent, RunPolicy};
 use tinytools::{ToolRegistry, ToolSchema};
 
@@ -135,6 +136,19 @@ pub fn local_server(default_size: &str) -> (String, String) {
 pub fn keyword_client(base_url: &str, model: &str, http: HttpOptions) -> Result<Arc<dyn ChatModel>, String> {
     let client = OpenAiCompatible::new(base_url, model, http).map_err(|e| e.to_string())?;
     Ok(Arc::new(client.with_max_tokens(32).with_temperature(0.0)))
+}
+
+/// `policy` with its ranker (BM25 when it has none) wrapped in an `ExpandingRanker` whose
+/// keywords the [local server](local_server) writes (the 1.5B model unless the variables say
+/// otherwise), and that expander, whose usage the caller reports.
+///
+/// # Errors
+/// When the keyword client cannot be built.
+pub fn expand_locally(policy: ToolDiscoveryPolicy) -> Result<(ToolDiscoveryPolicy, Arc<ExpandingRanker>), String> {
+    let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
+    let (base_url, model) = local_server("1.5b");
+    let expanding = Arc::new(ExpandingRanker::new(inner, keyword_client(&base_url, &model, HttpOptions::local())?));
+    Ok((policy.with_ranker(expanding.clone()), expanding))
 }
 
 /// The dialect a command line or variable names: `auto`, `native`, `json` or `pformat`.

@@ -30,8 +30,6 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
-use tinytools::providers::HttpOptions;
-use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools_bench::livemcp::{self, score};
 use tinytools_examples::{live, models};
 
@@ -81,11 +79,8 @@ fn run() -> Result<(), String> {
     };
     let mut expander = None;
     if options.expand {
-        let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
-        let (base_url, model) = live::local_server("1.5b");
-        let client = live::keyword_client(&base_url, &model, HttpOptions::local())?;
-        let expanding = Arc::new(ExpandingRanker::new(inner, client));
-        policy = policy.with_ranker(expanding.clone());
+        let (expanded, expanding) = live::expand_locally(policy)?;
+        policy = expanded;
         expander = Some(expanding);
     }
     let bridge = DiscoveryBridge::new(&data.catalogue.registry, policy);

@@ -39,9 +39,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::{DeferredCatalog, ToolDiscoveryPolicy};
-use tinytools::providers::HttpOptions;
+use tinytools::rank::ExpandingRanker;
 use tinytools::rank::embedding::EmbeddingRanker;
-use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 use tinytools_bench::relative::{Relative, Rule};
 use tinytools_bench::tasks::{self, Expect};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
@@ -142,11 +141,8 @@ fn ranking(args: &[String], expand: bool) -> Result<Ranking, String> {
     }
     let mut expander = None;
     if expand {
-        let inner = policy.ranker.clone().unwrap_or_else(|| Arc::new(Bm25Ranker));
-        let (base_url, model) = live::local_server("1.5b");
-        let expanding =
-            Arc::new(ExpandingRanker::new(inner, live::keyword_client(&base_url, &model, HttpOptions::local())?));
-        policy = policy.with_ranker(expanding.clone());
+        let (expanded, expanding) = live::expand_locally(policy)?;
+        policy = expanded;
         policy.ranker_timeout = std::time::Duration::from_secs(600);
         expander = Some(expanding);
     }
