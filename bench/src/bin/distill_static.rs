@@ -4,12 +4,8 @@
 //!
 //! ```text
 //! .ci/models
-//! cargo run --release -p tinytools-bench --bin distill_static -- [--model DIR] [--out DIR] [--variants] [--words FILE]
+//! cargo run --release -p tinytools-bench --bin distill_static -- [--model DIR] [--out DIR] [--variants]
 //! ```
-//!
-//! `--words FILE` (one word a line, for example Debian's `wamerican` list,
-//! `/usr/share/dict/american-english`) adds each lower-case word the vocabulary splits into
-//! pieces as a whole-word token (`TokenOutputs::add_words`).
 //!
 //! Writes `--out` (default `target/models/minilm-static`, beside the MiniLM directory): PCA to
 //! 256 dimensions, Zipf SIF weights (1e-4), f16. With `--variants`, also the measured variants
@@ -45,14 +41,13 @@ fn variants() -> Vec<(&'static str, StaticOptions)> {
 }
 
 fn run() -> Result<(), String> {
-    let (mut model_dir, mut out, mut all, mut words) = (models::minilm_dir(), None, false, None);
+    let (mut model_dir, mut out, mut all) = (models::minilm_dir(), None, false);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
             "--model" => model_dir = args.next().ok_or("--model needs a directory")?.into(),
             "--out" => out = Some(PathBuf::from(args.next().ok_or("--out needs a directory")?)),
             "--variants" => all = true,
-            "--words" => words = Some(PathBuf::from(args.next().ok_or("--words needs a file")?)),
             other => return Err(format!("unknown option `{other}`; see the binary's header")),
         }
     }
@@ -65,18 +60,7 @@ fn run() -> Result<(), String> {
             eprintln!();
         }
     };
-    let mut outputs = TokenOutputs::distill(&model, progress).map_err(|e| e.to_string())?;
-    let mut words_added = 0;
-    if let Some(path) = &words {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let word_progress = |done: usize, total: usize| {
-            eprint!("\rdistilling whole words {done}/{total}");
-            if done >= total {
-                eprintln!();
-            }
-        };
-        words_added = outputs.add_words(&model, text.lines(), word_progress).map_err(|e| e.to_string())?;
-    }
+    let outputs = TokenOutputs::distill(&model, progress).map_err(|e| e.to_string())?;
     let distill_s = started.elapsed().as_secs_f64();
     let mut jobs = vec![(out.clone(), StaticOptions::default())];
     if all {
@@ -103,7 +87,6 @@ fn run() -> Result<(), String> {
     let report = json!({
         "model": model_dir.display().to_string(),
         "tokens": outputs.distilled(),
-        "words_added": words_added,
         "distill_s": (distill_s * 10.0).round() / 10.0,
         "models": written,
     });

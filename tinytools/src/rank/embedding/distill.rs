@@ -43,8 +43,6 @@ pub struct TokenOutputs {
     outputs: Array2<f32>,
     /// The encoder's model id.
     source: String,
-    /// Whole words added by [`add_words`](Self::add_words).
-    words: usize,
 }
 
 impl std::fmt::Debug for TokenOutputs {
@@ -128,71 +126,7 @@ impl TokenOutputs {
             }
             progress((chunk_at * CHUNK + chunk.len()).min(ids.len()), ids.len());
         }
-        Ok(Self { tokens, used, outputs, source: model.model_id(), words: 0 })
-    }
-
-    /// Adds whole words to the vocabulary: each of `words` that the model's WordPiece splits
-    /// into two or more pieces (lower-case ASCII letters only, 3 to 30 of them) goes through
-    /// the encoder whole, as `[SEP] pieces [CLS]`, and its vector is the mean over those
-    /// positions, as for a single token. Saved models then hold the word as one token, and
-    /// greedy longest-match WordPiece takes it whole: a word the encoder reads in context
-    /// instead of the mean of its pieces read alone (model2vec's vocabulary extension).
-    /// Returns how many words were added; `progress(done, total)` as for
-    /// [`distill`](Self::distill).
-    ///
-    /// # Errors
-    /// [`EmbeddingError::Model`] when a thread of the encoder fails.
-    pub fn add_words<S: AsRef<str>>(
-        &mut self,
-        model: &BertEmbedder,
-        words: impl IntoIterator<Item = S>,
-        progress: impl Fn(usize, usize),
-    ) -> Result<usize, EmbeddingError> {
-        let wordpiece = model.wordpiece();
-        let mut known: std::collections::HashSet<String> = self.tokens.iter().cloned().collect();
-        let budget = model.max_tokens().saturating_sub(2);
-        let mut added: Vec<(String, Vec<u32>)> = Vec::new();
-        for word in words {
-            let word = word.as_ref().trim();
-            if !(3..=30).contains(&word.len()) || !word.bytes().all(|b| b.is_ascii_lowercase()) {
-                continue;
-            }
-            let pieces = wordpiece.encode(word, usize::MAX);
-            if pieces.len() < 2
-                || pieces.len() > budget
-                || pieces.contains(&wordpiece.unk)
-                || !known.insert(word.to_owned())
-            {
-                continue;
-            }
-            let mut sequence = Vec::with_capacity(pieces.len() + 2);
-            sequence.push(wordpiece.sep);
-            sequence.extend(pieces);
-            sequence.push(wordpiece.cls);
-            added.push((word.to_owned(), sequence));
-        }
-        progress(0, added.len());
-        let mut rows = Vec::with_capacity(added.len());
-        for (chunk_at, chunk) in added.chunks(CHUNK).enumerate() {
-            let sequences: Vec<Vec<u32>> = chunk.iter().map(|(_, sequence)| sequence.clone()).collect();
-            rows.extend(on_every_core(&sequences, BATCH, |batch| model.mean_outputs(batch))?);
-            progress((chunk_at * CHUNK + chunk.len()).min(added.len()), added.len());
-        }
-        let width = self.outputs.ncols();
-        let mut outputs = Array2::<f32>::zeros((self.tokens.len() + added.len(), width));
-        for (mut row, old) in outputs.rows_mut().into_iter().zip(self.outputs.rows()) {
-            row.assign(&old);
-        }
-        let first = self.tokens.len();
-        for (at, ((word, _), row)) in added.into_iter().zip(rows).enumerate() {
-            outputs.row_mut(first + at).assign(&row);
-            self.tokens.push(word);
-            self.used.push(true);
-        }
-        let count = self.tokens.len() - self.outputs.nrows();
-        self.outputs = outputs;
-        self.words += count;
-        Ok(count)
+        Ok(Self { tokens, used, outputs, source: model.model_id() })
     }
 
     /// Tokens distilled (the ones the tokenizer can produce).
@@ -226,9 +160,8 @@ impl TokenOutputs {
         };
         let pca_text = options.pca_dims.map_or_else(|| "no PCA".to_owned(), |dims| format!("PCA to {dims}"));
         let sif_text = options.sif_coefficient.map_or_else(|| "no weights".to_owned(), |a| format!("Zipf SIF {a}"));
-        let words_text = if self.words > 0 { format!(", {} whole words", self.words) } else { String::new() };
         let file = StaticFile {
-            source: format!("{}: [SEP] token [CLS] mean{words_text}, {pca_text}, {sif_text}", self.source),
+            source: format!("{}: [SEP] token [CLS] mean, {pca_text}, {sif_text}", self.source),
             precision: options.precision,
             width: vectors.ncols(),
             tokens: self.tokens.clone(),
@@ -343,7 +276,7 @@ fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
 #[cfg(test)]
 mod tests {
     use super::super::StaticEmbedder;
-    use super::super::bert::tests::{tiny_model, tiny_model_with};
+    use super::super::bert::tests::tiny_model;
     use super::*;
 
     #[test]
@@ -388,30 +321,6 @@ mod tests {
             assert!((f64::from(*got) - want).abs() < 1e-6, "{weights:?}");
         }
         assert!(weights[1] < weights[2] && weights[2] < weights[3], "rarer tokens weigh more");
-    }
-
-    #[test]
-    fn whole_words_join_the_vocabulary_and_are_read_whole() -> Result<(), EmbeddingError> {
-        let model = BertEmbedder::load(tiny_model_with("distill-words", 8, 8, &["word", "##s", "##y"]))?;
-        let mut outputs = TokenOutputs::distill(&model, |_, _| {})?;
-        assert_eq!(outputs.distilled(), 4, "[UNK], `word`, `##s`, `##y`");
-        let words = ["words", "word", "Wordy", "wordy", "wo", "xyzzy", "words", "word-s", "wordsss"];
-        let added = outputs.add_words(&model, words, |_, _| {})?;
-        // `words` and `wordy` (twice `words`); `wordsss` too: three pieces.
-        assert_eq!(added, 3, "{outputs:?}");
-        assert_eq!(outputs.distilled(), 7);
-        let dir = std::env::temp_dir().join(format!("tinytools-distilled-words-{}", std::process::id()));
-        let options = StaticOptions { pca_dims: None, sif_coefficient: None, precision: Precision::F32 };
-        outputs.save(&dir, &options)?;
-        let fast = StaticEmbedder::load(&dir)?;
-        assert!(fast.source().contains("3 whole words"), "{}", fast.source());
-        // The word is read whole, in context: not the mean of its pieces read alone.
-        let mut whole = model.mean_outputs(&[vec![3, 4, 5, 2]]).remove(0);
-        whole /= whole.dot(&whole).sqrt();
-        let got = fast.embed_one("words");
-        assert!(got.iter().zip(&whole).all(|(a, b)| (a - b).abs() < 1e-6), "{got:?} vs {whole:?}");
-        std::fs::remove_dir_all(&dir).ok();
-        Ok(())
     }
 
     #[test]
