@@ -10,6 +10,12 @@ use crate::ArmSpec;
 pub struct TaskResult {
     /// The task's id.
     pub id: String,
+    /// The task's kind: `single` (one call), `chain` (a later call uses an earlier one's
+    /// result) or `no_tool` (no catalogue tool fits).
+    pub kind: &'static str,
+    /// Whether the run's last reply carried text: a run that ends without one leaves the user
+    /// nothing to read, whatever the judge (which scores calls) says.
+    pub answered: bool,
     /// Judged a success (and no run error).
     pub success: bool,
     /// Why, in one line.
@@ -67,6 +73,17 @@ impl ArmReport {
         self.results.iter().filter(|r| r.success).count()
     }
 
+    /// Successes per task kind, in the order `single`, `chain`, `no_tool`.
+    pub fn succeeded_by_kind(&self) -> [(&'static str, usize); 3] {
+        ["single", "chain", "no_tool"]
+            .map(|kind| (kind, self.results.iter().filter(|r| r.success && r.kind == kind).count()))
+    }
+
+    /// Runs whose last reply carried no text.
+    pub fn runs_without_answer(&self) -> usize {
+        self.results.iter().filter(|r| !r.answered).count()
+    }
+
     /// Runs that called `tool_search` at least once.
     pub fn searched_runs(&self) -> usize {
         self.results.iter().filter(|r| r.search_calls > 0).count()
@@ -103,7 +120,8 @@ impl ArmReport {
             .iter()
             .map(|r| {
                 let mut value = json!({
-                    "id": r.id, "success": r.success, "reason": r.reason, "calls": r.calls,
+                    "id": r.id, "kind": r.kind, "success": r.success, "answered": r.answered,
+                    "reason": r.reason, "calls": r.calls,
                     "search_calls": r.search_calls, "pre_promoted": r.pre_promoted, "model_calls": r.model_calls,
                     "first_call_prompt_tokens": r.first_call_prompt_tokens,
                     "first_call_tool_bytes": r.first_call_tool_bytes,
@@ -122,6 +140,13 @@ impl ArmReport {
             "tools": self.tools,
             "runs": self.results.len(),
             "succeeded": self.succeeded(),
+            "succeeded_by_kind": self
+                .succeeded_by_kind()
+                .into_iter()
+                .map(|(kind, n)| (kind.to_owned(), json!(n)))
+                .collect::<serde_json::Map<_, _>>(),
+            "runs_without_answer": self.runs_without_answer(),
+            "model_calls": self.results.iter().map(|r| r.model_calls).sum::<usize>(),
             "searched_runs": self.searched_runs(),
             "search_calls": self.results.iter().map(|r| r.search_calls).sum::<usize>(),
             "pre_promoted_runs": self.results.iter().filter(|r| !r.pre_promoted.is_empty()).count(),

@@ -36,6 +36,24 @@ async fn every_arm_runs_every_task_and_reports_what_its_runs_did() {
         let json = report.to_json(false);
         assert_eq!(json["succeeded"], report.results.iter().filter(|r| r.success).count());
         assert_eq!(json["runs"], all.len());
+        let by_kind: Vec<u64> = ["single", "chain", "no_tool"]
+            .iter()
+            .map(|kind| json["succeeded_by_kind"][kind].as_u64().unwrap_or(u64::MAX))
+            .collect();
+        assert_eq!(by_kind.iter().sum::<u64>(), json["succeeded"].as_u64().unwrap_or(0), "{}", report.arm);
+        assert_eq!(json["runs_without_answer"], report.results.iter().filter(|r| !r.answered).count());
+        assert_eq!(json["model_calls"], report.results.iter().map(|r| r.model_calls).sum::<usize>());
+        for result in &report.results {
+            let task = tasks::get(&result.id).expect("a task of the suite");
+            let kind = if task.is_no_tool() {
+                "no_tool"
+            } else if task.is_chain() {
+                "chain"
+            } else {
+                "single"
+            };
+            assert_eq!(result.kind, kind, "{}", result.id);
+        }
     }
     let bytes = |arm: &str| reports.iter().find(|r| r.arm == arm).map(|r| r.mean_first_call_tool_bytes());
     let direct = bytes("all-direct").expect("ran");
@@ -71,6 +89,10 @@ async fn the_aids_choice_reaches_the_run() {
         assert!(result.error.is_none(), "{aids:?}: {:?}", result.error);
         let expected: &[&str] = if aids.name() == "small" { &["ask_after_empty_reply:feedback"] } else { &[] };
         assert_eq!(result.aids_acted, expected, "{aids:?}");
+        // Only the request for the answer gets one: the empty reply ends the other runs with
+        // nothing for the user to read.
+        assert_eq!(result.answered, aids.name() == "small", "{aids:?}");
+        assert_eq!(result.kind, "single");
         model_calls.push((aids.name(), result.model_calls));
     }
     let model_calls: Vec<(&str, usize)> = model_calls.iter().map(|(name, calls)| (name.as_str(), *calls)).collect();

@@ -40,7 +40,9 @@
 //! the server `local-model.sh` starts (`http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`, port 8091,
 //! model `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`, size 0.5b). Prints per arm: tasks succeeded, runs
 //! that searched, `tool_search` calls, mean first-call prompt tokens (and their share of the
-//! all-Direct arm's), first-request tool bytes, total prompt tokens, wall time.
+//! all-Direct arm's), first-request tool bytes, total prompt tokens, wall time; the JSON adds
+//! successes per task kind (`single`, `chain`, `no_tool`), model calls, and the runs whose last
+//! reply carried no text (`runs_without_answer`: the user got nothing to read).
 //!
 //! Options: `--arms all-direct,deferred,discovery,scale,gateway` (default: all but gateway); `--tasks ID,ID` or `--family NAME`
 //! or `--limit N`; `--runs N`; `--dialect auto|native|json|pformat`; `--manifest-tokens N`
