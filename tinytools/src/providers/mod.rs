@@ -24,6 +24,7 @@
 //! and dropping it closes the connection.
 
 mod anthropic;
+mod endpoint;
 mod http;
 mod openai;
 mod responses;

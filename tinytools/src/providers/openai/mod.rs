@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::ConfigError;
 use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall};
-use crate::providers::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use crate::providers::endpoint::Endpoint;
+use crate::providers::http::{HttpOptions, MAX_RESPONSE_BYTES};
 use crate::providers::stream::sse_stream;
 use crate::providers::usage::chat_usage;
 use stream::ChatChunks;
@@ -25,11 +26,8 @@ use stream::ChatChunks;
 /// ```
 #[derive(Clone)]
 pub struct OpenAiCompatible {
-    http: Http,
-    base_url: String,
-    api_key: Option<ApiKey>,
+    endpoint: Endpoint,
     model: String,
-    headers: Vec<(String, String)>,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
 }
@@ -39,7 +37,7 @@ pub struct OpenAiCompatible {
 impl std::fmt::Debug for OpenAiCompatible {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiCompatible")
-            .field("base_url", &redacted_url(&self.base_url))
+            .field("base_url", &self.endpoint.shown_base_url())
             .field("model", &self.model)
             .finish_non_exhaustive()
     }
@@ -55,14 +53,9 @@ impl OpenAiCompatible {
         model: impl Into<String>,
         options: HttpOptions,
     ) -> Result<Self, ConfigError> {
-        let base_url = base_url.into().trim_end_matches('/').to_owned();
-        let http = Http::new(options)?;
         Ok(Self {
-            http,
-            base_url,
-            api_key: None,
+            endpoint: Endpoint::new(base_url, options)?,
             model: model.into(),
-            headers: Vec::new(),
             max_tokens: None,
             temperature: None,
         })
@@ -123,14 +116,14 @@ impl OpenAiCompatible {
     /// Sends this key as a bearer token.
     #[must_use]
     pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(ApiKey::new(key));
+        self.endpoint.set_api_key(key);
         self
     }
 
     /// Sends an extra header on every request.
     #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
+        self.endpoint.add_header(name, value);
         self
     }
 
@@ -242,26 +235,13 @@ fn excerpt(body: &Value) -> String {
     body.to_string().chars().take(300).collect()
 }
 
-impl OpenAiCompatible {
-    fn headers(&self) -> Vec<(&str, String)> {
-        let mut headers: Vec<(&str, String)> = self.headers.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
-        if let Some(key) = &self.api_key {
-            headers.push(("authorization", format!("Bearer {}", key.expose())));
-        }
-        headers
-    }
-
-    fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
-    }
-}
+/// Where Chat Completions answers, under the base URL.
+const PATH: &str = "chat/completions";
 
 #[async_trait::async_trait]
 impl ChatModel for OpenAiCompatible {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body =
-            self.http.post(&self.url(), &self.headers(), &self.body(request), request.max_response_bytes).await?;
-        response(&body)
+        response(&self.endpoint.post(PATH, &self.body(request), request.max_response_bytes).await?)
     }
 
     /// Streams the answer (`stream: true`, with `stream_options.include_usage`), its tool
@@ -271,7 +251,7 @@ impl ChatModel for OpenAiCompatible {
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
         let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
-        let connect = async move { self.http.send(&self.url(), &self.headers(), &body, max_bytes).await };
+        let connect = async move { self.endpoint.send(PATH, &body, max_bytes).await };
         sse_stream(connect, max_bytes, ChatChunks::default())
     }
 }

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::ConfigError;
 use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
-use crate::providers::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
+use crate::providers::endpoint::Endpoint;
+use crate::providers::http::{HttpOptions, MAX_RESPONSE_BYTES};
 use crate::providers::stream::sse_stream;
 use stream::ResponseEvents;
 use wire::{Namespaces, response};
@@ -48,11 +49,8 @@ pub const NAMESPACE_LIMIT: usize = 10;
 /// ```
 #[derive(Clone)]
 pub struct OpenAiResponses {
-    http: Http,
-    base_url: String,
-    api_key: Option<ApiKey>,
+    endpoint: Endpoint,
     model: String,
-    headers: Vec<(String, String)>,
     max_output_tokens: Option<u32>,
     namespace_limit: usize,
     encrypted_reasoning: bool,
@@ -63,7 +61,7 @@ pub struct OpenAiResponses {
 impl std::fmt::Debug for OpenAiResponses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiResponses")
-            .field("base_url", &redacted_url(&self.base_url))
+            .field("base_url", &self.endpoint.shown_base_url())
             .field("model", &self.model)
             .finish_non_exhaustive()
     }
@@ -80,11 +78,8 @@ impl OpenAiResponses {
         options: HttpOptions,
     ) -> Result<Self, ConfigError> {
         Ok(Self {
-            http: Http::new(options)?,
-            base_url: base_url.into().trim_end_matches('/').to_owned(),
-            api_key: None,
+            endpoint: Endpoint::new(base_url, options)?,
             model: model.into(),
-            headers: Vec::new(),
             max_output_tokens: None,
             namespace_limit: NAMESPACE_LIMIT,
             encrypted_reasoning: true,
@@ -102,14 +97,14 @@ impl OpenAiResponses {
     /// Sends this key as a bearer token.
     #[must_use]
     pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(ApiKey::new(key));
+        self.endpoint.set_api_key(key);
         self
     }
 
     /// Sends an extra header on every request.
     #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
+        self.endpoint.add_header(name, value);
         self
     }
 
@@ -160,19 +155,10 @@ impl OpenAiResponses {
         }
         body
     }
-
-    fn headers(&self) -> Vec<(&str, String)> {
-        let mut headers: Vec<(&str, String)> = self.headers.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
-        if let Some(key) = &self.api_key {
-            headers.push(("authorization", format!("Bearer {}", key.expose())));
-        }
-        headers
-    }
-
-    fn url(&self) -> String {
-        format!("{}/responses", self.base_url)
-    }
 }
+
+/// Where the Responses API answers, under the base URL.
+const PATH: &str = "responses";
 
 #[async_trait::async_trait]
 impl ChatModel for OpenAiResponses {
@@ -182,9 +168,7 @@ impl ChatModel for OpenAiResponses {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body =
-            self.http.post(&self.url(), &self.headers(), &self.body(request), request.max_response_bytes).await?;
-        response(&body)
+        response(&self.endpoint.post(PATH, &self.body(request), request.max_response_bytes).await?)
     }
 
     /// Streams the answer (`stream: true`): text and call arguments as they come, the whole
@@ -193,7 +177,7 @@ impl ChatModel for OpenAiResponses {
         let mut body = self.body(request);
         body["stream"] = json!(true);
         let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
-        let connect = async move { self.http.send(&self.url(), &self.headers(), &body, max_bytes).await };
+        let connect = async move { self.endpoint.send(PATH, &body, max_bytes).await };
         sse_stream(connect, max_bytes, ResponseEvents::default())
     }
 }
