@@ -114,22 +114,10 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         )
         .collect();
     let aids_acted = events.iter().filter_map(aid_acted).collect();
-    let answered = messages
-        .iter()
-        .rev()
-        .find_map(|message| match message {
-            Message::Assistant { content, .. } => Some(!content.trim().is_empty()),
-            _ => None,
-        })
-        .unwrap_or(false);
-    let kind = match (task.is_no_tool(), task.is_chain()) {
-        (true, _) => "no_tool",
-        (false, true) => "chain",
-        (false, false) => "single",
-    };
+    let answered = tasks::last_reply(&messages).is_some_and(|(content, _)| !content.trim().is_empty());
     TaskResult {
         id: task.id.to_owned(),
-        kind,
+        kind: task.kind(),
         answered,
         success: judgement.success && error.is_none(),
         reason: error.clone().map_or(judgement.reason, |e| format!("run error: {e}")),

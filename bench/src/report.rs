@@ -75,8 +75,7 @@ impl ArmReport {
 
     /// Successes per task kind, in the order `single`, `chain`, `no_tool`.
     pub fn succeeded_by_kind(&self) -> [(&'static str, usize); 3] {
-        ["single", "chain", "no_tool"]
-            .map(|kind| (kind, self.results.iter().filter(|r| r.success && r.kind == kind).count()))
+        crate::tasks::KINDS.map(|kind| (kind, self.results.iter().filter(|r| r.success && r.kind == kind).count()))
     }
 
     /// Runs whose last reply carried no text.

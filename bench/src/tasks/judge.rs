@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
-use tinytools::model::Message;
+use tinytools::model::{Message, ToolCall};
 use tinytools::tool::TOOL_SEARCH;
 use tinytools_examples::catalogue;
 
@@ -136,12 +136,20 @@ fn judge_no_tool(messages: &[Message], calls: &[Call<'_>]) -> Result<String, Str
     if !used.is_empty() {
         return Err(format!("no catalogue tool fits this task, but the run called {}", used.join(", ")));
     }
-    match messages.iter().rev().find(|m| matches!(m, Message::Assistant { .. })) {
-        Some(Message::Assistant { content, tool_calls }) if tool_calls.is_empty() && !content.trim().is_empty() => {
+    match last_reply(messages) {
+        Some((content, tool_calls)) if tool_calls.is_empty() && !content.trim().is_empty() => {
             Ok("no catalogue tool called, and a text answer".to_owned())
         }
         _ => Err("no catalogue tool called, but the run did not end with a text answer".to_owned()),
     }
+}
+
+/// The run's last reply: its text and its calls (`None` when the model never replied).
+pub fn last_reply(messages: &[Message]) -> Option<(&str, &[ToolCall])> {
+    messages.iter().rev().find_map(|message| match message {
+        Message::Assistant { content, tool_calls } => Some((content.as_str(), tool_calls.as_slice())),
+        _ => None,
+    })
 }
 
 fn judge_steps(steps: &[Step], calls: &[Call<'_>]) -> Result<String, String> {

@@ -25,7 +25,10 @@ mod tests;
 use std::sync::LazyLock;
 
 pub use distractors::{bfcl_distractors, bfcl_tools_path, scale_registry};
-pub use judge::{Judgement, judge};
+pub use judge::{Judgement, judge, last_reply};
+
+/// The kinds of task ([`Task::kind`]), in the order reports list them.
+pub const KINDS: [&str; 3] = ["single", "chain", "no_tool"];
 
 /// The catalogue's families, plus `notes` (the Direct `read_note`) and `none` (tasks no tool fits).
 pub const FAMILIES: [&str; 13] = [
@@ -149,6 +152,16 @@ impl Task {
     /// Whether the task takes more than one call, a later one using an earlier one's result.
     pub fn is_chain(&self) -> bool {
         self.steps().len() > 1
+    }
+
+    /// The task's kind, one of [`KINDS`]: `single` (one call), `chain` ([`is_chain`](Self::is_chain))
+    /// or `no_tool` ([`is_no_tool`](Self::is_no_tool)).
+    pub fn kind(&self) -> &'static str {
+        match (self.is_no_tool(), self.is_chain()) {
+            (true, _) => KINDS[2],
+            (false, true) => KINDS[1],
+            (false, false) => KINDS[0],
+        }
     }
 
     /// What success is, in words: `stock_quote(symbol = "GLOBX")`, or `no catalogue tool`.
