@@ -91,7 +91,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         (agent.run(messages).await, None)
     };
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
-    let log = recording.requests();
+    let (log, keyword_log) = recording.turns_and_keywords();
     let events = events.taken();
     let (messages, error) = match outcome {
         Ok(outcome) => (outcome.transcript.messages, None),
@@ -125,6 +125,8 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         calls: judgement.calls,
         pre_promoted,
         model_calls: log.len(),
+        keyword_calls: keyword_log.len(),
+        keyword_tokens: keyword_log.iter().map(|r| r.prompt_tokens.unwrap_or(0) + r.completion_tokens).sum(),
         first_call_prompt_tokens: log.first().and_then(|request| request.prompt_tokens),
         first_call_tool_bytes: log.first().map_or(0, |request| request.tool_bytes),
         total_prompt_tokens: log.iter().filter_map(|request| request.prompt_tokens).sum(),

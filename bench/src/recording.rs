@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
-use tinytools::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, StreamEvent};
+use tinytools::model::{
+    ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, RequestPurpose, StreamEvent,
+};
 use tinytools::run::{EventSink, RunEvent};
 
 /// One request the model was sent, and what it reported.
@@ -18,6 +20,8 @@ pub(crate) struct Request {
     pub prompt_tokens: Option<u64>,
     /// Its completion tokens (0 without usage).
     pub completion_tokens: u64,
+    /// A turn of the conversation, or the run's side request for search keywords.
+    pub purpose: RequestPurpose,
 }
 
 /// A model that records each request it passes on.
@@ -32,8 +36,13 @@ impl Recording {
     }
 
     /// The requests so far, in order.
-    pub(crate) fn requests(&self) -> Vec<Request> {
+    fn requests(&self) -> Vec<Request> {
         self.log.lock().map(|log| log.clone()).unwrap_or_default()
+    }
+
+    /// The conversation's turns so far, in order, and apart the keyword requests.
+    pub(crate) fn turns_and_keywords(&self) -> (Vec<Request>, Vec<Request>) {
+        self.requests().into_iter().partition(|request| request.purpose.is_turn())
     }
 }
 
@@ -80,6 +89,7 @@ impl Recording {
                 tool_bytes: serde_json::to_string(&request.tools).map_or(0, |text| text.len()),
                 prompt_tokens: usage.map(|u| u.prompt_tokens),
                 completion_tokens: usage.map_or(0, |u| u.completion_tokens),
+                purpose: request.purpose,
             });
         }
     }

@@ -26,8 +26,12 @@ pub struct TaskResult {
     pub search_calls: usize,
     /// Tools query-aware discovery promoted before the first call.
     pub pre_promoted: Vec<String>,
-    /// Model calls made.
+    /// Model calls made for the conversation's turns.
     pub model_calls: usize,
+    /// The run's side requests for search keywords (not in the other figures).
+    pub keyword_calls: usize,
+    /// Prompt and answer tokens of those requests.
+    pub keyword_tokens: u64,
     /// Prompt tokens of the first model call, as the provider reported them.
     pub first_call_prompt_tokens: Option<u64>,
     /// Compact JSON bytes of the first request's tools.
@@ -122,6 +126,7 @@ impl ArmReport {
                     "id": r.id, "kind": r.kind, "success": r.success, "answered": r.answered,
                     "reason": r.reason, "calls": r.calls,
                     "search_calls": r.search_calls, "pre_promoted": r.pre_promoted, "model_calls": r.model_calls,
+                    "keyword_calls": r.keyword_calls, "keyword_tokens": r.keyword_tokens,
                     "first_call_prompt_tokens": r.first_call_prompt_tokens,
                     "first_call_tool_bytes": r.first_call_tool_bytes,
                     "total_prompt_tokens": r.total_prompt_tokens,
@@ -146,6 +151,8 @@ impl ArmReport {
                 .collect::<serde_json::Map<_, _>>(),
             "runs_without_answer": self.runs_without_answer(),
             "model_calls": self.results.iter().map(|r| r.model_calls).sum::<usize>(),
+            "keyword_calls": self.results.iter().map(|r| r.keyword_calls).sum::<usize>(),
+            "keyword_tokens": self.results.iter().map(|r| r.keyword_tokens).sum::<u64>(),
             "searched_runs": self.searched_runs(),
             "search_calls": self.results.iter().map(|r| r.search_calls).sum::<usize>(),
             "pre_promoted_runs": self.results.iter().filter(|r| !r.pre_promoted.is_empty()).count(),

@@ -89,6 +89,8 @@ async fn the_aids_choice_reaches_the_run() {
         // nothing for the user to read.
         assert_eq!(result.answered, aids.name() == "small", "{aids:?}");
         assert_eq!(result.kind, "single");
+        // The run's keyword request for pre-promotion is counted apart from the turns.
+        assert_eq!(result.keyword_calls, 1, "{aids:?}");
         model_calls.push((aids.name(), result.model_calls));
     }
     let model_calls: Vec<(&str, usize)> = model_calls.iter().map(|(name, calls)| (name.as_str(), *calls)).collect();

@@ -3,12 +3,12 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
+use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, RequestPurpose};
 use tinytools::run::{Agent, EventSink, RunEvent, StopReason};
 use tinytools_examples::catalogue;
 
 /// Answers from the conversation's length, so one instance serves every run: search, call the
-/// found tool, answer.
+/// found tool, answer; a keyword request gets a line of keywords.
 struct ThreeTurns;
 
 #[async_trait::async_trait]
@@ -19,6 +19,9 @@ impl ChatModel for ThreeTurns {
             _ => String::new(),
         };
         tokio::task::yield_now().await;
+        if request.purpose == RequestPurpose::Keywords {
+            return Ok(ModelResponse::text("stock quote price"));
+        }
         Ok(match request.messages.len() {
             1 => ModelResponse::calls([("s", "tool_search", json!({"query": "stock price of a ticker", "limit": 1}))]),
             3 => ModelResponse::calls([("q", "stock_quote", json!({"symbol": "ACME"}))]),
@@ -65,6 +68,7 @@ async fn a_thousand_concurrent_runs_lose_nothing() {
         let events = events.0.lock().map(|e| e.clone()).unwrap_or_default();
         let count = |f: fn(&RunEvent) -> bool| events.iter().filter(|e| f(e)).count();
         assert_eq!(count(|e| matches!(e, RunEvent::ToolsAdvertised { .. })), 1);
+        assert_eq!(count(|e| matches!(e, RunEvent::KeywordsWritten { error: None, .. })), 1);
         assert_eq!(count(|e| matches!(e, RunEvent::ModelCalled { .. })), 3);
         assert_eq!(count(|e| matches!(e, RunEvent::ToolSearched { .. })), 1);
         // Query-aware discovery promoted the quote before the first call; the search adds nothing.
@@ -75,7 +79,7 @@ async fn a_thousand_concurrent_runs_lose_nothing() {
         assert_eq!(count(|e| matches!(e, RunEvent::DeferredToolCall { .. })), 1);
         assert_eq!(count(|e| matches!(e, RunEvent::ToolStarted { .. })), 1);
         assert_eq!(count(|e| matches!(e, RunEvent::ToolCompleted { is_error: false, .. })), 1);
-        assert_eq!(events.len(), 9);
+        assert_eq!(events.len(), 10);
         finished += 1;
     }
     assert_eq!(finished, 1_000);

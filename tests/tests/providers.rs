@@ -227,7 +227,8 @@ async fn anthropic_tool_use_usage_request_shape_and_errors() {
     assert!(matches!(claude.complete(&request()).await, Err(ModelError::Provider { status: 529, .. })));
 }
 
-/// A Chat Completions server that plays the spec's task from what it is sent.
+/// A Chat Completions server that plays the spec's task from what it is sent, and answers the
+/// run's search-keyword request (two messages, no tools, a 32-token cap) with a line.
 struct SpecTask;
 
 impl Respond for SpecTask {
@@ -235,7 +236,9 @@ impl Respond for SpecTask {
         let body: Value = request.body_json().unwrap_or(Value::Null);
         let turns = body["messages"].as_array().map_or(0, Vec::len);
         let has_quote = body["tools"].as_array().into_iter().flatten().any(|t| t["function"]["name"] == "stock_quote");
+        let keywords = turns == 2 && body.get("tools").is_none() && body["max_tokens"] == 32;
         let message = match turns {
+            2 if keywords => json!({"role": "assistant", "content": "stock price quote"}),
             1 => {
                 json!({"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "tool_search", "arguments": "{\"query\":\"stock price\"}"}}]})
             }
@@ -261,7 +264,9 @@ async fn an_agent_runs_the_spec_task_against_a_chat_completions_server() {
         .expect("runs");
     assert_eq!(outcome.answer, "ACME is at its latest price.");
     assert_eq!(outcome.turns, 3);
-    assert_eq!(outcome.usage.prompt_tokens, 100 + 300 + 500);
+    // The keyword request (two messages) is the run's too; the turns' are one, three and five.
+    assert_eq!(outcome.usage.prompt_tokens, 200 + 100 + 300 + 500);
+    assert_eq!(outcome.usage.completion_tokens, 4 * 5);
 }
 
 #[tokio::test]

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sse_server::{Step, serve};
 use tinytools::dialect::Dialect;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, StreamEvent};
 use tinytools::providers::OpenAiCompatible;
-use tinytools::run::{Agent, RunEvent, RunFailure, RunOutcome, RunStreamItem, StopReason};
+use tinytools::run::{Agent, RunEvent, RunFailure, RunOutcome, RunPolicy, RunStreamItem, StopReason};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{CancellationToken, ToolRegistry};
 use tinytools_examples::catalogue;
@@ -136,12 +137,19 @@ async fn a_streamed_run_yields_deltas_and_events_in_order_and_ends_like_run() {
 }
 
 /// A Chat Completions server playing `script()`: it streams (chunks of a few characters, then
-/// usage and `[DONE]`) when the request says `stream: true`, and answers whole otherwise.
+/// usage and `[DONE]`) when the request says `stream: true`, and answers whole otherwise; the
+/// run's search-keyword request (no tools, a 32-token cap) gets a line of keywords.
 struct Scripted;
 
 impl Respond for Scripted {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = request.body_json().unwrap_or(Value::Null);
+        if body.get("tools").is_none() && body["max_tokens"] == 32 {
+            let message = json!({"role": "assistant", "content": "stock quote"});
+            let usage = json!({"prompt_tokens": 60, "completion_tokens": 3});
+            return ResponseTemplate::new(200)
+                .set_body_json(json!({"choices": [{"message": message}], "usage": usage}));
+        }
         let turn = body["messages"].as_array().map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
         let answer = script().swap_remove(turn.min(2));
         let usage =
@@ -184,7 +192,7 @@ async fn a_streamed_run_over_a_chat_completions_server_ends_like_its_run() {
     let (outcome, events) = ran(model()).await;
     let (items, streamed_outcome, _) = streamed(model()).await;
     assert_eq!(outcome.answer, "ACME trades at its latest price.");
-    assert_eq!(outcome.usage.prompt_tokens, 300 + 520 + 700);
+    assert_eq!(outcome.usage.prompt_tokens, 60 + 300 + 520 + 700, "the keyword request is the run's");
     assert_eq!(streamed_outcome, outcome);
     assert_eq!(events_of(&items), events);
     assert_streamed_in_order(&items, &streamed_outcome);
@@ -206,7 +214,10 @@ async fn a_model_stream_cut_mid_call_fails_the_run_and_runs_no_tool() {
     let (base, _) = serve(vec![vec![Step::Send(cut_call()), Step::Cut]]).await;
     let model = Arc::new(OpenAiCompatible::local(format!("{base}/v1"), "local").expect("client"));
     let registry = Arc::new(catalogue::registry());
-    let agent = Agent::new(registry, model);
+    // This server scripts one connection, the streamed turn's: no keyword request before it.
+    let pre = PrePromotion::default().with_model_keywords(false);
+    let policy = RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(pre));
+    let agent = Agent::new(registry, model).with_policy(policy);
     let mut stream = agent.stream(vec![Message::user("What is ACME at? Use stock_quote.")]);
     let mut items = Vec::new();
     while let Some(item) = stream.next().await {

@@ -5,12 +5,19 @@ use std::sync::Mutex;
 
 use futures_util::StreamExt;
 
-use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, StreamEvent};
+use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, RequestPurpose, StreamEvent};
 
 type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 
 /// A model that answers from a script: turn `n` of each run answers the `n`-th call. Every
 /// request is recorded, so tests can check what was sent.
+///
+/// A run's side request for search keywords
+/// ([`RequestPurpose::Keywords`](crate::model::RequestPurpose::Keywords)) is not a turn: it is
+/// answered from a script of its own ([`with_keywords`](Self::with_keywords); an empty answer
+/// once that is spent, so the message is ranked as written) and recorded apart
+/// ([`keyword_requests`](Self::keyword_requests)), so a script of turns reads the same whether
+/// the run asks for keywords or not.
 ///
 /// ```
 /// use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
@@ -27,6 +34,8 @@ type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 pub struct ScriptedModel {
     turns: Vec<Turn>,
     requests: Mutex<Vec<ModelRequest>>,
+    keywords: Vec<String>,
+    keyword_requests: Mutex<Vec<ModelRequest>>,
     /// Streams text and arguments in pieces of this many characters (0: whole).
     pieces: usize,
 }
@@ -41,7 +50,13 @@ impl ScriptedModel {
 
     /// A script whose turns look at the request (to answer with what a search returned, say).
     pub fn dynamic(turns: Vec<Turn>) -> Self {
-        Self { turns, requests: Mutex::new(Vec::new()), pieces: 0 }
+        Self {
+            turns,
+            requests: Mutex::new(Vec::new()),
+            keywords: Vec::new(),
+            keyword_requests: Mutex::new(Vec::new()),
+            pieces: 0,
+        }
     }
 
     /// Streams each answer as a provider would: its text, and each call's arguments, in pieces
@@ -68,15 +83,52 @@ impl ScriptedModel {
         self
     }
 
-    /// Every request sent so far, in order.
+    /// Answers the run's keyword requests, in order, with these lines (an empty answer after
+    /// the last).
+    ///
+    /// ```
+    /// use tinytools::model::{ChatModel, ModelRequest, ModelResponse, RequestPurpose};
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// let model = ScriptedModel::new([ModelResponse::text("hello")]).with_keywords(["stock quote"]);
+    /// let keywords = ModelRequest { purpose: RequestPurpose::Keywords, ..Default::default() };
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// assert_eq!(model.complete(&keywords).await.unwrap().content, "stock quote");
+    /// assert_eq!(model.complete(&keywords).await.unwrap().content, "", "the keyword script is spent");
+    /// assert_eq!(model.complete(&ModelRequest::default()).await.unwrap().content, "hello");
+    /// assert_eq!((model.requests().len(), model.keyword_requests().len()), (1, 2));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_keywords(mut self, lines: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.keywords = lines.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Every turn's request sent so far, in order.
     pub fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().map(|requests| requests.clone()).unwrap_or_default()
+    }
+
+    /// Every keyword request sent so far, in order.
+    pub fn keyword_requests(&self) -> Vec<ModelRequest> {
+        self.keyword_requests.lock().map(|requests| requests.clone()).unwrap_or_default()
     }
 }
 
 #[async_trait::async_trait]
 impl ChatModel for ScriptedModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if request.purpose == RequestPurpose::Keywords {
+            let index = match self.keyword_requests.lock() {
+                Ok(mut requests) => {
+                    requests.push(request.clone());
+                    requests.len() - 1
+                }
+                Err(_) => return Err(ModelError::Transport("the script's record is poisoned".into())),
+            };
+            return Ok(ModelResponse::text(self.keywords.get(index).cloned().unwrap_or_default()));
+        }
         let index = match self.requests.lock() {
             Ok(mut requests) => {
                 requests.push(request.clone());

@@ -56,8 +56,8 @@ impl Arm {
 pub struct ArmSetup {
     /// Which arm.
     pub arm: Arm,
-    /// Its name in results: the arm's, with `+expand` when its ranker expands queries and
-    /// `+ru{share}` with a runner-up floor.
+    /// Its name in results: the arm's, with `+plain` when pre-promotion ranks messages
+    /// without the model's keywords and `+ru{share}` with a runner-up floor.
     pub label: String,
     pool: ToolRegistry,
     policy: RunPolicy,
@@ -67,23 +67,19 @@ pub struct ArmSetup {
 
 impl ArmSetup {
     /// Builds `arm` over `data`'s pool; `ranker` is the pool-ranker arm's ranker, or for the
-    /// pool arm a ranker in BM25's place (the keyword expansion around it).
+    /// pool arm a ranker in BM25's place.
     ///
     /// # Errors
     /// A pooled function that does not register, the pool-ranker arm without a ranker, or the
     /// native arm with one.
     pub fn new(arm: Arm, data: &Dataset, ranker: Option<Arc<dyn ToolRanker>>) -> Result<Self, String> {
         let mut discovery = ToolDiscoveryPolicy::default();
-        let mut label = arm.name().to_owned();
+        let label = arm.name().to_owned();
         match (arm, ranker) {
             (Arm::PoolRanker, None) => return Err("the pool-ranker arm needs a ranker".to_owned()),
             (Arm::Native, Some(_)) => return Err("the native arm has nothing to rank".to_owned()),
             (_, Some(ranker)) => {
-                if ranker.name().contains("+keywords") {
-                    label.push_str("+expand");
-                }
-                // The first ranking may embed the whole pool, and an expansion waits its turn
-                // at a busy local server.
+                // The first ranking may embed the whole pool.
                 discovery = discovery.with_ranker(ranker).with_ranker_timeout(RANKER_TIMEOUT);
             }
             (_, None) => {}
@@ -116,6 +112,19 @@ impl ArmSetup {
             let _ = registry.register_as(stub(function), exposure);
         }
         (registry, self.policy.clone())
+    }
+
+    /// The same arm with pre-promotion's keywords from the run's model on or off (off:
+    /// labelled `+plain`; the native arm has nothing to rank either way).
+    #[must_use]
+    pub fn with_model_keywords(mut self, on: bool) -> Self {
+        if !on && self.arm != Arm::Native {
+            let discovery = self.policy.discovery.clone();
+            let pre = discovery.pre_promotion.with_model_keywords(false);
+            self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
+            self.label.push_str("+plain");
+        }
+        self
     }
 
     /// The same arm with pre-promotion's runner-up floor at `share` (labelled `+ru{share}`;

@@ -47,8 +47,11 @@ pub struct QueryResult {
     pub gold_promoted: bool,
     /// Whether every gold function was among some `tool_search` answer's matches.
     pub gold_searched: bool,
-    /// Model calls.
+    /// Model calls for the conversation's turns.
     pub model_calls: usize,
+    /// The run's side requests for search keywords (not in the other figures).
+    #[serde(default)]
+    pub keyword_calls: usize,
     /// Bytes of the first request's tools array (compact JSON).
     pub first_request_tool_bytes: usize,
     /// Prompt tokens of the first request, as the server counted them.
@@ -115,7 +118,7 @@ pub async fn run_query(
         Ok(outcome) => (outcome.transcript.messages, None),
         Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
     };
-    let log = recording.requests();
+    let (log, keyword_log) = recording.turns_and_keywords();
     let events = events.taken();
     let calls = Calls::of(&messages, &events);
     let gold: Vec<String> = query.gold_names.iter().map(|name| setup.wire_name(name)).collect();
@@ -155,6 +158,7 @@ pub async fn run_query(
         },
         gold_searched: !gold.is_empty() && holds_gold(&searched),
         model_calls: log.len(),
+        keyword_calls: keyword_log.len(),
         first_request_tool_bytes: log.first().map_or(0, |request| request.tool_bytes),
         first_request_tokens: log.first().and_then(|request| request.prompt_tokens),
         total_prompt_tokens: log.iter().filter_map(|request| request.prompt_tokens).sum(),

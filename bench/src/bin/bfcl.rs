@@ -18,9 +18,9 @@
 //! `--no-irrelevance` (leave out the wheel's irrelevance categories), `--scripted` (the
 //! offline keyword model: proves the path, measures nothing), `--json` (the report as JSON on
 //! stdout; otherwise a Markdown table), `--svg FILE` (the results page's chart: accuracy and
-//! first-request bytes per arm), `--expand` (the pool arms rank each message with the model's
-//! own search keywords added, `tinytools::rank::ExpandingRanker`: one short extra call per
-//! ranked message; results are labelled `pool+expand`, `pool-ranker+expand`),
+//! first-request bytes per arm), `--no-keywords` (the pool arms' pre-promotion ranks each
+//! message as written, without the keywords the run's model writes for it by default,
+//! `PrePromotion::model_keywords`; labelled `pool+plain`, `pool-ranker+plain`),
 //! `--runner-up-floor R` (pre-promotion loads a runner-up beside the best hit only when its
 //! confidence is at least R times the best's, `PrePromotion::runner_up_floor`; labelled
 //! `pool+ru{R}`), `--report-only`
@@ -35,10 +35,9 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::DeferredCatalog;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, QueryResult};
 use tinytools_bench::{AidsChoice, KeywordModel};
-use tinytools_examples::{live, models};
+use tinytools_examples::models;
 
 struct Options {
     base_url: String,
@@ -59,7 +58,7 @@ struct Options {
     scripted: bool,
     json: bool,
     svg: Option<PathBuf>,
-    expand: bool,
+    keywords: bool,
     runner_up_floor: f32,
     report_only: bool,
 }
@@ -137,32 +136,16 @@ fn model(options: &Options) -> Result<Arc<dyn ChatModel>, String> {
     Ok(options.dialect.wrap(Arc::new(client)))
 }
 
-/// The arms asked for, each with its ranker: `--expand` wraps the pool arms' in the model's
-/// search keywords, and the pool-ranker arm's pool is embedded before any query is timed.
+/// The arms asked for, each with its ranker (the pool-ranker arm's pool is embedded before
+/// any query is timed), and with `--no-keywords` pre-promotion without the model's keywords.
 fn arms(options: &Options, data: &Dataset) -> Result<Vec<ArmSetup>, String> {
-    let keyword_model: Option<Arc<dyn ChatModel>> = match (options.expand, options.scripted) {
-        (false, _) => None,
-        (true, true) => Some(Arc::new(KeywordModel)),
-        (true, false) => Some(live::keyword_client(
-            &options.base_url,
-            &options.model,
-            HttpOptions::local().with_timeout(options.timeout),
-        )?),
-    };
     let mut arms = Vec::new();
     for arm in &options.arms {
-        let expanding = |inner: Arc<dyn ToolRanker>| -> Arc<dyn ToolRanker> {
-            match &keyword_model {
-                Some(keywords) => Arc::new(ExpandingRanker::new(inner, keywords.clone())),
-                None => inner,
-            }
-        };
         let setup = match arm {
-            Arm::Native => ArmSetup::new(*arm, data, None)?,
-            Arm::Pool => ArmSetup::new(*arm, data, keyword_model.is_some().then(|| expanding(Arc::new(Bm25Ranker))))?,
+            Arm::Native | Arm::Pool => ArmSetup::new(*arm, data, None)?,
             Arm::PoolRanker => {
                 let embedding = Arc::new(models::minilm_ranker()?);
-                let setup = ArmSetup::new(*arm, data, Some(expanding(embedding.clone())))?;
+                let setup = ArmSetup::new(*arm, data, Some(embedding.clone()))?;
                 // Embed the pool before any query is timed (queries' own definitions come later).
                 let started = std::time::Instant::now();
                 let embedded =
@@ -171,7 +154,7 @@ fn arms(options: &Options, data: &Dataset) -> Result<Vec<ArmSetup>, String> {
                 setup
             }
         };
-        arms.push(setup.with_runner_up_floor(options.runner_up_floor));
+        arms.push(setup.with_runner_up_floor(options.runner_up_floor).with_model_keywords(options.keywords));
     }
     Ok(arms)
 }
@@ -245,7 +228,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         scripted: false,
         json: false,
         svg: None,
-        expand: false,
+        keywords: true,
         runner_up_floor: 0.0,
         report_only: false,
     };
@@ -283,7 +266,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--scripted" => options.scripted = true,
             "--json" => options.json = true,
             "--svg" => options.svg = Some(value()?.into()),
-            "--expand" => options.expand = true,
+            "--no-keywords" => options.keywords = false,
             "--runner-up-floor" => {
                 let text = value()?;
                 options.runner_up_floor = match text.parse::<f32>() {

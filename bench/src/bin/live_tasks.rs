@@ -52,9 +52,9 @@
 //! defaults: the library's); `--ranker bm25|minilm` (the deferred arms' ranker: BM25 by
 //! default, or the embedding ranker with the model `.ci/models` unpacks; the gateway arm then
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
-//! `--expand` (the deferred arms rank each query with the model's own search keywords added,
-//! `tinytools::rank::ExpandingRanker` around the ranker: one short extra call per ranked query,
-//! reported apart); `--stream` (every run streams, `Agent::stream`: the same loop over the
+//! `--no-keywords` (pre-promotion ranks each message as written, without the search keywords
+//! the run's model writes for it by default, `PrePromotion::model_keywords`; the report counts
+//! those requests apart, `keyword_calls` and `keyword_tokens`); `--stream` (every run streams, `Agent::stream`: the same loop over the
 //! provider's SSE stream; each result records when the first text arrived); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
 //! every run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
 //! `standard` the library's default, `small` the small-model preset, `small-without:AID` that
@@ -76,7 +76,7 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::PrePromotion;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools::rank::{Bm25Ranker, ExpandingRanker, ToolRanker};
+use tinytools::rank::ToolRanker;
 use tinytools_bench::tasks::{self, Task};
 use tinytools_bench::{
     self as bench, AidsChoice, ArmKind, ArmSpec, GatewayBinaries, GatewaySetup, KeywordModel, PreSearch,
@@ -108,7 +108,6 @@ struct Options {
     max_tokens: u32,
     temperature: Option<f32>,
     minilm: bool,
-    expand: bool,
     stream: bool,
     gateway_bin: Option<PathBuf>,
     catalogue_server: Option<PathBuf>,
@@ -130,7 +129,8 @@ async fn run(options: Options) -> Result<(), String> {
         options.runs,
         options.aids.name()
     );
-    let (ranker, expander) = rankers(&options)?;
+    let ranker: Option<Arc<dyn ToolRanker>> =
+        if options.minilm { Some(Arc::new(models::minilm_ranker()?)) } else { None };
     let mut specs = Vec::new();
     for kind in &options.arms {
         let mut spec = match kind {
@@ -172,11 +172,10 @@ async fn run(options: Options) -> Result<(), String> {
         "aids": options.aids.name(),
         "lanes": lanes,
         "ranker": ranker.as_ref().map(|ranker| ranker.name().to_owned()),
-        "keyword_expansion": expander.as_ref().map(|expander| expander.usage()),
         "wall_s": (wall_s * 10.0).round() / 10.0,
         "arms": reports.iter().map(|r| r.to_json(false)).collect::<Vec<_>>(),
     });
-    write_out(&options, &summary, &reports, expander.as_deref(), &name, wall_s)
+    write_out(&options, &summary, &reports, &name, wall_s)
 }
 
 /// The model the tasks run on, and how it is named in the output.
@@ -193,29 +192,6 @@ fn chat_model(options: &Options) -> Result<(Arc<dyn ChatModel>, String), String>
         None => client,
     };
     Ok((options.dialect.wrap(Arc::new(client)), format!("{} at {}", options.model, options.base_url)))
-}
-
-/// The ranker every local arm shares, and the keyword expander when it is one.
-type Rankers = (Option<Arc<dyn ToolRanker>>, Option<Arc<ExpandingRanker>>);
-
-/// The ranker every local arm shares (each tool is embedded once, whichever arm asks first),
-/// and with `--expand` the keyword expander around it.
-fn rankers(options: &Options) -> Result<Rankers, String> {
-    let ranker: Option<Arc<dyn ToolRanker>> =
-        if options.minilm { Some(Arc::new(models::minilm_ranker()?)) } else { None };
-    if !options.expand {
-        return Ok((ranker, None));
-    }
-    // The same model writes a line of search keywords for each ranked query, through its own
-    // client (a 32-token answer at temperature 0, whatever the run's settings).
-    let keyword_model: Arc<dyn ChatModel> = if options.scripted {
-        Arc::new(KeywordModel)
-    } else {
-        live::keyword_client(&options.base_url, &options.model, HttpOptions::local().with_timeout(options.timeout))?
-    };
-    let inner = ranker.unwrap_or_else(|| Arc::new(Bm25Ranker));
-    let expander = Arc::new(ExpandingRanker::new(inner, keyword_model));
-    Ok((Some(expander.clone()), Some(expander)))
 }
 
 /// The gateway arm: the catalogue behind a real gateway binary.
@@ -271,8 +247,7 @@ fn local_spec(kind: ArmKind, options: &Options, ranker: Option<&Arc<dyn ToolRank
     )?;
     if let Some(ranker) = ranker {
         spec.policy.discovery = spec.policy.discovery.clone().with_ranker(ranker.clone());
-        // The first search over the scale arm embeds its 1,041 tools (about 10 s here), and a
-        // keyword request may wait behind the lanes' calls.
+        // The first search over the scale arm embeds its 1,041 tools (about 10 s here).
         spec.policy.discovery.ranker_timeout = Duration::from_secs(120);
     }
     eprintln!("live_tasks: arm {} ({} tools)", kind.name(), spec.registry.len());
@@ -284,7 +259,6 @@ fn write_out(
     options: &Options,
     summary: &serde_json::Value,
     reports: &[bench::ArmReport],
-    expander: Option<&ExpandingRanker>,
     name: &str,
     wall_s: f64,
 ) -> Result<(), String> {
@@ -302,8 +276,10 @@ fn write_out(
             options.lanes.max(1),
             bench::table(reports)
         );
-        if let Some(expander) = expander {
-            println!("keyword expansion: {}, not counted above", expander.usage());
+        let results = reports.iter().flat_map(|report| &report.results);
+        let (calls, tokens) = results.fold((0, 0), |(c, t), r| (c + r.keyword_calls, t + r.keyword_tokens));
+        if calls > 0 {
+            println!("search-keyword requests: {calls} ({tokens} tokens), not counted above");
         }
     }
     Ok(())
@@ -331,7 +307,6 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         max_tokens: 256,
         temperature: None,
         minilm: false,
-        expand: false,
         stream: false,
         gateway_bin: None,
         catalogue_server: None,
@@ -386,7 +361,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 "minilm" => options.minilm = true,
                 other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
             },
-            "--expand" => options.expand = true,
+            "--no-keywords" => options.pre_promotion.model_keywords = false,
             "--stream" => options.stream = true,
             "--max-turns" => options.max_turns = number(value()?)?,
             "--aids" => {

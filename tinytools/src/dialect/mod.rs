@@ -209,6 +209,7 @@ impl Dialect {
             messages,
             max_response_bytes: request.max_response_bytes,
             destructive: request.destructive.clone(),
+            purpose: request.purpose,
             ..ModelRequest::default()
         }
     }

@@ -138,6 +138,10 @@ pub struct ToolDiscoveryPolicy {
 /// let bridge_only = ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off());
 /// assert!(!bridge_only.pre_promotion.enabled);
 ///
+/// assert!(PrePromotion::default().model_keywords, "the run's model writes search keywords");
+/// let plain = PrePromotion::default().with_model_keywords(false);
+/// assert!(!plain.model_keywords);
+///
 /// let eager = PrePromotion::default().with_limit(5).with_min_confidence(0.0).with_token_budget(2_000);
 /// assert_eq!((eager.limit, eager.min_confidence, eager.token_budget), (5, 0.0, 2_000));
 /// ```
@@ -168,6 +172,21 @@ pub struct PrePromotion {
     /// near-duplicate-heavy catalogue it gained nothing, and model-free it costs recall where
     /// the right tool often ranks second (`docs/external.md`).
     pub runner_up_floor: f32,
+    /// Whether the run's own model first writes a line of search keywords for the message
+    /// (one short request, no tools), ranked together with the message. The request is the
+    /// run's: it counts against [`UsageLimits`](crate::run::UsageLimits) (asked only while the
+    /// request limit leaves room for it and one answer), its usage is in the run's, it passes
+    /// through the middleware's `before_send`, and it is reported as
+    /// [`RunEvent::KeywordsWritten`](crate::run::RunEvent::KeywordsWritten). The model sees
+    /// the message alone, never a tool name, and its answer only ever becomes search words
+    /// ([`ExpandingRanker`](crate::rank::ExpandingRanker) documents how). A failed request
+    /// leaves the message ranked as it is.
+    ///
+    /// On by default: a user's everyday words often share none with the tool they need, and
+    /// on the live suite the keywords gained beyond the noise on two runs with the 1.5B model
+    /// and cost nothing with the 0.5B (`docs/live.md`). Turn it off when every request must be
+    /// a turn of the conversation, or when the model searches well on its own.
+    pub model_keywords: bool,
 }
 
 pub use crate::rank::DEFAULT_MIN_CONFIDENCE;
@@ -181,6 +200,7 @@ impl Default for PrePromotion {
             token_budget: 600,
             after_tool_result: 0,
             runner_up_floor: 0.0,
+            model_keywords: true,
         }
     }
 }
@@ -216,6 +236,13 @@ impl PrePromotion {
     #[must_use]
     pub const fn with_after_tool_result(mut self, after_tool_result: usize) -> Self {
         self.after_tool_result = after_tool_result;
+        self
+    }
+
+    /// Sets whether the run's model writes search keywords for each message before it is ranked.
+    #[must_use]
+    pub const fn with_model_keywords(mut self, model_keywords: bool) -> Self {
+        self.model_keywords = model_keywords;
         self
     }
 

@@ -149,6 +149,53 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
+/// Why the run sends a request: a turn of the conversation, or the short side request for a
+/// user message's search keywords
+/// ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)). The
+/// bundled providers cap a keyword request's answer at [`max_output_tokens`](Self::max_output_tokens);
+/// a test double or a recorder can tell the two apart.
+///
+/// ```
+/// use tinytools::model::{ModelRequest, RequestPurpose};
+///
+/// assert_eq!(ModelRequest::default().purpose, RequestPurpose::Turn);
+/// assert_eq!(RequestPurpose::Turn.max_output_tokens(), None);
+/// assert_eq!(RequestPurpose::Keywords.max_output_tokens(), Some(32));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RequestPurpose {
+    /// A turn of the conversation.
+    #[default]
+    Turn,
+    /// Search keywords for a user message: one line, no tools.
+    Keywords,
+}
+
+impl RequestPurpose {
+    /// The most answer tokens a request of this purpose needs (`None`: the client's own cap).
+    pub const fn max_output_tokens(self) -> Option<u32> {
+        match self {
+            Self::Turn => None,
+            Self::Keywords => Some(32),
+        }
+    }
+
+    /// Whether this is a turn of the conversation.
+    pub const fn is_turn(&self) -> bool {
+        matches!(self, Self::Turn)
+    }
+
+    /// `configured` (a client's cap), lowered to what this purpose needs.
+    pub(crate) fn cap(self, configured: Option<u32>) -> Option<u32> {
+        match (configured, self.max_output_tokens()) {
+            (Some(configured), Some(needed)) => Some(configured.min(needed)),
+            (configured, needed) => configured.or(needed),
+        }
+    }
+}
+
 /// What is sent to the model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequest {
@@ -175,6 +222,9 @@ pub struct ModelRequest {
     /// natively pass over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub native_deferral: Option<NativeDeferral>,
+    /// Why the run sends it: a turn (the default) or a side request for search keywords.
+    #[serde(default, skip_serializing_if = "RequestPurpose::is_turn")]
+    pub purpose: RequestPurpose,
 }
 
 /// What the model answered.

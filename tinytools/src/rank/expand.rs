@@ -1,48 +1,14 @@
-//! [`ExpandingRanker`]: a chat model's search keywords added to the query before ranking.
-//!
-//! A user's message often shares no word with the tool it needs ("a bed for the night in
-//! Lisbon" and `hotel_search`), and BM25 cannot rank what it cannot match. A small model can
-//! name the kind of service a message needs in one short line ("hotel booking search"), and
-//! that line bridges the gap. The measured gain, with the models and the command, is in
+//! [`ExpandingRanker`]: a chat model's search keywords added to every query of a ranker. The measured gain, with the models and the command, is in
 //! `docs/retrieval.md`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::model::{ChatModel, Message, ModelError, ModelRequest};
+use super::keywords::{keyword_line, keyword_request, with_keywords};
+use crate::model::{ChatModel, ModelError};
 use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 
-/// The instruction the keyword model is given. Generic on purpose: it names no catalogue,
-/// family or tool, so what it writes depends on the message alone.
-const SYSTEM: &str = "You turn a user's request into search keywords for finding a software tool.";
-
-/// How much of a query the keyword model reads.
-const MAX_QUERY_BYTES: usize = 2_000;
-/// How many keywords of the model's line are kept.
-const MAX_KEYWORDS: usize = 12;
-/// Words the keyword model echoes from its own instructions ("Request: ... which kind of app or
-/// API ..."). They say what was asked, not what the message needs, and match whatever tool
-/// happens to mention them ("api" matches any tool whose examples mention an API). The query's
-/// own words are never dropped.
-const ECHOED: &[&str] = &[
-    "action",
-    "actions",
-    "api",
-    "apis",
-    "app",
-    "apps",
-    "application",
-    "applications",
-    "keyword",
-    "keywords",
-    "program",
-    "request",
-    "requests",
-    "software",
-    "tool",
-    "tools",
-];
 /// How many expansions are remembered (a run ranks the same message for pre-promotion and
 /// again for the follow-up after a tool result).
 const CACHE_ENTRIES: usize = 256;
@@ -91,22 +57,29 @@ impl std::fmt::Display for ExpansionUsage {
 /// answers nothing leaves the query as it was, counted in [`usage`](Self::usage) and logged;
 /// the inner ranker still answers.
 ///
+/// A run's query-aware discovery already asks the run's own model for a message's keywords,
+/// as one of the run's requests
+/// ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords), on by
+/// default). This ranker is for what that does not reach: `tool_search`'s own queries, a host
+/// that ranks without a run (a gateway's pre-search), or keywords from another model. Its
+/// calls are counted here, not in any run's usage. Installed as a run's ranker, switch the
+/// run's keywords off, or each message is expanded twice.
+///
 /// Give it a client with a small answer cap (`with_max_tokens(32)`) and temperature 0, and a
 /// [`ToolDiscoveryPolicy::ranker_timeout`](crate::discovery::ToolDiscoveryPolicy::ranker_timeout)
 /// that covers one short model call.
 ///
 /// ```
 /// use std::sync::Arc;
-/// use tinytools::model::ModelResponse;
 /// use tinytools::rank::{Bm25Ranker, ExpandingRanker};
 /// use tinytools::testkit::ScriptedModel;
 ///
-/// let model = Arc::new(ScriptedModel::new([ModelResponse::text("hotel booking API, search")]));
+/// let model = Arc::new(ScriptedModel::new([]).with_keywords(["hotel booking API, search"]));
 /// let ranker = ExpandingRanker::new(Arc::new(Bm25Ranker), model);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let query = ranker.expand("Get us a bed for the night in Lisbon").await;
 /// assert_eq!(query, "Get us a bed for the night in Lisbon\nhotel booking search");
-/// // The same query again is answered from the cache: the script has no second turn.
+/// // The same query again is answered from the cache: the script has no second line.
 /// assert_eq!(ranker.expand("Get us a bed for the night in Lisbon").await, query);
 /// assert_eq!(ranker.usage().calls, 1);
 /// # });
@@ -153,7 +126,7 @@ impl ExpandingRanker {
                 return query.to_owned();
             }
         };
-        if keywords.is_empty() { query.to_owned() } else { format!("{query}\n{keywords}") }
+        with_keywords(query, &keywords)
     }
 
     /// What the keyword model has cost so far.
@@ -170,10 +143,7 @@ impl ExpandingRanker {
         if let Some(hit) = self.cache.lock().ok().and_then(|cache| cache.get(query).cloned()) {
             return Ok(hit);
         }
-        let request = ModelRequest {
-            messages: vec![Message::system(SYSTEM), Message::user(prompt(query))],
-            ..ModelRequest::default()
-        };
+        let request = keyword_request(query);
         self.calls.fetch_add(1, Ordering::Relaxed);
         let response = self.model.complete(&request).await?;
         if let Some(usage) = response.usage {
@@ -206,64 +176,5 @@ impl ToolRanker for ExpandingRanker {
     async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         let query = self.expand(request.query).await;
         self.inner.rank(RankRequest { query: &query, ..request }).await
-    }
-}
-
-/// The user turn: the query (cut at a character boundary) and what to answer.
-fn prompt(query: &str) -> String {
-    let mut end = query.len().min(MAX_QUERY_BYTES);
-    while !query.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "Request: {}\n\nWhich kind of app or API would a program use for this, and what action? \
-         Reply with one line of 3 to 6 lowercase keywords, nothing else.",
-        &query[..end]
-    )
-}
-
-/// The search words of the model's answer: its first line with text in it, split into words
-/// of letters and digits, at most [`MAX_KEYWORDS`], repeats and [`ECHOED`] words dropped.
-fn keyword_line(answer: &str) -> String {
-    let line = answer.lines().map(str::trim).find(|line| line.chars().any(char::is_alphanumeric)).unwrap_or("");
-    let mut words: Vec<String> = Vec::new();
-    for word in line.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
-        let word = word.to_lowercase();
-        if !words.contains(&word) && !ECHOED.contains(&word.as_str()) {
-            words.push(word);
-        }
-        if words.len() == MAX_KEYWORDS {
-            break;
-        }
-    }
-    words.join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_first_line_s_words_are_kept() {
-        assert_eq!(
-            keyword_line("Currency Converter, exchange-rate API\nHere is why: ..."),
-            "currency converter exchange rate"
-        );
-        assert_eq!(keyword_line("stock price api"), "stock price");
-        assert_eq!(keyword_line("booking request"), "booking");
-        assert_eq!(keyword_line("API, Apps, software tool: keywords"), "", "only echoes of the prompt: nothing to add");
-        assert_eq!(keyword_line("\n  **  \n`weather`, `forecast`"), "weather forecast");
-        assert_eq!(keyword_line("a a b B"), "a b");
-        let many: String = (0..40).map(|i| format!("k{i}, ")).collect();
-        assert_eq!(keyword_line(&many).split(' ').count(), MAX_KEYWORDS);
-        assert_eq!(keyword_line(""), "");
-    }
-
-    #[test]
-    fn a_long_query_is_cut_at_a_character_boundary() {
-        let query = "é".repeat(MAX_QUERY_BYTES);
-        let prompt = prompt(&query);
-        assert!(prompt.len() < MAX_QUERY_BYTES + 200);
-        assert!(prompt.contains(&"é".repeat(MAX_QUERY_BYTES / 2)));
     }
 }

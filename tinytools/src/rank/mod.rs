@@ -10,6 +10,7 @@ mod document;
 #[cfg(feature = "embedding")]
 pub mod embedding;
 mod expand;
+pub(crate) mod keywords;
 mod ranker;
 mod tokenize;
 

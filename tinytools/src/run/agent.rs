@@ -24,7 +24,8 @@ use crate::{CancellationToken, ToolContext, ToolRegistry};
 /// [`rule`](Middleware::rule), the agent's own [`with_rule`](Self::with_rule)) into one
 /// [`Surface`]: what exists for this run. Before the first model call, query-aware discovery
 /// ([`PrePromotion`](crate::discovery::PrePromotion)) promotes the deferred tools that best
-/// match the new user message. Each turn sends the Direct tools (and `tool_search` when
+/// match the new user message, ranked with a line of search keywords the model writes for it
+/// first (one short request of the run, no tools; `PrePromotion::model_keywords`). Each turn sends the Direct tools (and `tool_search` when
 /// anything is deferred), then every promoted tool, in the order promoted; runs the model's
 /// tool calls concurrently, keeping their results in call order; and stops when the model
 /// answers without calling a tool (**a reply without calls is the answer**), the turn limit is

@@ -6,10 +6,11 @@
 use super::context::{self, Shrink};
 use super::error::{ContextOverflow, RunFailure};
 use super::events::RunEvent;
+use super::limits::Spent;
 use super::state::Run;
 use super::stream::RunStreamItem;
 use crate::ToolSchema;
-use crate::model::{ModelError, ModelRequest, ModelResponse, NativeDeferral, StreamEvent, Usage};
+use crate::model::{ModelError, ModelRequest, ModelResponse, NativeDeferral, RequestPurpose, StreamEvent};
 use crate::schema::count_tool_schema_tokens;
 
 /// What every request of a run offers the model, fixed at the run's start: the surface's
@@ -26,13 +27,6 @@ pub(super) enum Asked {
     Answer(ModelResponse),
     Cancelled,
     Failed(RunFailure),
-}
-
-/// What the run has spent so far.
-#[derive(Default)]
-pub(super) struct Spent {
-    pub(super) usage: Usage,
-    pub(super) requests: u64,
 }
 
 impl Run<'_> {
@@ -57,6 +51,7 @@ impl Run<'_> {
             max_response_bytes: Some(self.policy().caps.max_response_bytes),
             destructive: Vec::new(),
             native_deferral: offer.native.clone(),
+            purpose: RequestPurpose::Turn,
         };
         if no_tools {
             request.tools.clear();

@@ -34,6 +34,18 @@ pub enum RunEvent {
         /// Usage, when the provider reported it.
         usage: Option<Usage>,
     },
+    /// The run's model wrote search keywords for a user message before query-aware discovery
+    /// ranked it ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)).
+    /// One request of the run, not a turn of the conversation.
+    KeywordsWritten {
+        /// The keywords ranked with the message (only under `capture.tool_io`; empty when the
+        /// model wrote none).
+        keywords: Option<String>,
+        /// Usage, when the provider reported it.
+        usage: Option<Usage>,
+        /// Why the request failed (the message was ranked as it is).
+        error: Option<String>,
+    },
     /// A `tool_search` call was answered, or (provider-native mode) the provider reported a
     /// search it ran itself: then `ranker` names the provider (`anthropic:tool_search_tool_bm25`,
     /// `openai:tool_search`), `call_id` is the provider's id for the search (empty when it gives

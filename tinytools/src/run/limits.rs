@@ -3,6 +3,13 @@
 use crate::ToolResult;
 use crate::model::Usage;
 
+/// What the run has spent so far.
+#[derive(Default)]
+pub(super) struct Spent {
+    pub(super) usage: Usage,
+    pub(super) requests: u64,
+}
+
 /// How much one run may spend, as Pydantic AI's `UsageLimits`: model requests, and total
 /// tokens as the provider reports them. Past either, the run ends with
 /// [`RunFailure::UsageLimit`](super::RunFailure::UsageLimit), and the [`RunError`](super::RunError)

@@ -18,6 +18,7 @@ mod context;
 mod error;
 mod events;
 mod grounding;
+mod keywords;
 mod limits;
 mod outcome;
 mod policy;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::aids::RunView;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
+use super::limits::Spent;
 use super::outcome::{RunOutcome, StopReason};
 use super::policy::RunPolicy;
 use super::stream::RunStreamItem;
@@ -52,6 +53,8 @@ pub(super) struct Run<'a> {
     pub(super) feedback: BTreeMap<&'static str, usize>,
     /// The model calls made so far.
     pub(super) turn: usize,
+    /// What the run spent before its first turn (the search-keyword request).
+    pub(super) spent: Spent,
 }
 
 impl<'a> Run<'a> {
@@ -77,6 +80,7 @@ impl<'a> Run<'a> {
             offered: Vec::new(),
             feedback: BTreeMap::new(),
             turn: 0,
+            spent: Spent::default(),
         }
     }
 }
@@ -191,6 +195,9 @@ impl Run<'_> {
         if query.is_empty() {
             return;
         }
+        let mut spent = std::mem::take(&mut self.spent);
+        let query = self.with_model_keywords(&query, &mut spent).await;
+        self.spent = spent;
         let wanted = pre.limit.saturating_add(self.promoted.len());
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
         let chosen = self.new_hits(&outcome, pre.limit);

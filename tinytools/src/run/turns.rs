@@ -4,7 +4,7 @@
 
 use futures_util::future::join_all;
 
-use super::ask::{Asked, Spent};
+use super::ask::Asked;
 use super::call::CallAnswer;
 use super::error::RunError;
 use super::events::{Promotion, RunEvent};
@@ -17,7 +17,7 @@ use crate::model::{Message, ToolCall};
 impl Run<'_> {
     pub(super) async fn turns(mut self) -> Result<RunOutcome, RunError> {
         let offer = self.offer();
-        let mut spent = Spent::default();
+        let mut spent = std::mem::take(&mut self.spent);
         let mut answer = String::new();
         let mut next = Next::Tools;
         while self.turn < self.policy().max_turns {

@@ -137,8 +137,8 @@ impl Anthropic {
     /// # Ok::<(), tinytools::providers::ConfigError>(())
     /// ```
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let options =
-            Options { model: &self.model, max_tokens: self.max_tokens, caching: self.caching, search: self.search };
+        let max_tokens = request.purpose.cap(Some(self.max_tokens)).unwrap_or(self.max_tokens);
+        let options = Options { model: &self.model, max_tokens, caching: self.caching, search: self.search };
         wire::body(request, &options)
     }
 }

@@ -169,7 +169,7 @@ impl OpenAiCompatible {
                 .collect();
             body["tools"] = Value::Array(tools);
         }
-        if let Some(max_tokens) = self.max_tokens {
+        if let Some(max_tokens) = request.purpose.cap(self.max_tokens) {
             body["max_tokens"] = json!(max_tokens);
         }
         if let Some(temperature) = self.temperature {
@@ -276,6 +276,23 @@ mod tests {
         let shown = format!("{with_credentials:?}");
         assert!(!shown.contains("pa55") && !shown.contains("QUERYKEY"), "{shown}");
         assert!(shown.contains("127.0.0.1:8080/v1"), "{shown}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_keyword_request_s_answer_is_capped_below_the_client_s_cap() -> Result<(), ConfigError> {
+        use crate::model::RequestPurpose;
+        let keywords = ModelRequest { purpose: RequestPurpose::Keywords, ..ModelRequest::default() };
+        let uncapped = OpenAiCompatible::local("http://127.0.0.1:8091/v1", "qwen")?;
+        assert_eq!(uncapped.body(&keywords)["max_tokens"], 32);
+        assert!(uncapped.body(&ModelRequest::default()).get("max_tokens").is_none(), "a turn keeps the server's");
+        let small = uncapped.clone().with_max_tokens(16);
+        assert_eq!(small.body(&keywords)["max_tokens"], 16, "a smaller cap of the client's stands");
+        let large = uncapped.with_max_tokens(512);
+        assert_eq!(
+            (large.body(&keywords)["max_tokens"].as_u64(), large.body(&ModelRequest::default())["max_tokens"].as_u64()),
+            (Some(32), Some(512))
+        );
         Ok(())
     }
 }

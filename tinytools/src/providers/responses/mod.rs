@@ -146,7 +146,7 @@ impl OpenAiResponses {
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
-        if let Some(max) = self.max_output_tokens {
+        if let Some(max) = request.purpose.cap(self.max_output_tokens) {
             body["max_output_tokens"] = json!(max);
         }
         if self.encrypted_reasoning {

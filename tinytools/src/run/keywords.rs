@@ -1,0 +1,49 @@
+//! The run's own model writing search keywords for a user message before query-aware
+//! discovery ranks it ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)):
+//! one short request of the run, within its usage limits, through the middleware's
+//! `before_send`, racing cancellation.
+
+use super::events::RunEvent;
+use super::limits::Spent;
+use super::state::Run;
+use crate::rank::keywords::{keyword_line, keyword_request, with_keywords};
+
+impl Run<'_> {
+    /// What pre-promotion ranks for `query`: the query, then the keywords the run's model
+    /// wrote for it. The query as it is when keywords are off, when the request limit leaves
+    /// no room for the keyword request and an answer, when the run is cancelled, or when the
+    /// model fails or writes none.
+    pub(super) async fn with_model_keywords(&mut self, query: &str, spent: &mut Spent) -> String {
+        let policy = self.setup.policy;
+        if !policy.discovery.pre_promotion.model_keywords {
+            return query.to_owned();
+        }
+        // The conversation's own request must still fit after this one.
+        if policy.usage_limits.before_request(spent.requests.saturating_add(1)).is_err() {
+            tracing::debug!(target: "tinytools::run", "no search keywords: the request limit leaves no room");
+            return query.to_owned();
+        }
+        let mut request = keyword_request(query);
+        request.max_response_bytes = Some(policy.caps.max_response_bytes);
+        for middleware in self.setup.middleware {
+            middleware.before_send(&mut request.messages, &request.tools).await;
+        }
+        spent.requests += 1;
+        let Some(outcome) = self.cancel.run_until_cancelled(self.setup.model.complete(&request)).await else {
+            return query.to_owned();
+        };
+        let (keywords, usage, error) = match outcome {
+            Ok(response) => (keyword_line(&response.content), response.usage, None),
+            Err(error) => {
+                tracing::warn!(target: "tinytools::run", %error, "the search-keyword request failed; the message is ranked as it is");
+                (String::new(), None, Some(error.to_string()))
+            }
+        };
+        if let Some(reported) = usage {
+            spent.usage += reported;
+        }
+        let shown = Some(keywords.clone()).filter(|_| policy.capture.tool_io);
+        self.emit(RunEvent::KeywordsWritten { keywords: shown, usage, error });
+        with_keywords(query, &keywords)
+    }
+}
