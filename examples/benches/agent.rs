@@ -22,6 +22,7 @@ impl ChatModel for Immediate {
         Ok(match request.messages.len() {
             1 => ModelResponse::calls([("s", "tool_search", json!({"query": "stock price of a ticker", "limit": 1}))]),
             3 => ModelResponse::calls([("q", "stock_quote", json!({"symbol": "ACME"}))]),
+            // The answer, and the line of the run's search-keyword request (two messages).
             _ => ModelResponse::text("done"),
         })
     }

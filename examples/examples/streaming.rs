@@ -116,6 +116,8 @@ async fn run() -> Result<(), String> {
 fn report(event: &RunEvent, started: Instant) {
     let at = started.elapsed().as_millis();
     match event {
+        RunEvent::KeywordsWritten { error: None, .. } => eprintln!("[{at} ms: search keywords written for the message]"),
+        RunEvent::KeywordsWritten { error: Some(error), .. } => eprintln!("[{at} ms: no search keywords: {error}]"),
         RunEvent::ToolsPromoted { names, .. } => eprintln!("[{at} ms: promoted {}]", names.join(", ")),
         RunEvent::ModelCalled { turn, usage, .. } => {
             let tokens =
@@ -133,7 +135,8 @@ fn report(event: &RunEvent, started: Instant) {
 
 /// A local server that replays llama-server's `/v1/chat/completions` streams (the chunk shapes
 /// `llama-server` writes: `chat.completion.chunk`s, `usage` and `timings` on the last, then
-/// `data: [DONE]`), a chunk every 40 ms.
+/// `data: [DONE]`), a chunk every 40 ms; a request that does not ask for a stream (the run's
+/// search-keyword request) gets a whole `chat.completion` with one line of keywords.
 mod replay {
     use std::time::Duration;
 
@@ -155,6 +158,19 @@ mod replay {
 
     async fn answer(mut socket: TcpStream) {
         let request = read_request(&mut socket).await;
+        if request["stream"] != json!(true) {
+            let message = json!({"role": "assistant", "content": "stock price quote"});
+            let body = json!({"choices": [{"finish_reason": "stop", "index": 0, "message": message}],
+                "id": "chatcmpl-replay", "model": "qwen2.5-coder-1.5b", "object": "chat.completion",
+                "usage": {"completion_tokens": 4, "prompt_tokens": 60, "total_tokens": 64}})
+            .to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = socket.write_all(format!("{head}{body}").as_bytes()).await;
+            return;
+        }
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
         if socket.write_all(head.as_bytes()).await.is_err() {
             return;

@@ -209,7 +209,8 @@ pub fn check_pair(direct: &Arm, deferred: &Arm, runs: usize, target: &str) {
     }
 }
 
-/// Records every request and response a model sees.
+/// Records every turn's request a model sees, and its prompt tokens (the run's search-keyword
+/// request is not a turn: it is not recorded, so the first request is the first turn's).
 struct Recording {
     inner: Arc<dyn ChatModel>,
     log: Mutex<Vec<(ModelRequest, Option<u64>)>>,
@@ -219,7 +220,7 @@ struct Recording {
 impl ChatModel for Recording {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let response = self.inner.complete(request).await?;
-        if let Ok(mut log) = self.log.lock() {
+        if let (true, Ok(mut log)) = (request.purpose.is_turn(), self.log.lock()) {
             log.push((request.clone(), response.usage.map(|u| u.prompt_tokens)));
         }
         Ok(response)
