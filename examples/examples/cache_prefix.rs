@@ -83,7 +83,12 @@ async fn arm(provider: &str, mode: DiscoveryMode, pre_promotion: bool) -> Result
     if outcome.stop != StopReason::Answered {
         return Err(format!("{provider} {mode:?}: the run stopped with {:?}", outcome.stop));
     }
-    let prompts: Vec<String> = replay.requests().iter().map(|request| render(&request.body)).collect();
+    // The run's search-keyword request is a prompt of its own, not a step of the conversation
+    // whose prefix the cache keeps: counted, and left out of the comparison.
+    let recorded = replay.requests();
+    let keyword_requests = recorded.iter().filter(|request| wire::is_keywords(request)).count();
+    let prompts: Vec<String> =
+        recorded.iter().filter(|request| !wire::is_keywords(request)).map(|request| render(&request.body)).collect();
     let mut requests = vec![json!({"request": 1, "prompt_bytes": prompts.first().map_or(0, String::len)})];
     let (mut after_search, mut otherwise) = (Vec::new(), Vec::new());
     for (i, pair) in prompts.windows(2).enumerate() {
@@ -102,6 +107,7 @@ async fn arm(provider: &str, mode: DiscoveryMode, pre_promotion: bool) -> Result
     };
     Ok(json!({
         "requests": requests,
+        "keyword_requests": keyword_requests,
         "discoveries": after_search.len(),
         "changed_per_discovery": mean(&after_search).round(),
         "changed_per_other_request": mean(&otherwise).round(),

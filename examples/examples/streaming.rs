@@ -116,7 +116,9 @@ async fn run() -> Result<(), String> {
 fn report(event: &RunEvent, started: Instant) {
     let at = started.elapsed().as_millis();
     match event {
-        RunEvent::KeywordsWritten { error: None, .. } => eprintln!("[{at} ms: search keywords written for the message]"),
+        RunEvent::KeywordsWritten { error: None, .. } => {
+            eprintln!("[{at} ms: search keywords written for the message]")
+        }
         RunEvent::KeywordsWritten { error: Some(error), .. } => eprintln!("[{at} ms: no search keywords: {error}]"),
         RunEvent::ToolsPromoted { names, .. } => eprintln!("[{at} ms: promoted {}]", names.join(", ")),
         RunEvent::ModelCalled { turn, usage, .. } => {

@@ -86,6 +86,21 @@ pub fn searched_at(mode: DiscoveryMode, turn: usize) -> bool {
     matches!(script(mode, turn), Move::Search(_) | Move::SearchAndCall(_))
 }
 
+/// Whether a recorded request is a run's search-keyword request, not a turn: no tools, and
+/// the 32-token answer cap the bundled clients give it (`RequestPurpose::Keywords`).
+pub fn is_keywords(request: &Recorded) -> bool {
+    let body = &request.body;
+    body.get("tools").is_none() && (body["max_tokens"] == 32 || body["max_output_tokens"] == 32)
+}
+
+/// The line the scripted model writes for a keyword request.
+const KEYWORDS: &str = "stock price currency conversion email";
+
+/// Which turn of the task a request is: the turns before it, keyword requests not counted.
+fn turn_of(before: &[Recorded]) -> usize {
+    before.iter().filter(|request| !is_keywords(request)).count()
+}
+
 /// How replies are sent: whole, or as event streams written `pace` apart.
 fn reply(body: Value, stream: Option<Duration>, events: fn(&Value) -> Vec<String>) -> Reply {
     match stream {
@@ -97,9 +112,17 @@ fn reply(body: Value, stream: Option<Duration>, events: fn(&Value) -> Vec<String
 /// The task as Anthropic's model plays it in `mode`; answers streamed when `stream` gives a
 /// pace. Usage reports a prompt cache that holds the prefix.
 pub fn anthropic_script(mode: DiscoveryMode, stream: Option<Duration>) -> Arc<Responder> {
-    Arc::new(move |_: &Recorded, before: &[Recorded]| {
-        let turn = before.len();
+    Arc::new(move |request: &Recorded, before: &[Recorded]| {
+        let turn = turn_of(before);
         let id = |kind: &str| format!("{kind}_{turn:02}");
+        if is_keywords(request) {
+            let usage = anthropic::usage(30, 6, 0, 0);
+            return reply(
+                anthropic::message(&id("msg_kw"), vec![anthropic::text(KEYWORDS)], usage),
+                None,
+                anthropic::events,
+            );
+        }
         let content = match script(mode, turn) {
             Move::Search(step) => {
                 vec![anthropic::tool_use(&id("toolu"), "tool_search", json!({"query": step.query}))]
@@ -122,8 +145,16 @@ pub fn anthropic_script(mode: DiscoveryMode, stream: Option<Duration>) -> Arc<Re
 /// `stream` gives a pace.
 pub fn responses_script(mode: DiscoveryMode, stream: Option<Duration>) -> Arc<Responder> {
     Arc::new(move |request: &Recorded, before: &[Recorded]| {
-        let turn = before.len();
+        let turn = turn_of(before);
         let id = |kind: &str| format!("{kind}_{turn:02}");
+        if is_keywords(request) {
+            let output = vec![responses::message(&id("msg_kw"), KEYWORDS)];
+            return reply(
+                responses::response(&id("resp_kw"), output, responses::usage(30, 0, 6)),
+                None,
+                responses::events,
+            );
+        }
         let body = &request.body;
         let call = |step: &Step| {
             let namespace = responses::namespace_of(body, step.tool);
