@@ -12,10 +12,9 @@ type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 /// A model that answers from a script: turn `n` of each run answers the `n`-th call. Every
 /// request is recorded, so tests can check what was sent.
 ///
-/// A run's side request for search keywords
-/// ([`RequestPurpose::Keywords`](crate::model::RequestPurpose::Keywords)) is not a turn: it is
-/// answered from a script of its own ([`with_keywords`](Self::with_keywords); an empty answer
-/// once that is spent, so the message is ranked as written) and recorded apart
+/// A run's side request for search keywords ([`RequestPurpose::Keywords`]) is not a turn: it
+/// is answered from a script of its own ([`with_keywords`](Self::with_keywords); an empty
+/// answer once that is spent, so the message is ranked as written) and recorded apart
 /// ([`keyword_requests`](Self::keyword_requests)), so a script of turns reads the same whether
 /// the run asks for keywords or not.
 ///
