@@ -224,4 +224,20 @@ mod tests {
         assert!(!format!("{client:#?}").contains("KEY123"));
         Ok(())
     }
+
+    #[test]
+    fn a_keyword_request_s_answer_is_capped_at_32_tokens() -> Result<(), ConfigError> {
+        use crate::model::RequestPurpose;
+        let keywords = ModelRequest { purpose: RequestPurpose::Keywords, ..ModelRequest::default() };
+        let client = Anthropic::new("k", "claude-haiku-4-5")?;
+        assert_eq!(
+            (
+                client.body(&keywords)["max_tokens"].as_u64(),
+                client.body(&ModelRequest::default())["max_tokens"].as_u64()
+            ),
+            (Some(32), Some(1_024))
+        );
+        assert_eq!(client.with_max_tokens(16).body(&keywords)["max_tokens"], 16);
+        Ok(())
+    }
 }
