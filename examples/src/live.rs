@@ -135,7 +135,8 @@ pub fn local_server(default_size: &str) -> (String, String) {
 /// When the client cannot be built from `base_url`.
 pub fn keyword_client(base_url: &str, model: &str, http: HttpOptions) -> Result<Arc<dyn ChatModel>, String> {
     let client = OpenAiCompatible::new(base_url, model, http).map_err(|e| e.to_string())?;
-    Ok(Arc::new(client.with_max_tokens(32).with_temperature(0.0)))
+    // The keyword request's purpose caps its answer at 32 tokens.
+    Ok(Arc::new(client.with_temperature(0.0)))
 }
 
 /// `policy` with its ranker (BM25 when it has none) wrapped in an `ExpandingRanker` whose

@@ -91,6 +91,27 @@ pub async fn run_recorded(
     (outcome, recorder.events())
 }
 
+/// `night_shelter_booking`, a tool whose description carries the words of a request for a
+/// bed in Porto ("sleep", "somewhere", "Porto"): registered Hidden, no search keywords may
+/// bring it within reach.
+pub struct NightShelter;
+
+#[async_trait::async_trait]
+impl tinytools::Tool for NightShelter {
+    fn name(&self) -> &str {
+        "night_shelter_booking"
+    }
+    fn description(&self) -> &str {
+        "Book a night shelter bed: sleep, somewhere, Porto."
+    }
+    fn parameters_schema(&self) -> Value {
+        serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}})
+    }
+    async fn execute(&self, _args: Value) -> anyhow::Result<tinytools::ToolResult> {
+        Ok(tinytools::ToolResult::text("booked"))
+    }
+}
+
 /// Every aid's action in `events`, in order, with the aid's name.
 pub fn aid_acted(events: &[RunEvent]) -> Vec<(&str, &AidAction)> {
     events

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse};
 use tinytools::rank::{Bm25Ranker, DeferredCatalog, ExpandingRanker, RankContext, RankRequest, ToolRanker};
@@ -14,7 +13,7 @@ use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolExposure, ToolRegistry};
 use tinytools_examples::catalogue;
-use tinytools_integration_tests::Recorder;
+use tinytools_integration_tests::{NightShelter, Recorder};
 
 const SLEEP: &str = "Find us somewhere to sleep in Porto, arriving 3 June 2026 and leaving the 6th.";
 
@@ -150,23 +149,4 @@ async fn keywords_naming_a_hidden_tool_do_not_reach_it() {
     let everything = serde_json::to_string(&request).expect("serializes");
     assert!(!everything.contains("night_shelter_booking"), "{everything}");
     assert!(promotions.iter().all(|(_, names, _)| !names.contains(&"night_shelter_booking".to_owned())));
-}
-
-/// A Hidden tool whose words match the keywords exactly.
-struct NightShelter;
-
-#[async_trait::async_trait]
-impl tinytools::Tool for NightShelter {
-    fn name(&self) -> &str {
-        "night_shelter_booking"
-    }
-    fn description(&self) -> &str {
-        "Book a night shelter bed: sleep, somewhere, Porto."
-    }
-    fn parameters_schema(&self) -> serde_json::Value {
-        json!({"type": "object", "properties": {"city": {"type": "string"}}})
-    }
-    async fn execute(&self, _args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
-        Ok(tinytools::ToolResult::text("booked"))
-    }
 }

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::json;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::middleware::Middleware;
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, RequestPurpose, Usage};
@@ -14,7 +13,7 @@ use tinytools::run::{Agent, Capture, RunEvent, RunPolicy, StopReason, UsageLimit
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolExposure, ToolSchema};
 use tinytools_examples::catalogue;
-use tinytools_integration_tests::Recorder;
+use tinytools_integration_tests::{NightShelter, Recorder};
 
 /// Shares no word with `hotel_search`: BM25 alone does not promote it.
 const SLEEP: &str = "Find us somewhere to sleep in Porto, arriving 3 June 2026 and leaving the 6th.";
@@ -239,23 +238,4 @@ async fn keywords_naming_a_hidden_tool_do_not_reach_it() {
     assert!(!everything.contains("night_shelter_booking"), "{everything}");
     let events = serde_json::to_string(&recorder.events()).expect("serializes");
     assert!(!events.contains("night_shelter_booking"), "{events}");
-}
-
-/// A Hidden tool whose words match the keywords exactly.
-struct NightShelter;
-
-#[async_trait::async_trait]
-impl tinytools::Tool for NightShelter {
-    fn name(&self) -> &str {
-        "night_shelter_booking"
-    }
-    fn description(&self) -> &str {
-        "Book a night shelter bed: sleep, somewhere, Porto."
-    }
-    fn parameters_schema(&self) -> serde_json::Value {
-        json!({"type": "object", "properties": {"city": {"type": "string"}}})
-    }
-    async fn execute(&self, _args: serde_json::Value) -> anyhow::Result<tinytools::ToolResult> {
-        Ok(tinytools::ToolResult::text("booked"))
-    }
 }

@@ -183,9 +183,9 @@ pub struct PrePromotion {
     /// leaves the message ranked as it is.
     ///
     /// On by default: a user's everyday words often share none with the tool they need, and
-    /// on the live suite the keywords gained beyond the noise on two runs with the 1.5B model
-    /// and cost nothing with the 0.5B (`docs/live.md`). Turn it off when every request must be
-    /// a turn of the conversation, or when the model searches well on its own.
+    /// the keywords bridge that gap (the measurements behind the default are in
+    /// `docs/live.md`). Turn it off when every request must be a turn of the conversation, or
+    /// when the model searches well on its own.
     pub model_keywords: bool,
 }
 

@@ -1,5 +1,5 @@
-//! [`ExpandingRanker`]: a chat model's search keywords added to every query of a ranker. The measured gain, with the models and the command, is in
-//! `docs/retrieval.md`.
+//! [`ExpandingRanker`]: a chat model's search keywords added to every query of a ranker. The
+//! measured gain, with the models and the command, is in `docs/retrieval.md`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,7 +65,8 @@ impl std::fmt::Display for ExpansionUsage {
 /// calls are counted here, not in any run's usage. Installed as a run's ranker, switch the
 /// run's keywords off, or each message is expanded twice.
 ///
-/// Give it a client with a small answer cap (`with_max_tokens(32)`) and temperature 0, and a
+/// The bundled providers cap the keyword answer at 32 tokens (the request's
+/// [`RequestPurpose`](crate::model::RequestPurpose)). Give it a client at temperature 0, and a
 /// [`ToolDiscoveryPolicy::ranker_timeout`](crate::discovery::ToolDiscoveryPolicy::ranker_timeout)
 /// that covers one short model call.
 ///

@@ -4,7 +4,6 @@
 //! `before_send`, racing cancellation.
 
 use super::events::RunEvent;
-use super::limits::Spent;
 use super::state::Run;
 use crate::rank::keywords::{keyword_line, keyword_request, with_keywords};
 
@@ -12,14 +11,14 @@ impl Run<'_> {
     /// What pre-promotion ranks for `query`: the query, then the keywords the run's model
     /// wrote for it. The query as it is when keywords are off, when the request limit leaves
     /// no room for the keyword request and an answer, when the run is cancelled, or when the
-    /// model fails or writes none.
-    pub(super) async fn with_model_keywords(&mut self, query: &str, spent: &mut Spent) -> String {
+    /// model fails or writes none. The request is counted in the run's `spent`.
+    pub(super) async fn with_model_keywords(&mut self, query: &str) -> String {
         let policy = self.setup.policy;
         if !policy.discovery.pre_promotion.model_keywords {
             return query.to_owned();
         }
         // The conversation's own request must still fit after this one.
-        if policy.usage_limits.before_request(spent.requests.saturating_add(1)).is_err() {
+        if policy.usage_limits.before_request(self.spent.requests.saturating_add(1)).is_err() {
             tracing::debug!(target: "tinytools::run", "no search keywords: the request limit leaves no room");
             return query.to_owned();
         }
@@ -28,7 +27,7 @@ impl Run<'_> {
         for middleware in self.setup.middleware {
             middleware.before_send(&mut request.messages, &request.tools).await;
         }
-        spent.requests += 1;
+        self.spent.requests += 1;
         let Some(outcome) = self.cancel.run_until_cancelled(self.setup.model.complete(&request)).await else {
             return query.to_owned();
         };
@@ -40,7 +39,7 @@ impl Run<'_> {
             }
         };
         if let Some(reported) = usage {
-            spent.usage += reported;
+            self.spent.usage += reported;
         }
         let shown = Some(keywords.clone()).filter(|_| policy.capture.tool_io);
         self.emit(RunEvent::KeywordsWritten { keywords: shown, usage, error });

@@ -195,9 +195,7 @@ impl Run<'_> {
         if query.is_empty() {
             return;
         }
-        let mut spent = std::mem::take(&mut self.spent);
-        let query = self.with_model_keywords(&query, &mut spent).await;
-        self.spent = spent;
+        let query = self.with_model_keywords(&query).await;
         let wanted = pre.limit.saturating_add(self.promoted.len());
         let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
         let chosen = self.new_hits(&outcome, pre.limit);

@@ -283,7 +283,7 @@ mod tests {
     fn a_keyword_request_s_answer_is_capped_below_the_client_s_cap() -> Result<(), ConfigError> {
         use crate::model::RequestPurpose;
         let keywords = ModelRequest { purpose: RequestPurpose::Keywords, ..ModelRequest::default() };
-        let uncapped = OpenAiCompatible::local("http://127.0.0.1:8091/v1", "qwen")?;
+        let uncapped = OpenAiCompatible::local("http://127.0.0.1:8091/v1", "local")?;
         assert_eq!(uncapped.body(&keywords)["max_tokens"], 32);
         assert!(uncapped.body(&ModelRequest::default()).get("max_tokens").is_none(), "a turn keeps the server's");
         let small = uncapped.clone().with_max_tokens(16);
