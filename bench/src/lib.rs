@@ -32,6 +32,7 @@ pub mod relative;
 mod report;
 mod schedule;
 mod scripted;
+mod servers;
 pub mod tasks;
 mod warm;
 
@@ -47,6 +48,7 @@ pub use gateway::{
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;
+pub use servers::{Lease, Servers};
 /// The host's pre-search through the gateway, as `tinytools` ships it.
 pub use tinytools::mcp::GatewayPreSearch as PreSearch;
 use tinytools::model::{ChatModel, Message};
@@ -65,6 +67,12 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
     let events = Arc::new(Events::default());
     let (registry, pre_searched, forwarding) = match &spec.pre_search {
         Some(pre) => {
+            // The host's pre-search takes the path a run's pre-promotion takes: the model's
+            // keywords first (recorded with the run's other keyword requests), unless off.
+            let pre = match spec.policy.discovery.pre_promotion.model_keywords {
+                true => pre.clone().with_keywords(recording.clone()),
+                false => pre.clone(),
+            };
             let (registry, names) = pre.registry_for(&spec.registry, task.prompt).await;
             let forwarding = pre.forwarding(&registry);
             (Arc::new(registry), names, Some(forwarding))

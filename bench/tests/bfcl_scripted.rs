@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use tinytools::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset};
-use tinytools_bench::{AidsChoice, KeywordModel};
+use tinytools_bench::{AidsChoice, KeywordModel, Servers};
 
 fn eval_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl")
@@ -42,6 +42,8 @@ struct Oracle {
 impl ChatModel for Oracle {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         self.seen.fetch_add(1, Ordering::SeqCst);
+        // Like a server, it answers later: other runs in flight go on meanwhile.
+        tokio::task::yield_now().await;
         // Like a small model, it calls again after a result, for as long as tools are offered.
         if request.tools.is_empty() {
             return Ok(ModelResponse::text("Done."));
@@ -89,7 +91,7 @@ async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
     });
     let results = tempfile_path("right");
     let run = BfclRun {
-        model: model.clone(),
+        servers: Servers::one(model.clone()),
         model_name: "oracle".into(),
         arms: vec![ArmSetup::new(Arm::Native, &data, None).unwrap(), ArmSetup::new(Arm::Pool, &data, None).unwrap()],
         queries: vec![query],
@@ -133,7 +135,7 @@ async fn the_scripted_model_runs_a_sample_of_every_category() {
     let categories: std::collections::BTreeSet<&str> = queries.iter().map(|q| q.category.as_str()).collect();
     assert_eq!(categories.len(), 9, "{categories:?}");
     let run = BfclRun {
-        model: Arc::new(KeywordModel),
+        servers: Servers::one(Arc::new(KeywordModel)),
         model_name: "scripted".into(),
         arms: vec![ArmSetup::new(Arm::Pool, &data, None).unwrap()],
         queries,
@@ -154,4 +156,29 @@ async fn the_scripted_model_runs_a_sample_of_every_category() {
 
 fn tempfile_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("tinytools-bfcl-{name}-{}.jsonl", std::process::id()))
+}
+
+/// Two servers: query runs spread over both, each run's turns on the server it started on.
+#[tokio::test]
+async fn query_runs_spread_over_the_servers_and_keep_theirs() {
+    let data = bfcl::load(&eval_dir().join("queries.jsonl"), &eval_dir().join("tools.jsonl"), None).expect("loads");
+    let queries = bfcl::sample(&data.queries, 8, 1);
+    let oracle = || Arc::new(Oracle { calls: vec![("no_such_function".into(), json!({}))], seen: AtomicUsize::new(0) });
+    let (left, right) = (oracle(), oracle());
+    let run = BfclRun {
+        servers: Servers::new(vec![left.clone(), right.clone()]).expect("two servers"),
+        model_name: "two".into(),
+        arms: vec![ArmSetup::new(Arm::Native, &data, None).unwrap()],
+        queries,
+        aids: AidsChoice::Standard,
+        lanes: 2,
+        results: None,
+        run_missing: true,
+    };
+    let out = run.run(None, |_| {}).await.expect("runs");
+    assert_eq!(out.len(), 8);
+    let (on_left, on_right) = (left.seen.load(Ordering::SeqCst), right.seen.load(Ordering::SeqCst));
+    let all: usize = out.iter().map(|r| r.model_calls).sum();
+    assert_eq!(on_left + on_right, all, "every model call went to one of the two");
+    assert!(on_left > 0 && on_right > 0, "both servers answered: {on_left} and {on_right}");
 }

@@ -19,10 +19,9 @@ mod run;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use futures_util::StreamExt;
-use tinytools::model::ChatModel;
 
 pub use arm::{Arm, ArmSetup, MAX_TURNS, RANKER_TIMEOUT, STUB_ANSWER, unmapped_types};
 pub use chart::draw as draw_chart;
@@ -33,12 +32,12 @@ pub use data::{
 pub use report::{Figures, figures, table};
 pub use run::{QueryResult, run_query};
 
-use crate::AidsChoice;
+use crate::{AidsChoice, Servers};
 
 /// One BFCL run: which model, arms, queries and aids, and where results go.
 pub struct BfclRun {
-    /// The model every query runs against.
-    pub model: Arc<dyn ChatModel>,
+    /// The model servers queries run against, each query run on the least busy one.
+    pub servers: Servers,
     /// Its name, recorded with each result.
     pub model_name: String,
     /// The arms, run one after another.
@@ -107,7 +106,10 @@ impl BfclRun {
             todo.clear();
         }
         let mut runs = futures_util::stream::iter(todo)
-            .map(|(setup, query)| run_query(self.model.clone(), &self.model_name, setup, query, self.aids))
+            .map(|(setup, query)| async move {
+                let lease = self.servers.lease();
+                run_query(lease.model(), &self.model_name, setup, query, self.aids).await
+            })
             .buffer_unordered(self.lanes.max(1));
         while let Some(result) = runs.next().await {
             out.push(record(result)?);

@@ -7,7 +7,9 @@
 //!     --model qwen2.5-coder-1.5b --arms native,pool --limit 150 --seed 1 --json
 //! ```
 //!
-//! Options: `--queries FILE` (default `../shared/eval/bfcl/queries.jsonl`; any file of that
+//! Options: `--base-url URL[,URL...]` (several servers: each query run goes to the least busy
+//! one and stays there; one server per core runs faster than one server on all cores),
+//! `--queries FILE` (default `../shared/eval/bfcl/queries.jsonl`; any file of that
 //! format), `--tools FILE` (the pooled functions, default beside it), `--arms
 //! native,pool,pool-ranker` (default `native,pool`), `--limit N` (a stratified sample, default
 //! every query) and `--seed S` (default 1), `--results FILE` (resumable: finished queries are
@@ -36,7 +38,7 @@ use tinytools::discovery::DeferredCatalog;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, QueryResult};
-use tinytools_bench::{AidsChoice, KeywordModel};
+use tinytools_bench::{AidsChoice, KeywordModel, Servers};
 use tinytools_examples::models;
 
 struct Options {
@@ -73,7 +75,7 @@ async fn run(options: Options) -> Result<(), String> {
     let tools = options.tools.clone().unwrap_or_else(|| options.queries.with_file_name("tools.jsonl"));
     let data = bfcl::load(&options.queries, &tools, wheel_data)?;
     let queries = bfcl::sample(&data.queries, options.limit.unwrap_or(usize::MAX), options.seed);
-    let model = model(&options)?;
+    let servers = servers(&options)?;
     let model_name = if options.scripted { "scripted-keyword".to_owned() } else { options.model.clone() };
     let arms = arms(&options, &data)?;
     let pool = arms.iter().map(ArmSetup::pool_size).max().unwrap_or(0);
@@ -93,7 +95,7 @@ async fn run(options: Options) -> Result<(), String> {
         PathBuf::from("target/bfcl").join(format!("{}-s{}-n{limit}.jsonl", model_name.replace('/', "_"), options.seed))
     });
     let bench = BfclRun {
-        model,
+        servers,
         model_name,
         arms,
         queries,
@@ -124,16 +126,20 @@ async fn run(options: Options) -> Result<(), String> {
     report.print(&options, &bench, &results)
 }
 
-/// The model every query runs against: the offline keyword model, or the server's.
-fn model(options: &Options) -> Result<Arc<dyn ChatModel>, String> {
+/// The models queries run against: the offline keyword model, or one client per server.
+fn servers(options: &Options) -> Result<Servers, String> {
     if options.scripted {
-        return Ok(Arc::new(KeywordModel));
+        return Ok(Servers::one(Arc::new(KeywordModel)));
     }
-    let http = HttpOptions::local().with_timeout(options.timeout);
-    let client = OpenAiCompatible::new(&options.base_url, &options.model, http)
-        .map_err(|e| e.to_string())?
-        .with_temperature(options.temperature);
-    Ok(options.dialect.wrap(Arc::new(client)))
+    let mut models: Vec<Arc<dyn ChatModel>> = Vec::new();
+    for base_url in options.base_url.split(',').map(str::trim).filter(|url| !url.is_empty()) {
+        let http = HttpOptions::local().with_timeout(options.timeout);
+        let client = OpenAiCompatible::new(base_url, &options.model, http)
+            .map_err(|e| format!("--base-url {base_url}: {e}"))?
+            .with_temperature(options.temperature);
+        models.push(options.dialect.wrap(Arc::new(client)));
+    }
+    Servers::new(models)
 }
 
 /// The arms asked for, each with its ranker (the pool-ranker arm's pool is embedded before

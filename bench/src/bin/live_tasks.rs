@@ -53,7 +53,8 @@
 //! default, or the embedding ranker with the model `.ci/models` unpacks; the gateway arm then
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
 //! `--no-keywords` (pre-promotion ranks each message as written, without the search keywords
-//! the run's model writes for it by default, `PrePromotion::model_keywords`; the report counts
+//! the run's model writes for it by default, `PrePromotion::model_keywords`; the gateway arm's
+//! host pre-search likewise, `GatewayPreSearch::with_keywords`; the report counts
 //! those requests apart, `keyword_calls` and `keyword_tokens`); `--stream` (every run streams, `Agent::stream`: the same loop over the
 //! provider's SSE stream; each result records when the first text arrived); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
 //! every run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
@@ -214,6 +215,8 @@ async fn gateway_spec(options: &Options) -> Result<ArmSpec, String> {
     };
     let mut spec = bench::gateway_arm(&binaries, &setup).await?;
     let pre = options.pre_promotion;
+    // The arm's runs offer no Deferred tool; its pre-promotion settings are the host's.
+    spec.policy.discovery.pre_promotion = pre;
     if options.gateway_pre_search {
         spec.pre_search =
             Some(PreSearch::new(&spec.registry, pre.limit, pre.token_budget).map_err(|err| err.to_string())?);
@@ -221,8 +224,10 @@ async fn gateway_spec(options: &Options) -> Result<ArmSpec, String> {
     let offered: Vec<String> = spec.registry.schemas().into_iter().map(|schema| schema.name).collect();
     let pre_search = match &spec.pre_search {
         Some(_) => format!(
-            ", and the host pre-searches each task's words through tool_search: at most {} tools within {} tokens",
-            pre.limit, pre.token_budget
+            ", and the host pre-searches each task's words{} through tool_search: at most {} tools within {} tokens",
+            if pre.model_keywords { " and the model's keywords for them" } else { "" },
+            pre.limit,
+            pre.token_budget
         ),
         None => String::new(),
     };

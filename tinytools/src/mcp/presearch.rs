@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use super::McpError;
 use crate::middleware::Middleware;
-use crate::model::ModelResponse;
+use crate::model::{ChatModel, ModelResponse};
+use crate::rank::{ExpansionUsage, KeywordWriter};
 use crate::schema::{EstimatedTokens, count_tool_schema_tokens};
 use crate::tool::TOOL_SEARCH;
 use crate::{Tool, ToolExposure, ToolRegistry, ToolResult, ToolSchema};
@@ -97,12 +98,18 @@ pub const CALL_TOOL: &str = "call_tool";
 ///
 /// Give the run [`forwarding`](Self::forwarding) as a middleware too, so that a name the model
 /// read in the gateway's manifest reaches the gateway.
+///
+/// [`with_keywords`](Self::with_keywords) has the host's model write a line of search keywords
+/// for the message first, as the run's own pre-promotion does by default
+/// ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)): the same
+/// request, read the same way, so a host in front of a gateway finds tools as a run does.
 #[derive(Clone)]
 pub struct GatewayPreSearch {
     search: Arc<dyn Tool>,
     call: Arc<dyn Tool>,
     limit: usize,
     token_budget: usize,
+    keywords: Option<Arc<KeywordWriter>>,
 }
 
 impl std::fmt::Debug for GatewayPreSearch {
@@ -110,6 +117,7 @@ impl std::fmt::Debug for GatewayPreSearch {
         f.debug_struct("GatewayPreSearch")
             .field("limit", &self.limit)
             .field("token_budget", &self.token_budget)
+            .field("keyword_usage", &self.keywords.as_ref().map(|writer| writer.usage()))
             .finish()
     }
 }
@@ -127,7 +135,64 @@ impl GatewayPreSearch {
         let tool = |name: &'static str| {
             registry.get(name).map(|registered| registered.tool().clone()).ok_or(McpError::NotAGateway { tool: name })
         };
-        Ok(Self { search: tool(TOOL_SEARCH)?, call: tool(CALL_TOOL)?, limit, token_budget })
+        Ok(Self { search: tool(TOOL_SEARCH)?, call: tool(CALL_TOOL)?, limit, token_budget, keywords: None })
+    }
+
+    /// The same pre-search, with `model` first writing a line of search keywords for each
+    /// message; the gateway's search is sent the message followed by that line. It is the
+    /// request the run's own pre-promotion makes
+    /// ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)): the
+    /// model sees the message alone (no tool name), its answer only ever becomes search words,
+    /// and a failed request leaves the message as it is. Its cost is
+    /// [`keyword_usage`](Self::keyword_usage), not any run's usage.
+    ///
+    /// ```
+    /// # use serde_json::{Value, json};
+    /// # use std::sync::Arc;
+    /// # use tinytools::mcp::GatewayPreSearch;
+    /// # use tinytools::testkit::ScriptedModel;
+    /// # use tinytools::{Tool, ToolRegistry, ToolResult, tool};
+    /// // A gateway whose search answers with the query it was sent.
+    /// struct Echo;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl Tool for Echo {
+    ///     fn name(&self) -> &str { "tool_search" }
+    ///     fn description(&self) -> &str { "Find tools by what they do." }
+    ///     fn parameters_schema(&self) -> Value { json!({"type": "object"}) }
+    ///     async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
+    ///         let query = args["query"].as_str().unwrap_or("").replace('\n', " | ");
+    ///         let found = json!({"name": "search__echo", "description": query, "parameters": {"type": "object"}});
+    ///         Ok(ToolResult::text(json!({"matches": [found]}).to_string()))
+    ///     }
+    /// }
+    /// /// Call a tool found with tool_search.
+    /// #[tool]
+    /// fn call_tool(name: String, arguments: Value) -> String { name }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut gateway = ToolRegistry::new();
+    /// gateway.register(Echo)?;
+    /// gateway.register(CallTool)?;
+    /// let model = Arc::new(ScriptedModel::new([]).with_keywords(["hotel booking, search"]));
+    /// let host = GatewayPreSearch::new(&gateway, 3, 600)?.with_keywords(model);
+    /// let (registry, _) = host.registry_for(&gateway, "A bed for the night in Lisbon?").await;
+    /// let sent = registry.get("echo").map(|tool| tool.tool().description().to_owned());
+    /// assert_eq!(sent.as_deref(), Some("A bed for the night in Lisbon? | hotel booking search"));
+    /// assert_eq!(host.keyword_usage().calls, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn with_keywords(mut self, model: Arc<dyn ChatModel>) -> Self {
+        self.keywords = Some(Arc::new(KeywordWriter::new(model)));
+        self
+    }
+
+    /// What the keyword model of [`with_keywords`](Self::with_keywords) has cost so far (all
+    /// zero without one).
+    pub fn keyword_usage(&self) -> ExpansionUsage {
+        self.keywords.as_ref().map(|writer| writer.usage()).unwrap_or_default()
     }
 
     /// `base` with the tools the gateway finds for `prompt` added as Direct tools, and their
@@ -138,7 +203,11 @@ impl GatewayPreSearch {
         if self.limit == 0 {
             return (registry, names);
         }
-        let answer = match self.search.execute(json!({"query": prompt, "limit": self.limit})).await {
+        let query = match &self.keywords {
+            Some(writer) => writer.expand(prompt).await,
+            None => prompt.to_owned(),
+        };
+        let answer = match self.search.execute(json!({"query": query, "limit": self.limit})).await {
             Ok(answer) if !answer.is_error => answer,
             _ => return (registry, names),
         };
@@ -350,5 +419,63 @@ mod tests {
             (CALL_TOOL, json!({"name": "nope", "arguments": "{oops"})),
             "text that is not JSON is passed on"
         );
+    }
+
+    /// A gateway search that keeps the queries it was sent.
+    #[derive(Default)]
+    struct Seen(std::sync::Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl Tool for Arc<Seen> {
+        fn name(&self) -> &str {
+            TOOL_SEARCH
+        }
+        fn description(&self) -> &str {
+            "Find tools."
+        }
+        fn parameters_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
+            let query = args["query"].as_str().unwrap_or_default().to_owned();
+            self.0.lock().unwrap().push(query);
+            Ok(ToolResult::text(json!({"matches": []}).to_string()))
+        }
+    }
+
+    struct Failing;
+
+    #[async_trait::async_trait]
+    impl ChatModel for Failing {
+        async fn complete(&self, _: &crate::model::ModelRequest) -> Result<ModelResponse, crate::model::ModelError> {
+            Err(crate::model::ModelError::Transport("the server is down".into()))
+        }
+    }
+
+    #[tokio::test]
+    async fn keywords_join_the_search_and_a_failed_request_leaves_the_message_as_it_is() {
+        let seen = Arc::new(Seen::default());
+        let mut base = ToolRegistry::new();
+        base.register(seen.clone()).unwrap();
+        base.register(Call).unwrap();
+        let prompt = "Somewhere to sleep in Porto?";
+
+        let plain = GatewayPreSearch::new(&base, 3, 600).unwrap();
+        plain.registry_for(&base, prompt).await;
+        assert_eq!(plain.keyword_usage(), ExpansionUsage::default());
+
+        let model = Arc::new(crate::testkit::ScriptedModel::new([]).with_keywords(["Hotel booking, API"]));
+        let host = plain.clone().with_keywords(model.clone());
+        host.registry_for(&base, prompt).await;
+        let request = &model.keyword_requests()[0];
+        assert!(request.tools.is_empty(), "the keyword request names no tool");
+        assert_eq!(host.keyword_usage().calls, 1);
+
+        let failing = plain.with_keywords(Arc::new(Failing));
+        failing.registry_for(&base, prompt).await;
+        assert_eq!((failing.keyword_usage().calls, failing.keyword_usage().failed), (1, 1));
+
+        let sent = seen.0.lock().unwrap().clone();
+        assert_eq!(sent, [prompt.to_owned(), format!("{prompt}\nhotel booking"), prompt.to_owned()]);
     }
 }

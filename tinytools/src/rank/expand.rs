@@ -87,8 +87,34 @@ impl std::fmt::Display for ExpansionUsage {
 /// ```
 pub struct ExpandingRanker {
     inner: Arc<dyn ToolRanker>,
-    model: Arc<dyn ChatModel>,
     name: String,
+    writer: KeywordWriter,
+}
+
+impl ExpandingRanker {
+    /// Ranks with `inner` after `model` has added its keywords to each query.
+    pub fn new(inner: Arc<dyn ToolRanker>, model: Arc<dyn ChatModel>) -> Self {
+        let name = format!("{}+keywords", inner.name());
+        Self { inner, name, writer: KeywordWriter::new(model) }
+    }
+
+    /// The query the inner ranker is given: `query`, then a line of the model's keywords (none
+    /// when the model failed or wrote none).
+    pub async fn expand(&self, query: &str) -> String {
+        self.writer.expand(query).await
+    }
+
+    /// What the keyword model has cost so far.
+    pub fn usage(&self) -> ExpansionUsage {
+        self.writer.usage()
+    }
+}
+
+/// A chat model writing search keywords for queries, remembering its recent answers and
+/// counting what it costs: what [`ExpandingRanker`] and a gateway host's pre-search
+/// ([`GatewayPreSearch::with_keywords`](crate::mcp::GatewayPreSearch::with_keywords)) share.
+pub(crate) struct KeywordWriter {
+    model: Arc<dyn ChatModel>,
     cache: Mutex<HashMap<String, Arc<str>>>,
     calls: AtomicU64,
     failed: AtomicU64,
@@ -96,14 +122,11 @@ pub struct ExpandingRanker {
     completion_tokens: AtomicU64,
 }
 
-impl ExpandingRanker {
-    /// Ranks with `inner` after `model` has added its keywords to each query.
-    pub fn new(inner: Arc<dyn ToolRanker>, model: Arc<dyn ChatModel>) -> Self {
-        let name = format!("{}+keywords", inner.name());
+impl KeywordWriter {
+    /// Keywords written by `model`.
+    pub(crate) fn new(model: Arc<dyn ChatModel>) -> Self {
         Self {
-            inner,
             model,
-            name,
             cache: Mutex::new(HashMap::new()),
             calls: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -112,9 +135,9 @@ impl ExpandingRanker {
         }
     }
 
-    /// The query the inner ranker is given: `query`, then a line of the model's keywords (none
-    /// when the model failed or wrote none).
-    pub async fn expand(&self, query: &str) -> String {
+    /// `query` (trimmed), then a line of the model's keywords (none when the model failed or
+    /// wrote none); an empty query stays empty and costs no request.
+    pub(crate) async fn expand(&self, query: &str) -> String {
         let query = query.trim();
         if query.is_empty() {
             return String::new();
@@ -131,7 +154,7 @@ impl ExpandingRanker {
     }
 
     /// What the keyword model has cost so far.
-    pub fn usage(&self) -> ExpansionUsage {
+    pub(crate) fn usage(&self) -> ExpansionUsage {
         ExpansionUsage {
             calls: self.calls.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),

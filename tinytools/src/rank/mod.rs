@@ -17,6 +17,8 @@ mod tokenize;
 pub use bm25::{Bm25Hit, Bm25Index, Bm25Params};
 pub use catalog::{CatalogTool, DeferredCatalog};
 pub use document::{FieldWeights, ToolDocument};
+#[cfg(feature = "mcp")]
+pub(crate) use expand::KeywordWriter;
 pub use expand::{ExpandingRanker, ExpansionUsage};
 pub use ranker::{Bm25Ranker, DEFAULT_MIN_CONFIDENCE, RankContext, RankRequest, RankedTool, RankerError, ToolRanker};
 pub use tokenize::{Tokenizer, tokenize};
