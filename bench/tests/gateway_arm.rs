@@ -152,7 +152,15 @@ async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_cal
         assert!(result.success, "{id}: {} (calls {:?})", result.reason, result.calls);
         assert_eq!(result.calls, [task.steps()[0].tool], "{id}");
         assert_eq!(result.search_calls, 0, "{id}");
+        // The host asked the model for search keywords first, as a run's pre-promotion does,
+        // and the request is counted apart from the conversation's turns.
+        assert_eq!(result.keyword_calls, 1, "{id}");
     }
+    let plain = spec.policy.discovery.pre_promotion.with_model_keywords(false);
+    spec.policy.discovery.pre_promotion = plain;
+    let task = tasks::get("finance-premarket-trades").expect("a task of the suite");
+    let result = bench::run_task(Arc::new(Oracle(task)), &spec, task).await;
+    assert_eq!((result.keyword_calls, result.success), (0, true), "{}", result.reason);
     assert_eq!(spec.registry.len(), 3, "each run's additions stay with that run");
 
     // The token budget is honoured: no declaration fits in 10 tokens, so nothing is offered and
