@@ -184,8 +184,10 @@ pub struct PrePromotion {
     ///
     /// On by default: a user's everyday words often share none with the tool they need, and
     /// the keywords bridge that gap (the measurements behind the default are in
-    /// `docs/live.md`). Turn it off when every request must be a turn of the conversation, or
-    /// when the model searches well on its own.
+    /// `docs/live.md`). Turn it off when every request must be a turn of the conversation,
+    /// when the model searches well on its own, or when requests already use the tools' own
+    /// words: on an external benchmark whose queries do, the keywords put the right tool in
+    /// the first request less often than the message alone (`docs/external.md`).
     pub model_keywords: bool,
 }
 
