@@ -69,9 +69,10 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         Some(pre) => {
             // The host's pre-search takes the path a run's pre-promotion takes: the model's
             // keywords first (recorded with the run's other keyword requests), unless off.
-            let pre = match spec.policy.discovery.pre_promotion.model_keywords {
-                true => pre.clone().with_keywords(recording.clone()),
-                false => pre.clone(),
+            let pre = if spec.policy.discovery.pre_promotion.model_keywords {
+                pre.clone().with_keywords(recording.clone())
+            } else {
+                pre.clone()
             };
             let (registry, names) = pre.registry_for(&spec.registry, task.prompt).await;
             let forwarding = pre.forwarding(&registry);

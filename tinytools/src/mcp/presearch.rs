@@ -328,8 +328,13 @@ mod tests {
     use super::*;
     use crate::model::ToolCall;
 
-    /// A gateway search that answers every query with `matches`.
-    struct Search(Vec<&'static str>);
+    /// A gateway search that answers every query with `matches` and keeps the queries it was
+    /// sent (a clone shares them).
+    #[derive(Clone, Default)]
+    struct Search {
+        matches: Vec<&'static str>,
+        sent: Arc<std::sync::Mutex<Vec<String>>>,
+    }
 
     #[async_trait::async_trait]
     impl Tool for Search {
@@ -342,9 +347,10 @@ mod tests {
         fn parameters_schema(&self) -> Value {
             json!({"type": "object"})
         }
-        async fn execute(&self, _args: Value) -> anyhow::Result<ToolResult> {
+        async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
+            self.sent.lock().unwrap().push(args["query"].as_str().unwrap_or_default().to_owned());
             let matches: Vec<Value> = self
-                .0
+                .matches
                 .iter()
                 .map(|name| json!({"name": name, "description": "A tool.", "parameters": {"type": "object"}}))
                 .collect();
@@ -373,7 +379,7 @@ mod tests {
 
     fn gateway(matches: Vec<&'static str>) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
-        registry.register(Search(matches)).unwrap();
+        registry.register(Search { matches, ..Search::default() }).unwrap();
         registry.register(Call).unwrap();
         registry
     }
@@ -421,28 +427,6 @@ mod tests {
         );
     }
 
-    /// A gateway search that keeps the queries it was sent.
-    #[derive(Default)]
-    struct Seen(std::sync::Mutex<Vec<String>>);
-
-    #[async_trait::async_trait]
-    impl Tool for Arc<Seen> {
-        fn name(&self) -> &str {
-            TOOL_SEARCH
-        }
-        fn description(&self) -> &str {
-            "Find tools."
-        }
-        fn parameters_schema(&self) -> Value {
-            json!({"type": "object"})
-        }
-        async fn execute(&self, args: Value) -> anyhow::Result<ToolResult> {
-            let query = args["query"].as_str().unwrap_or_default().to_owned();
-            self.0.lock().unwrap().push(query);
-            Ok(ToolResult::text(json!({"matches": []}).to_string()))
-        }
-    }
-
     struct Failing;
 
     #[async_trait::async_trait]
@@ -454,9 +438,9 @@ mod tests {
 
     #[tokio::test]
     async fn keywords_join_the_search_and_a_failed_request_leaves_the_message_as_it_is() {
-        let seen = Arc::new(Seen::default());
+        let search = Search::default();
         let mut base = ToolRegistry::new();
-        base.register(seen.clone()).unwrap();
+        base.register(search.clone()).unwrap();
         base.register(Call).unwrap();
         let prompt = "Somewhere to sleep in Porto?";
 
@@ -475,7 +459,7 @@ mod tests {
         failing.registry_for(&base, prompt).await;
         assert_eq!((failing.keyword_usage().calls, failing.keyword_usage().failed), (1, 1));
 
-        let sent = seen.0.lock().unwrap().clone();
+        let sent = search.sent.lock().unwrap().clone();
         assert_eq!(sent, [prompt.to_owned(), format!("{prompt}\nhotel booking"), prompt.to_owned()]);
     }
 }
