@@ -13,7 +13,11 @@
 //! - **scale**: the same tasks over the catalogue grown by 1,000 BFCL tools as Deferred
 //!   distractors (`live_tasks`'s scale arm), the same two figures;
 //! - **unrelated**: BFCL's queries (maths, physics, code) over the 41-tool catalogue, where
-//!   any promotion is a wrong one.
+//!   any promotion is a wrong one;
+//! - **bfcl**: the same queries over BFCL's pooled catalogue (`../shared/eval/bfcl/tools.jsonl`,
+//!   one definition of each function name, as the
+//!   `bfcl` benchmark's pool arm), the two figures of the first sets: how often the
+//!   query's gold function is promoted before the model is called.
 //!
 //! Options: `--ranker minilm` ranks with the embedding ranker (model from `.ci/models`),
 //! `--ranker static` with the static model `distill_static` writes (`--static-model DIR`,
@@ -24,7 +28,13 @@
 //! `TINYTOOLS_BASE_URL` (default: `local-model.sh`'s server, `http://127.0.0.1:$TINYTOOLS_LLM_PORT/v1`,
 //! model `TINYTOOLS_MODEL` or `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per message:
 //! MetaTool and the unrelated set then keep every tenth and every sixth message, and
-//! `--subsets` gives the same subsets without expansion, to compare;
+//! `--subsets` gives the same subsets without expansion, to compare, and `--full` keeps every
+//! message even with `--expand`; `--sets bfcl,scale` ranks only the sets named;
+//! `--fuse max|interleave|rrf` (with `--expand`) ranks each message twice, as written and with
+//! its keywords, keeps each ranking's hits at or above the default floor and merges the two
+//! (each tool at its higher confidence; alternately; by reciprocal rank, k = 60): an
+//! alternative to ranking the message and its keywords as one query, measured and not built
+//! (`docs/retrieval.md`; read the 0.05 row);
 //! `--relative SCORE:FLOOR[:COSINE]` (with an embedding ranker) replaces the embedding
 //! ranker's confidence by a query-relative rule (`tinytools_bench::relative`, chosen by
 //! `embedding_calibration`): a hit counts as confidence 1 when its score over the whole
@@ -50,6 +60,8 @@ const FLOORS: [f32; 9] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 const LIMIT: usize = 3;
 /// How many hits per message `--dump` writes (and the ranking asks for).
 const DUMP_LIMIT: usize = 20;
+/// The sets, in the order they are ranked (`--sets` picks some).
+const SETS: [&str; 5] = ["metatool", "suite", "scale", "unrelated", "bfcl"];
 const METATOOL_QUERIES: usize = 2_000;
 /// BFCL tools added to the catalogue for the `scale` set, as `live_tasks`'s scale arm adds.
 const SCALE_DISTRACTORS: usize = 1_000;
@@ -72,9 +84,16 @@ fn run() -> Result<(), String> {
     let json_output = args.iter().any(|a| a == "--json");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
     let expand = args.iter().any(|a| a == "--expand");
-    let subsets = expand || args.iter().any(|a| a == "--subsets");
+    let full = args.iter().any(|a| a == "--full");
+    let subsets = !full && (expand || args.iter().any(|a| a == "--subsets"));
+    let chosen = chosen_sets(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     let relative = args.windows(2).find(|w| w[0] == "--relative").map(|w| Rule::parse(&w[1])).transpose()?;
+    let fusion = args.windows(2).find(|w| w[0] == "--fuse").map(|w| Fusion::parse(&w[1])).transpose()?;
+    if fusion.is_some() && !expand {
+        return Err("--fuse merges the message's ranking with its keywords': it needs --expand".to_owned());
+    }
+    let plain = ranking(&args, false)?.policy;
     let Ranking { policy, embedding, expander } = ranking(&args, expand)?;
     let sets = Sets::read(&root, subsets)?;
 
@@ -86,15 +105,25 @@ fn run() -> Result<(), String> {
         ("suite", &sets.suite_catalog, &sets.suite),
         ("scale", &sets.scale_catalog, &sets.suite),
         ("unrelated", &sets.suite_catalog, &sets.unrelated),
+        ("bfcl", &sets.bfcl_catalog, &sets.bfcl),
     ] {
+        if !chosen.iter().any(|set| set == label) {
+            continue;
+        }
         let ranked: Vec<Vec<(String, f32)>> = match (relative, &embedding) {
             (Some(rule), Some(ranker)) => ranked_relative(ranker, rule, catalog, probes)?,
             (Some(_), None) => return Err("--relative needs --ranker minilm or static".to_owned()),
             _ => probes
                 .iter()
                 .map(|probe| {
-                    let outcome = runtime.block_on(catalog.rank(&policy, &probe.text, DUMP_LIMIT));
-                    outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
+                    let hits = |policy| {
+                        let outcome = runtime.block_on(catalog.rank(policy, &probe.text, DUMP_LIMIT));
+                        outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
+                    };
+                    match fusion {
+                        Some(fusion) => fusion.merge(hits(&plain), hits(&policy)),
+                        None => hits(&policy),
+                    }
                 })
                 .collect(),
         };
@@ -120,6 +149,16 @@ fn run() -> Result<(), String> {
         eprintln!("keyword expansion: {}", expander.usage());
     }
     Ok(())
+}
+
+/// The sets `--sets` names (every set without it).
+fn chosen_sets(args: &[String]) -> Result<Vec<String>, String> {
+    let chosen = args.windows(2).find(|w| w[0] == "--sets").map(|w| w[1].split(',').map(str::to_owned).collect());
+    let chosen: Vec<String> = chosen.unwrap_or_else(|| SETS.iter().map(|set| (*set).to_owned()).collect());
+    match chosen.iter().find(|set| !SETS.contains(&set.as_str())) {
+        Some(unknown) => Err(format!("--sets: unknown set `{unknown}` (the sets: {})", SETS.join(", "))),
+        None => Ok(chosen),
+    }
 }
 
 /// How the run ranks: the discovery policy, the embedding ranker behind it (for `--relative`),
@@ -157,6 +196,8 @@ struct Sets {
     scale_catalog: DeferredCatalog,
     suite: Vec<Probe>,
     unrelated: Vec<Probe>,
+    bfcl_catalog: DeferredCatalog,
+    bfcl: Vec<Probe>,
 }
 
 impl Sets {
@@ -195,6 +236,29 @@ impl Sets {
             .filter(every(6))
             .map(|(_, q)| Probe { text: q.query.clone(), gold: Vec::new() })
             .collect();
+        // One definition of each function name, as the `bfcl` benchmark's pool arm offers; a
+        // gold id counts by its function's name.
+        let mut pool_tools: Vec<EvalTool> = eval::read_jsonl(&root.join("bfcl/tools.jsonl"))?;
+        let function_of: std::collections::HashMap<String, String> =
+            pool_tools.iter().map(|tool| (tool.id.clone(), tool.name.clone())).collect();
+        let mut seen = std::collections::HashSet::new();
+        pool_tools.retain(|tool| seen.insert(tool.name.clone()));
+        let pool = eval::register(&pool_tools)?;
+        let registered: std::collections::HashMap<&String, &String> =
+            pool.id_of.iter().map(|(name, id)| (&pool.name_of[id], name)).collect();
+        let bfcl = bfcl
+            .iter()
+            .enumerate()
+            .filter(every(6))
+            .map(|(_, q)| Probe {
+                text: q.query.clone(),
+                gold: q
+                    .gold
+                    .iter()
+                    .filter_map(|id| function_of.get(id).and_then(|f| registered.get(f)).map(|name| (*name).clone()))
+                    .collect(),
+            })
+            .collect();
         Ok(Self {
             meta_catalog: DeferredCatalog::new(&meta_set.registry, |_| true),
             meta,
@@ -202,6 +266,8 @@ impl Sets {
             scale_catalog: DeferredCatalog::new(&tasks::scale_registry(SCALE_DISTRACTORS)?, |_| true),
             suite,
             unrelated,
+            bfcl_catalog: DeferredCatalog::new(&pool.registry, |_| true),
+            bfcl,
         })
     }
 }
@@ -294,4 +360,88 @@ fn ranked_relative(
 
 fn round(x: f64) -> Value {
     json!((x * 1_000.0).round() / 1_000.0)
+}
+
+/// How `--fuse` merges a message's ranking as written with its ranking with keywords.
+#[derive(Clone, Copy)]
+enum Fusion {
+    /// Every hit of either, at its higher confidence, best first.
+    Max,
+    /// The first of each, then the second of each, and so on, the message's first.
+    Interleave,
+    /// By reciprocal rank (k = 60), summed over the two.
+    Rrf,
+}
+
+impl Fusion {
+    fn parse(name: &str) -> Result<Self, String> {
+        Ok(match name {
+            "max" => Self::Max,
+            "interleave" => Self::Interleave,
+            "rrf" => Self::Rrf,
+            other => return Err(format!("--fuse: unknown rule `{other}` (max, interleave or rrf)")),
+        })
+    }
+
+    /// The two rankings' hits at or above the default floor, merged; each keeps its higher
+    /// confidence.
+    fn merge(self, plain: Vec<(String, f32)>, expanded: Vec<(String, f32)>) -> Vec<(String, f32)> {
+        let floor = tinytools::discovery::DEFAULT_MIN_CONFIDENCE;
+        let [plain, expanded] =
+            [plain, expanded].map(|hits| hits.into_iter().filter(|(_, c)| *c >= floor).collect::<Vec<_>>());
+        let mut best: Vec<(String, f32, f64)> = Vec::new();
+        for (list, hits) in [&plain, &expanded].into_iter().enumerate() {
+            for (rank, (name, confidence)) in hits.iter().enumerate() {
+                let order = match self {
+                    Self::Max => -f64::from(*confidence),
+                    Self::Interleave => (rank * 2 + list) as f64,
+                    Self::Rrf => -1.0 / (60.0 + rank as f64),
+                };
+                match best.iter_mut().find(|(known, _, _)| known == name) {
+                    Some(entry) => {
+                        entry.1 = entry.1.max(*confidence);
+                        entry.2 = if matches!(self, Self::Rrf) { entry.2 + order } else { entry.2.min(order) };
+                    }
+                    None => best.push((name.clone(), *confidence, order)),
+                }
+            }
+        }
+        best.sort_by(|a, b| a.2.total_cmp(&b.2));
+        best.into_iter().map(|(name, confidence, _)| (name, confidence)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(list: &[(&str, f32)]) -> Vec<(String, f32)> {
+        list.iter().map(|(name, confidence)| ((*name).to_owned(), *confidence)).collect()
+    }
+
+    fn names(list: &[(String, f32)]) -> Vec<&str> {
+        list.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    #[test]
+    fn the_three_fusions_merge_the_two_rankings_their_own_way() {
+        // `low` is under the default floor in both rankings: no fusion keeps it.
+        let plain = hits(&[("a", 0.4), ("b", 0.3), ("low", 0.01)]);
+        let expanded = hits(&[("c", 0.6), ("b", 0.2), ("d", 0.1), ("low", 0.02)]);
+        let merged = |rule| Fusion::parse(rule).map(|fusion| fusion.merge(plain.clone(), expanded.clone()));
+        let max = merged("max").unwrap();
+        assert_eq!(names(&max), ["c", "a", "b", "d"]);
+        assert_eq!(max[2].1, 0.3, "a tool in both keeps its higher confidence");
+        assert_eq!(names(&merged("interleave").unwrap()), ["a", "c", "b", "d"]);
+        assert_eq!(names(&merged("rrf").unwrap()), ["b", "a", "c", "d"], "in both lists beats first in one");
+        assert!(Fusion::parse("sum").is_err());
+    }
+
+    #[test]
+    fn sets_are_checked_by_name() {
+        let args = |list: &str| vec!["pre_promotion_eval".to_owned(), "--sets".to_owned(), list.to_owned()];
+        assert_eq!(chosen_sets(&args("bfcl,scale")).unwrap(), ["bfcl", "scale"]);
+        assert!(chosen_sets(&args("bfcl,nope")).unwrap_err().contains("`nope`"));
+        assert_eq!(chosen_sets(&[]).unwrap().len(), SETS.len());
+    }
 }
