@@ -15,7 +15,10 @@
 //! every query) and `--seed S` (default 1), `--results FILE` (resumable: finished queries are
 //! kept and not run again; default `target/bfcl/MODEL-sSEED-nLIMIT.jsonl`), `--lanes N`
 //! (queries of one arm in flight, default 2), `--aids none|standard|small`, `--dialect
-//! auto|native|json|pformat`, `--temperature X` (default 0), `--timeout-secs N`, `--python
+//! auto|native|json|pformat`, `--temperature X` (default 0), `--timeout-secs N`, `--max-tokens N`
+//! (each answer's cap, default 256 as `live_tasks`: a small model that starts repeating itself
+//! stops there instead of writing until the timeout; run 1 and 2 of `docs/external.md` ran
+//! uncapped, and 3 of their 150 queries ran into the 900 s timeout), `--python
 //! PATH` (the Python with the wheel, default `TINYTOOLS_BFCL_PYTHON` or setup.sh's venv),
 //! `--no-irrelevance` (leave out the wheel's irrelevance categories), `--scripted` (the
 //! offline keyword model: proves the path, measures nothing), `--json` (the report as JSON on
@@ -55,6 +58,7 @@ struct Options {
     dialect: Dialect,
     temperature: f32,
     timeout: Duration,
+    max_tokens: u32,
     python: PathBuf,
     irrelevance: bool,
     scripted: bool,
@@ -136,7 +140,8 @@ fn servers(options: &Options) -> Result<Servers, String> {
         let http = HttpOptions::local().with_timeout(options.timeout);
         let client = OpenAiCompatible::new(base_url, &options.model, http)
             .map_err(|e| format!("--base-url {base_url}: {e}"))?
-            .with_temperature(options.temperature);
+            .with_temperature(options.temperature)
+            .with_max_tokens(options.max_tokens);
         models.push(options.dialect.wrap(Arc::new(client)));
     }
     Servers::new(models)
@@ -229,6 +234,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         dialect: Dialect::Auto,
         temperature: 0.0,
         timeout: Duration::from_secs(900),
+        max_tokens: 256,
         python: bfcl::default_python(),
         irrelevance: true,
         scripted: false,
@@ -267,6 +273,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 options.temperature = value()?.parse().map_err(|_| "--temperature takes a number".to_owned())?
             }
             "--timeout-secs" => options.timeout = Duration::from_secs(number(&value()?)? as u64),
+            "--max-tokens" => options.max_tokens = u32::try_from(number(&value()?)?).unwrap_or(u32::MAX),
             "--python" => options.python = value()?.into(),
             "--no-irrelevance" => options.irrelevance = false,
             "--scripted" => options.scripted = true,

@@ -321,7 +321,8 @@ pub(crate) fn provider_error(status: u16, body: &str) -> ModelError {
     }
 }
 
-/// A transport error without its URL's query or anything else that could carry a secret.
+/// A transport error without its URL's user, password, query or anything else that could
+/// carry a secret; the port stays, so a host running several servers knows which one failed.
 pub(crate) fn transport_message(err: &reqwest::Error) -> String {
     let kind = if err.is_timeout() {
         "timed out"
@@ -331,13 +332,28 @@ pub(crate) fn transport_message(err: &reqwest::Error) -> String {
         "request failed"
     };
     match err.url() {
-        Some(url) => format!("{kind} ({}://{}{})", url.scheme(), url.host_str().unwrap_or("?"), url.path()),
+        Some(url) => {
+            let port = url.port().map(|port| format!(":{port}")).unwrap_or_default();
+            format!("{kind} ({}://{}{port}{})", url.scheme(), url.host_str().unwrap_or("?"), url.path())
+        }
         None => kind.to_owned(),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn a_transport_error_names_the_port_and_not_the_credentials() {
+        // A port nothing listens on: bound, then released.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap();
+        let url = format!("http://user:secret@127.0.0.1:{port}/v1/chat/completions?key=secret");
+        let options = super::HttpOptions::local().with_retry(super::Retry::default().with_max_retries(0));
+        let http = super::Http::new(options).unwrap();
+        let err = http.post(&url, &[], &serde_json::json!({}), None).await.unwrap_err();
+        let shown = format!("could not connect (http://127.0.0.1:{port}/v1/chat/completions)");
+        assert!(matches!(&err, crate::model::ModelError::Transport(message) if *message == shown), "{err}");
+    }
+
     #[test]
     fn urls_in_debug_lose_their_credentials() {
         for (url, shown) in [
