@@ -30,10 +30,12 @@
 //! MetaTool and the unrelated set then keep every tenth and every sixth message, and
 //! `--subsets` gives the same subsets without expansion, to compare, and `--full` keeps every
 //! message even with `--expand`; `--sets bfcl,scale` ranks only the sets named;
-//! `--fuse max|interleave|rrf` (with `--expand`) ranks each message twice, as written and with
-//! its keywords, keeps each ranking's hits at or above the default floor and merges the two
-//! (each tool at its higher confidence; alternately; by reciprocal rank, k = 60): an
-//! alternative to ranking the message and its keywords as one query, measured and not built
+//! `--fuse max|interleave|rrf|gate:X` (with `--expand`) ranks each message twice, as written
+//! and with its keywords, keeps each ranking's hits at or above the default floor and merges
+//! the two (each tool at its higher confidence; alternately; by reciprocal rank, k = 60), or
+//! keeps the message's own ranking when its best confidence reaches X (`gate:X`: keywords only
+//! where the message alone finds nothing confident; stderr says how many messages would ask):
+//! alternatives to ranking the message and its keywords as one query, measured and not built
 //! (`docs/retrieval.md`; read the 0.05 row);
 //! `--relative SCORE:FLOOR[:COSINE]` (with an embedding ranker) replaces the embedding
 //! ranker's confidence by a query-relative rule (`tinytools_bench::relative`, chosen by
@@ -110,23 +112,31 @@ fn run() -> Result<(), String> {
         if !chosen.iter().any(|set| set == label) {
             continue;
         }
+        let mut asked = 0_usize;
         let ranked: Vec<Vec<(String, f32)>> = match (relative, &embedding) {
             (Some(rule), Some(ranker)) => ranked_relative(ranker, rule, catalog, probes)?,
             (Some(_), None) => return Err("--relative needs --ranker minilm or static".to_owned()),
             _ => probes
                 .iter()
                 .map(|probe| {
-                    let hits = |policy| {
+                    let hits = |policy| -> Vec<(String, f32)> {
                         let outcome = runtime.block_on(catalog.rank(policy, &probe.text, DUMP_LIMIT));
                         outcome.matched.into_iter().map(|hit| (hit.name, hit.confidence.unwrap_or(0.0))).collect()
                     };
                     match fusion {
-                        Some(fusion) => fusion.merge(hits(&plain), hits(&policy)),
+                        Some(fusion) => {
+                            let alone = hits(&plain);
+                            asked += usize::from(fusion.asks(&alone));
+                            fusion.merge(alone, hits(&policy))
+                        }
                         None => hits(&policy),
                     }
                 })
                 .collect(),
         };
+        if let Some(Fusion::Gate(share)) = fusion {
+            eprintln!("{label}: {asked} of {} messages under the gate's {share} ask for keywords", probes.len());
+        }
         for (probe, hits) in probes.iter().zip(&ranked) {
             let line = json!({"set": label, "text": probe.text, "gold": probe.gold, "hits": hits});
             dumped.push_str(&line.to_string());
@@ -371,6 +381,10 @@ enum Fusion {
     Interleave,
     /// By reciprocal rank (k = 60), summed over the two.
     Rrf,
+    /// The message's own ranking when its best hit's confidence reaches the share given, else
+    /// the ranking with keywords: the keyword request asked only where the message alone finds
+    /// nothing confident.
+    Gate(f32),
 }
 
 impl Fusion {
@@ -379,13 +393,28 @@ impl Fusion {
             "max" => Self::Max,
             "interleave" => Self::Interleave,
             "rrf" => Self::Rrf,
-            other => return Err(format!("--fuse: unknown rule `{other}` (max, interleave or rrf)")),
+            gate if gate.starts_with("gate:") => {
+                Self::Gate(gate["gate:".len()..].parse().map_err(|_| format!("--fuse {gate}: gate:X takes a number"))?)
+            }
+            other => return Err(format!("--fuse: unknown rule `{other}` (max, interleave, rrf or gate:X)")),
         })
+    }
+
+    /// Whether the message's own ranking, `plain`, needs its keywords: always, but under a
+    /// gate only when its best hit's confidence is under the gate's share.
+    fn asks(self, plain: &[(String, f32)]) -> bool {
+        match self {
+            Self::Gate(share) => plain.first().is_none_or(|(_, confidence)| *confidence < share),
+            _ => true,
+        }
     }
 
     /// The two rankings' hits at or above the default floor, merged; each keeps its higher
     /// confidence.
     fn merge(self, plain: Vec<(String, f32)>, expanded: Vec<(String, f32)>) -> Vec<(String, f32)> {
+        if let Self::Gate(_) = self {
+            return if self.asks(&plain) { expanded } else { plain };
+        }
         let floor = tinytools::discovery::DEFAULT_MIN_CONFIDENCE;
         let [plain, expanded] =
             [plain, expanded].map(|hits| hits.into_iter().filter(|(_, c)| *c >= floor).collect::<Vec<_>>());
@@ -395,7 +424,7 @@ impl Fusion {
                 let order = match self {
                     Self::Max => -f64::from(*confidence),
                     Self::Interleave => (rank * 2 + list) as f64,
-                    Self::Rrf => -1.0 / (60.0 + rank as f64),
+                    Self::Rrf | Self::Gate(_) => -1.0 / (60.0 + rank as f64),
                 };
                 match best.iter_mut().find(|(known, _, _)| known == name) {
                     Some(entry) => {
@@ -435,6 +464,9 @@ mod tests {
         assert_eq!(names(&merged("interleave").unwrap()), ["a", "c", "b", "d"]);
         assert_eq!(names(&merged("rrf").unwrap()), ["b", "a", "c", "d"], "in both lists beats first in one");
         assert!(Fusion::parse("sum").is_err());
+        assert!(Fusion::parse("gate:x").is_err());
+        assert_eq!(names(&merged("gate:0.4").unwrap()), ["a", "b", "low"], "a confident message ranks alone");
+        assert_eq!(names(&merged("gate:0.5").unwrap())[0], "c", "else its keywords join it");
     }
 
     #[test]

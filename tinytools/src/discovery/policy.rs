@@ -187,7 +187,7 @@ pub struct PrePromotion {
     /// `docs/live.md`). Turn it off when every request must be a turn of the conversation,
     /// when the model searches well on its own, or when requests already use the tools' own
     /// words: on an external benchmark whose queries do, the keywords put the right tool in
-    /// the first request less often than the message alone (`docs/external.md`).
+    /// the first request a little less often than the message alone (`docs/retrieval.md`).
     pub model_keywords: bool,
 }
 
