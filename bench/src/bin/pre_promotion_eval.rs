@@ -95,8 +95,7 @@ fn run() -> Result<(), String> {
     if fusion.is_some() && !expand {
         return Err("--fuse merges the message's ranking with its keywords': it needs --expand".to_owned());
     }
-    let plain = ranking(&args, false)?.policy;
-    let Ranking { policy, embedding, expander } = ranking(&args, expand)?;
+    let Ranking { plain, policy, embedding, expander } = ranking(&args, expand)?;
     let sets = Sets::read(&root, subsets)?;
 
     let dump = args.windows(2).find(|w| w[0] == "--dump").map(|w| w[1].clone());
@@ -174,6 +173,9 @@ fn chosen_sets(args: &[String]) -> Result<Vec<String>, String> {
 /// How the run ranks: the discovery policy, the embedding ranker behind it (for `--relative`),
 /// and the keyword expander when `--expand` wraps it.
 struct Ranking {
+    /// The policy before `--expand` wraps its ranker (what `--fuse` ranks the message alone
+    /// with).
+    plain: ToolDiscoveryPolicy,
     policy: ToolDiscoveryPolicy,
     embedding: Option<Arc<EmbeddingRanker>>,
     expander: Option<Arc<ExpandingRanker>>,
@@ -188,6 +190,7 @@ fn ranking(args: &[String], expand: bool) -> Result<Ranking, String> {
         policy = policy.with_ranker(ranker);
         policy.ranker_timeout = std::time::Duration::from_secs(600);
     }
+    let plain = policy.clone();
     let mut expander = None;
     if expand {
         let (expanded, expanding) = live::expand_locally(policy)?;
@@ -195,7 +198,7 @@ fn ranking(args: &[String], expand: bool) -> Result<Ranking, String> {
         policy.ranker_timeout = std::time::Duration::from_secs(600);
         expander = Some(expanding);
     }
-    Ok(Ranking { policy, embedding, expander })
+    Ok(Ranking { plain, policy, embedding, expander })
 }
 
 /// The messages and the catalogues they are ranked over.
@@ -372,27 +375,34 @@ fn round(x: f64) -> Value {
     json!((x * 1_000.0).round() / 1_000.0)
 }
 
-/// How `--fuse` merges a message's ranking as written with its ranking with keywords.
+/// How `--fuse` combines a message's ranking as written with its ranking with keywords.
 #[derive(Clone, Copy)]
 enum Fusion {
-    /// Every hit of either, at its higher confidence, best first.
-    Max,
-    /// The first of each, then the second of each, and so on, the message's first.
-    Interleave,
-    /// By reciprocal rank (k = 60), summed over the two.
-    Rrf,
+    /// The two rankings merged.
+    Merge(Merge),
     /// The message's own ranking when its best hit's confidence reaches the share given, else
     /// the ranking with keywords: the keyword request asked only where the message alone finds
     /// nothing confident.
     Gate(f32),
 }
 
+/// How [`Fusion::Merge`] orders the two rankings' hits.
+#[derive(Clone, Copy)]
+enum Merge {
+    /// Every hit of either, at its higher confidence, best first.
+    Max,
+    /// The first of each, then the second of each, and so on, the message's first.
+    Interleave,
+    /// By reciprocal rank (k = 60), summed over the two.
+    Rrf,
+}
+
 impl Fusion {
     fn parse(name: &str) -> Result<Self, String> {
         Ok(match name {
-            "max" => Self::Max,
-            "interleave" => Self::Interleave,
-            "rrf" => Self::Rrf,
+            "max" => Self::Merge(Merge::Max),
+            "interleave" => Self::Merge(Merge::Interleave),
+            "rrf" => Self::Merge(Merge::Rrf),
             gate if gate.starts_with("gate:") => {
                 Self::Gate(gate["gate:".len()..].parse().map_err(|_| format!("--fuse {gate}: gate:X takes a number"))?)
             }
@@ -405,16 +415,25 @@ impl Fusion {
     fn asks(self, plain: &[(String, f32)]) -> bool {
         match self {
             Self::Gate(share) => plain.first().is_none_or(|(_, confidence)| *confidence < share),
-            _ => true,
+            Self::Merge(_) => true,
         }
     }
 
+    /// The hits pre-promotion would choose from: one of the two rankings (a gate), or both
+    /// merged.
+    fn merge(self, plain: Vec<(String, f32)>, expanded: Vec<(String, f32)>) -> Vec<(String, f32)> {
+        match self {
+            Self::Gate(_) if self.asks(&plain) => expanded,
+            Self::Gate(_) => plain,
+            Self::Merge(merge) => merge.merge(plain, expanded),
+        }
+    }
+}
+
+impl Merge {
     /// The two rankings' hits at or above the default floor, merged; each keeps its higher
     /// confidence.
     fn merge(self, plain: Vec<(String, f32)>, expanded: Vec<(String, f32)>) -> Vec<(String, f32)> {
-        if let Self::Gate(_) = self {
-            return if self.asks(&plain) { expanded } else { plain };
-        }
         let floor = tinytools::discovery::DEFAULT_MIN_CONFIDENCE;
         let [plain, expanded] =
             [plain, expanded].map(|hits| hits.into_iter().filter(|(_, c)| *c >= floor).collect::<Vec<_>>());
@@ -424,12 +443,15 @@ impl Fusion {
                 let order = match self {
                     Self::Max => -f64::from(*confidence),
                     Self::Interleave => (rank * 2 + list) as f64,
-                    Self::Rrf | Self::Gate(_) => -1.0 / (60.0 + rank as f64),
+                    Self::Rrf => -1.0 / (60.0 + rank as f64),
                 };
                 match best.iter_mut().find(|(known, _, _)| known == name) {
                     Some(entry) => {
                         entry.1 = entry.1.max(*confidence);
-                        entry.2 = if matches!(self, Self::Rrf) { entry.2 + order } else { entry.2.min(order) };
+                        entry.2 = match self {
+                            Self::Rrf => entry.2 + order,
+                            Self::Max | Self::Interleave => entry.2.min(order),
+                        };
                     }
                     None => best.push((name.clone(), *confidence, order)),
                 }
