@@ -333,8 +333,13 @@ pub(crate) fn transport_message(err: &reqwest::Error) -> String {
     };
     match err.url() {
         Some(url) => {
-            let port = url.port().map(|port| format!(":{port}")).unwrap_or_default();
-            format!("{kind} ({}://{}{port}{})", url.scheme(), url.host_str().unwrap_or("?"), url.path())
+            // The URL less what can carry a secret; everything else (the port too) stays.
+            let mut shown = url.clone();
+            let _ = shown.set_username("");
+            let _ = shown.set_password(None);
+            shown.set_query(None);
+            shown.set_fragment(None);
+            format!("{kind} ({shown})")
         }
         None => kind.to_owned(),
     }
