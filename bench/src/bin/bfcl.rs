@@ -17,8 +17,9 @@
 //! (queries of one arm in flight, default 2), `--aids none|standard|small`, `--dialect
 //! auto|native|json|pformat`, `--temperature X` (default 0), `--timeout-secs N`, `--max-tokens N`
 //! (each answer's cap, default 256 as `live_tasks`: a small model that starts repeating itself
-//! stops there instead of writing until the timeout; run 1 and 2 of `docs/external.md` ran
-//! uncapped, and 3 of their 150 queries ran into the 900 s timeout), `--python
+//! stops there instead of writing until the timeout; runs 1–3 of `docs/external.md` ran
+//! uncapped, and 2 and 3 of the 150 queries of runs 2 and 3 ran into the 900 s timeout),
+//! `--python
 //! PATH` (the Python with the wheel, default `TINYTOOLS_BFCL_PYTHON` or setup.sh's venv),
 //! `--no-irrelevance` (leave out the wheel's irrelevance categories), `--scripted` (the
 //! offline keyword model: proves the path, measures nothing), `--json` (the report as JSON on
