@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::middleware::Middleware;
 use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, RequestPurpose, Usage};
-use tinytools::run::{Agent, Capture, RunEvent, RunPolicy, StopReason, UsageLimits};
+use tinytools::run::{Agent, Capture, Promotion, RunEvent, RunPolicy, StopReason, UsageLimits};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolExposure, ToolSchema};
 use tinytools_examples::catalogue;
@@ -238,4 +238,56 @@ async fn keywords_naming_a_hidden_tool_do_not_reach_it() {
     assert!(!everything.contains("night_shelter_booking"), "{everything}");
     let events = serde_json::to_string(&recorder.events()).expect("serializes");
     assert!(!events.contains("night_shelter_booking"), "{events}");
+}
+
+/// The promotions of a run's first message: names and confidences.
+fn promotions(events: &[RunEvent]) -> Vec<(String, f32)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolsPromoted { names, cause: Promotion::UserMessage { confidences, .. } } => {
+                Some(names.iter().cloned().zip(confidences.iter().copied()).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[tokio::test]
+async fn under_a_gate_only_a_message_without_a_confident_hit_asks_for_keywords() {
+    const STOCK: &str = "What is ACME stock trading at?";
+    let run = |pre: PrePromotion, message: &'static str| async move {
+        let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]).with_keywords(["hotel booking search"]));
+        let recorder = Arc::new(Recorder::default());
+        Agent::new(Arc::new(catalogue::registry()), model.clone())
+            .with_policy(policy(pre))
+            .with_events(recorder.clone())
+            .run(vec![Message::user(message)])
+            .await
+            .expect("runs");
+        (model.keyword_requests().len(), promotions(&recorder.events()))
+    };
+    // The message as written: its best hit and that hit's confidence.
+    let (asked, alone) = run(PrePromotion::default().with_model_keywords(false), STOCK).await;
+    assert_eq!(asked, 0);
+    let Some((best, confidence)) = alone.first().cloned() else { panic!("the message alone promotes: {alone:?}") };
+    assert_eq!(best, "stock_quote");
+
+    // A gate at that confidence: the message's own ranking is kept and no request is made.
+    let (asked, gated) = run(PrePromotion::default().with_model_keywords_below(Some(confidence)), STOCK).await;
+    assert_eq!((asked, &gated), (0, &alone));
+    // A gate just above it: the keywords are asked for and ranked with the message.
+    let (asked, above) = run(PrePromotion::default().with_model_keywords_below(Some(confidence + 0.01)), STOCK).await;
+    assert_eq!(asked, 1);
+    assert!(above.iter().any(|(name, _)| name == "hotel_search"), "the keywords were ranked: {above:?}");
+
+    // A message that shares no word with its tool asks, and the keywords promote the tool.
+    let (asked, found) = run(PrePromotion::default().with_model_keywords_below(Some(0.2)), SLEEP).await;
+    assert_eq!(asked, 1);
+    assert!(found.iter().any(|(name, _)| name == "hotel_search"), "{found:?}");
+    // Keywords off wins over the gate.
+    let (asked, _) =
+        run(PrePromotion::default().with_model_keywords(false).with_model_keywords_below(Some(0.2)), SLEEP).await;
+    assert_eq!(asked, 0);
 }

@@ -57,7 +57,8 @@ pub struct ArmSetup {
     /// Which arm.
     pub arm: Arm,
     /// Its name in results: the arm's, with `+plain` when pre-promotion ranks messages
-    /// without the model's keywords and `+ru{share}` with a runner-up floor.
+    /// without the model's keywords, `+kg{confidence}` with them only under a confidence and
+    /// `+ru{share}` with a runner-up floor.
     pub label: String,
     pool: ToolRegistry,
     policy: RunPolicy,
@@ -123,6 +124,19 @@ impl ArmSetup {
             let pre = discovery.pre_promotion.with_model_keywords(false);
             self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
             self.label.push_str("+plain");
+        }
+        self
+    }
+
+    /// The same arm asking for the model's keywords only when the message alone ranks no hit
+    /// at or above `confidence` (`PrePromotion::model_keywords_below`; labelled `+kg{confidence}`).
+    #[must_use]
+    pub fn with_keyword_gate(mut self, confidence: Option<f32>) -> Self {
+        if let (Some(gate), true) = (confidence, self.arm != Arm::Native) {
+            let discovery = self.policy.discovery.clone();
+            let pre = discovery.pre_promotion.with_model_keywords_below(Some(gate));
+            self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
+            self.label.push_str(&format!("+kg{gate}"));
         }
         self
     }

@@ -29,7 +29,9 @@
 //! `PrePromotion::model_keywords`; labelled `pool+plain`, `pool-ranker+plain`),
 //! `--runner-up-floor R` (pre-promotion loads a runner-up beside the best hit only when its
 //! confidence is at least R times the best's, `PrePromotion::runner_up_floor`; labelled
-//! `pool+ru{R}`), `--report-only`
+//! `pool+ru{R}`), `--keyword-gate X` (the model's keywords only for a message whose own best
+//! hit is under confidence X, `PrePromotion::model_keywords_below`; labelled `pool+kg{X}`),
+//! `--report-only`
 //! (run nothing: report what the results file holds for this sample, as after a stopped run).
 
 use std::path::PathBuf;
@@ -66,6 +68,7 @@ struct Options {
     json: bool,
     svg: Option<PathBuf>,
     keywords: bool,
+    keyword_gate: Option<f32>,
     runner_up_floor: f32,
     report_only: bool,
 }
@@ -166,7 +169,8 @@ fn arms(options: &Options, data: &Dataset) -> Result<Vec<ArmSetup>, String> {
                 setup
             }
         };
-        arms.push(setup.with_runner_up_floor(options.runner_up_floor).with_model_keywords(options.keywords));
+        let setup = setup.with_runner_up_floor(options.runner_up_floor).with_keyword_gate(options.keyword_gate);
+        arms.push(setup.with_model_keywords(options.keywords));
     }
     Ok(arms)
 }
@@ -243,6 +247,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         svg: None,
         keywords: true,
         runner_up_floor: 0.0,
+        keyword_gate: None,
         report_only: false,
     };
     while let Some(flag) = args.next() {
@@ -286,6 +291,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 options.runner_up_floor = match text.parse::<f32>() {
                     Ok(share) if (0.0..=1.0).contains(&share) => share,
                     _ => return Err(format!("`--runner-up-floor {text}`: give a share from 0 to 1")),
+                };
+            }
+            "--keyword-gate" => {
+                let text = value()?;
+                options.keyword_gate = match text.parse::<f32>() {
+                    Ok(confidence) if (0.0..=1.0).contains(&confidence) => Some(confidence),
+                    _ => return Err(format!("`--keyword-gate {text}`: give a confidence from 0 to 1")),
                 };
             }
             "--report-only" => options.report_only = true,

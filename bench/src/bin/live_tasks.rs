@@ -55,7 +55,9 @@
 //! `--no-keywords` (pre-promotion ranks each message as written, without the search keywords
 //! the run's model writes for it by default, `PrePromotion::model_keywords`; the gateway arm's
 //! host pre-search likewise, `GatewayPreSearch::with_keywords`; the report counts
-//! those requests apart, `keyword_calls` and `keyword_tokens`); `--stream` (every run streams, `Agent::stream`: the same loop over the
+//! those requests apart, `keyword_calls` and `keyword_tokens`); `--keyword-gate X` (the
+//! keywords only for a message whose own best hit is under confidence X,
+//! `PrePromotion::model_keywords_below`; the gateway arm's pre-search asks every time); `--stream` (every run streams, `Agent::stream`: the same loop over the
 //! provider's SSE stream; each result records when the first text arrived); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
 //! every run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
 //! `standard` the library's default, `small` the small-model preset, `small-without:AID` that
@@ -367,6 +369,11 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
             },
             "--no-keywords" => options.pre_promotion.model_keywords = false,
+            "--keyword-gate" => {
+                let text = value()?;
+                let gate = text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
+                options.pre_promotion.model_keywords_below = Some(gate);
+            }
             "--stream" => options.stream = true,
             "--max-turns" => options.max_turns = number(value()?)?,
             "--aids" => {

@@ -34,9 +34,10 @@
 //! and with its keywords, keeps each ranking's hits at or above the default floor and merges
 //! the two (each tool at its higher confidence; alternately; by reciprocal rank, k = 60), or
 //! keeps the message's own ranking when its best confidence reaches X (`gate:X`: keywords only
-//! where the message alone finds nothing confident; stderr says how many messages would ask):
-//! alternatives to ranking the message and its keywords as one query, measured and not built
-//! (`docs/retrieval.md`; read the 0.05 row);
+//! where the message alone finds nothing confident, the rule of the opt-in
+//! `PrePromotion::model_keywords_below`; stderr says how many messages would ask):
+//! alternatives to ranking the message and its keywords as one query (`docs/retrieval.md`;
+//! read the 0.05 row);
 //! `--relative SCORE:FLOOR[:COSINE]` (with an embedding ranker) replaces the embedding
 //! ranker's confidence by a query-relative rule (`tinytools_bench::relative`, chosen by
 //! `embedding_calibration`): a hit counts as confidence 1 when its score over the whole

@@ -141,6 +141,9 @@ pub struct ToolDiscoveryPolicy {
 /// assert!(PrePromotion::default().model_keywords, "the run's model writes search keywords");
 /// let plain = PrePromotion::default().with_model_keywords(false);
 /// assert!(!plain.model_keywords);
+/// // Keywords only for a message whose own best hit is under 0.2.
+/// let gated = PrePromotion::default().with_model_keywords_below(Some(0.2));
+/// assert_eq!(gated.model_keywords_below, Some(0.2));
 ///
 /// let eager = PrePromotion::default().with_limit(5).with_min_confidence(0.0).with_token_budget(2_000);
 /// assert_eq!((eager.limit, eager.min_confidence, eager.token_budget), (5, 0.0, 2_000));
@@ -189,6 +192,16 @@ pub struct PrePromotion {
     /// words: on an external benchmark whose queries do, the keywords put the right tool in
     /// the first request a little less often than the message alone (`docs/retrieval.md`).
     pub model_keywords: bool,
+    /// With [`model_keywords`](Self::model_keywords) on, asks for the keywords only when the
+    /// message as written finds no hit at or above this confidence (`None`: always ask). A
+    /// message that already names its tool in the tools' own words is then promoted from its
+    /// own ranking and costs no keyword request. Off by default: model-free on the dev sets,
+    /// `Some(0.2)` promotes what the default promotes within two messages while asking for
+    /// keywords for about half of an external benchmark's function-worded queries and nearly
+    /// every everyday-worded message of the live suite (`docs/retrieval.md`); live on that
+    /// benchmark it saved half the requests and gained no accuracy (one run,
+    /// `docs/external.md`). A way to save requests where many messages name their tool.
+    pub model_keywords_below: Option<f32>,
 }
 
 pub use crate::rank::DEFAULT_MIN_CONFIDENCE;
@@ -203,6 +216,7 @@ impl Default for PrePromotion {
             after_tool_result: 0,
             runner_up_floor: 0.0,
             model_keywords: true,
+            model_keywords_below: None,
         }
     }
 }
@@ -245,6 +259,14 @@ impl PrePromotion {
     #[must_use]
     pub const fn with_model_keywords(mut self, model_keywords: bool) -> Self {
         self.model_keywords = model_keywords;
+        self
+    }
+
+    /// Sets the confidence under which the message's own best hit asks for the model's
+    /// keywords (`None`: always ask).
+    #[must_use]
+    pub const fn with_model_keywords_below(mut self, confidence: Option<f32>) -> Self {
+        self.model_keywords_below = confidence;
         self
     }
 

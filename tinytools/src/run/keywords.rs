@@ -1,13 +1,34 @@
 //! The run's own model writing search keywords for a user message before query-aware
 //! discovery ranks it ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)):
 //! one short request of the run, within its usage limits, through the middleware's
-//! `before_send`, racing cancellation.
+//! `before_send`, racing cancellation; under
+//! [`PrePromotion::model_keywords_below`](crate::discovery::PrePromotion::model_keywords_below)
+//! only for a message whose own ranking is not confident.
 
 use super::events::RunEvent;
 use super::state::Run;
+use crate::discovery::RankOutcome;
 use crate::rank::keywords::{keyword_line, keyword_request, with_keywords};
 
 impl Run<'_> {
+    /// The ranking pre-promotion chooses from for `query`, and the text it ranked: the query
+    /// with the model's keywords, or the query alone when keywords are off or, under a gate,
+    /// when the query alone ranks a hit at or above the gate's confidence (then no keyword
+    /// request is made).
+    pub(super) async fn pre_promotion_ranking(&mut self, query: String, wanted: usize) -> (String, RankOutcome) {
+        let pre = self.policy().discovery.pre_promotion;
+        if let (true, Some(gate)) = (pre.model_keywords, pre.model_keywords_below) {
+            let plain = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+            if plain.top_confidence.is_some_and(|confidence| confidence >= gate) {
+                tracing::debug!(target: "tinytools::run", gate, "no search keywords: the message alone ranks a confident hit");
+                return (query, plain);
+            }
+        }
+        let query = self.with_model_keywords(&query).await;
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+        (query, outcome)
+    }
+
     /// What pre-promotion ranks for `query`: the query, then the keywords the run's model
     /// wrote for it. The query as it is when keywords are off, when the request limit leaves
     /// no room for the keyword request and an answer, when the run is cancelled, or when the

@@ -195,9 +195,8 @@ impl Run<'_> {
         if query.is_empty() {
             return;
         }
-        let query = self.with_model_keywords(&query).await;
         let wanted = pre.limit.saturating_add(self.promoted.len());
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+        let (query, outcome) = self.pre_promotion_ranking(query, wanted).await;
         let chosen = self.new_hits(&outcome, pre.limit);
         let (chosen, confidences) = chosen.into_iter().unzip();
         let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
