@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tinytools::discovery::ToolDiscoveryPolicy;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::rank::ToolRanker;
 use tinytools::run::RunPolicy;
 use tinytools::{Tool, ToolExposure, ToolRegistry};
@@ -118,38 +118,41 @@ impl ArmSetup {
     /// The same arm with pre-promotion's keywords from the run's model on or off (off:
     /// labelled `+plain`; the native arm has nothing to rank either way).
     #[must_use]
-    pub fn with_model_keywords(mut self, on: bool) -> Self {
-        if !on && self.arm != Arm::Native {
-            let discovery = self.policy.discovery.clone();
-            let pre = discovery.pre_promotion.with_model_keywords(false);
-            self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
-            self.label.push_str("+plain");
-        }
-        self
+    pub fn with_model_keywords(self, on: bool) -> Self {
+        if on { self } else { self.with_pre_promotion("+plain", |pre| pre.with_model_keywords(false)) }
     }
 
     /// The same arm asking for the model's keywords only when the message alone ranks no hit
     /// at or above `confidence` (`PrePromotion::model_keywords_below`; labelled `+kg{confidence}`).
     #[must_use]
-    pub fn with_keyword_gate(mut self, confidence: Option<f32>) -> Self {
-        if let (Some(gate), true) = (confidence, self.arm != Arm::Native) {
-            let discovery = self.policy.discovery.clone();
-            let pre = discovery.pre_promotion.with_model_keywords_below(Some(gate));
-            self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
-            self.label.push_str(&format!("+kg{gate}"));
+    pub fn with_keyword_gate(self, confidence: Option<f32>) -> Self {
+        match confidence {
+            Some(gate) => {
+                self.with_pre_promotion(&format!("+kg{gate}"), |pre| pre.with_model_keywords_below(Some(gate)))
+            }
+            None => self,
         }
-        self
     }
 
     /// The same arm with pre-promotion's runner-up floor at `share` (labelled `+ru{share}`;
     /// `0.0` changes nothing).
     #[must_use]
-    pub fn with_runner_up_floor(mut self, share: f32) -> Self {
-        if share > 0.0 && self.arm != Arm::Native {
+    pub fn with_runner_up_floor(self, share: f32) -> Self {
+        if share > 0.0 {
+            self.with_pre_promotion(&format!("+ru{share}"), |pre| pre.with_runner_up_floor(share))
+        } else {
+            self
+        }
+    }
+
+    /// The pool arms with their pre-promotion changed by `change` and `suffix` added to the
+    /// label; the native arm, which ranks nothing, as it is.
+    fn with_pre_promotion(mut self, suffix: &str, change: impl FnOnce(PrePromotion) -> PrePromotion) -> Self {
+        if self.arm != Arm::Native {
             let discovery = self.policy.discovery.clone();
-            let pre = discovery.pre_promotion.with_runner_up_floor(share);
+            let pre = change(discovery.pre_promotion);
             self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));
-            self.label.push_str(&format!("+ru{share}"));
+            self.label.push_str(suffix);
         }
         self
     }

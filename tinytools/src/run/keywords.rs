@@ -17,16 +17,22 @@ impl Run<'_> {
     /// request is made).
     pub(super) async fn pre_promotion_ranking(&mut self, query: String, wanted: usize) -> (String, RankOutcome) {
         let pre = self.policy().discovery.pre_promotion;
+        let mut plain = None;
         if let (true, Some(gate)) = (pre.model_keywords, pre.model_keywords_below) {
-            let plain = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
-            if plain.top_confidence.is_some_and(|confidence| confidence >= gate) {
+            let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+            if outcome.top_confidence.is_some_and(|confidence| confidence >= gate) {
                 tracing::debug!(target: "tinytools::run", gate, "no search keywords: the message alone ranks a confident hit");
-                return (query, plain);
+                return (query, outcome);
             }
+            plain = Some(outcome);
         }
-        let query = self.with_model_keywords(&query).await;
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
-        (query, outcome)
+        let expanded = self.with_model_keywords(&query).await;
+        // No keywords came back: the message's own ranking, when the gate made it, is the answer.
+        if let Some(outcome) = plain.filter(|_| expanded == query) {
+            return (query, outcome);
+        }
+        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &expanded, wanted).await;
+        (expanded, outcome)
     }
 
     /// What pre-promotion ranks for `query`: the query, then the keywords the run's model
