@@ -188,6 +188,7 @@ impl RequestPurpose {
     }
 
     /// `configured` (a client's cap), lowered to what this purpose needs.
+    #[cfg(feature = "providers")]
     pub(crate) fn cap(self, configured: Option<u32>) -> Option<u32> {
         match (configured, self.max_output_tokens()) {
             (Some(configured), Some(needed)) => Some(configured.min(needed)),

@@ -120,7 +120,7 @@ impl TokenOutputs {
         progress(0, ids.len());
         for (chunk_at, chunk) in ids.chunks(CHUNK).enumerate() {
             let sequences: Vec<Vec<u32>> = chunk.iter().map(|&id| vec![wordpiece.sep, id, wordpiece.cls]).collect();
-            let means = on_every_core(&sequences, BATCH, |batch| model.mean_outputs(batch))?;
+            let means = on_every_core(&sequences, BATCH, |batch| model.mean_outputs(batch, 1))?;
             for (&id, mean) in chunk.iter().zip(means) {
                 outputs.row_mut(id as usize).assign(&mean);
             }
@@ -335,7 +335,7 @@ mod tests {
         let saved = outputs.save(&dir, &options)?;
         assert_eq!(saved.width, 4);
         let fast = StaticEmbedder::load(&dir)?;
-        let mut expected = model.mean_outputs(&[vec![3, 4, 2]]).remove(0);
+        let mut expected = model.mean_outputs(&[vec![3, 4, 2]], 1).remove(0);
         expected /= expected.dot(&expected).sqrt();
         let got = fast.embed_one("word word");
         assert!(got.iter().zip(&expected).all(|(a, b)| (a - b).abs() < 1e-6), "{got:?} vs {expected:?}");

@@ -34,12 +34,14 @@
 mod bert;
 mod distill;
 mod frame;
+mod matmul;
 mod persist;
 mod ranker;
 mod score;
 mod static_file;
 mod static_model;
 mod store;
+mod table;
 mod vectors_file;
 mod wordpiece;
 

@@ -97,7 +97,7 @@ impl EmbeddingRanker {
                 format!("its vectors have {} numbers; the embedder's have {width}", saved.width),
             ));
         }
-        let mut cache = self.store.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self.store.write();
         let total = saved.tools.len();
         let mut kept = 0;
         for tool in saved.tools.into_iter().filter(|tool| keep(&tool.name)) {

@@ -1,16 +1,17 @@
 //! The embedding cache: one vector per tool name, what was embedded for it, and the fills
 //! that add to it.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockWriteGuard};
 
+use super::table::Table;
 use super::{EmbeddingError, TextEmbedder};
 use crate::rank::DeferredCatalog;
 use crate::schema::ToolSchema;
 
-/// Tool name → what was embedded for it.
-pub(super) type Cache = HashMap<String, Embedded>;
+/// Tool name → what was embedded for it. Fx-hashed: the names come from the host's registry,
+/// and building a [`Table`] looks every catalogue tool up.
+pub(super) type Cache = rustc_hash::FxHashMap<String, Embedded>;
 
 /// One tool's embedding.
 pub(super) struct Embedded {
@@ -56,7 +57,12 @@ pub(super) fn check_vector(vector: &[f32], width: usize) -> Result<(), String> {
 /// The embedded tools, shared with the blocking tasks that fill it.
 #[derive(Default)]
 pub(super) struct Store {
-    pub(super) vectors: RwLock<Cache>,
+    /// Written only through [`write`](Self::write), which moves the generation on.
+    vectors: RwLock<Cache>,
+    /// Bumped by every write to the cache: a [`Table`] of an older generation is rebuilt.
+    generation: AtomicU64,
+    /// The last catalogue's table, reused while the catalogue and the cache stay as they were.
+    table: Mutex<Option<Arc<Table>>>,
     /// Held while embedding, so two fills (a search's and a [`prepare`](super::EmbeddingRanker::prepare))
     /// do not embed the same tools twice: the second waits, then finds them done.
     filling: Mutex<()>,
@@ -73,6 +79,29 @@ pub(super) struct Store {
 impl Store {
     pub(super) fn read(&self) -> std::sync::RwLockReadGuard<'_, Cache> {
         self.vectors.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The cache, to change it: the next search rebuilds its [`Table`].
+    pub(super) fn write(&self) -> RwLockWriteGuard<'_, Cache> {
+        let cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        cache
+    }
+
+    /// `catalog`'s vectors of `width` numbers side by side: the last table when neither the
+    /// catalogue nor the cache has changed since, else a new one.
+    pub(super) fn table(&self, catalog: &DeferredCatalog, width: usize) -> Arc<Table> {
+        let mut last = self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cache = self.read();
+        // Writers bump the generation while they hold the write lock: under the read lock it
+        // cannot move.
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Some(table) = last.as_ref().filter(|t| t.width() == width && t.is_for(catalog, generation)) {
+            return Arc::clone(table);
+        }
+        let table = Arc::new(Table::build(&cache, catalog, generation, width));
+        *last = Some(Arc::clone(&table));
+        table
     }
 
     /// The embedder's vector length, when known.
@@ -104,7 +133,7 @@ impl Store {
         if self.read().values().all(|e| e.vector.len() == width) {
             return 0;
         }
-        let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self.write();
         let before = cache.len();
         cache.retain(|_, e| e.vector.len() == width);
         before - cache.len()
@@ -115,6 +144,11 @@ impl Store {
     /// whose declaration is new but whose text is not (a new registry, vectors from a file) is
     /// linked to the new declaration, so the next search skips it as cheaply.
     pub(super) fn stale(&self, catalog: &DeferredCatalog) -> Vec<Pending> {
+        if let Some(width) = self.width()
+            && self.table(catalog, width).linked()
+        {
+            return Vec::new();
+        }
         let mut relink = Vec::new();
         let mut stale = Vec::new();
         {
@@ -134,7 +168,7 @@ impl Store {
             }
         }
         if !relink.is_empty() {
-            let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut cache = self.write();
             for schema in relink {
                 if let Some(embedded) = cache.get_mut(&schema.name) {
                     embedded.schema = Some(schema);
@@ -182,7 +216,7 @@ impl Store {
             }
             self.check_embedded(&vectors)?;
             done += chunk.len();
-            let mut cache = self.vectors.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut cache = self.write();
             for (Pending { schema, text }, vector) in chunk.into_iter().zip(vectors) {
                 cache.insert(schema.name.clone(), Embedded { text, vector: vector.into(), schema: Some(schema) });
             }
