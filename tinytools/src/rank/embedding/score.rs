@@ -2,9 +2,9 @@
 //! calibrated confidence that says whether a hit is worth promoting
 //! ([`EmbeddingRanker::explain`] shows both).
 
-use super::ranker::EmbeddingRanker;
 use rustc_hash::FxHashMap;
 
+use super::ranker::EmbeddingRanker;
 use super::table::Table;
 use crate::rank::DeferredCatalog;
 
