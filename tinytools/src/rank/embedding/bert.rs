@@ -7,6 +7,7 @@ use ndarray::{Array1, Array2, Axis, Slice};
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
+use super::elementwise;
 use super::matmul::{Finish, Packed, x_wt};
 use super::wordpiece::WordPiece;
 use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
@@ -37,8 +38,9 @@ use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 /// [`StaticEmbedder`](super::StaticEmbedder) (microseconds a query).
 /// Those comparisons are of its products on `matrixmultiply`. Since 2026-12-06 they run on a
 /// kernel of its own over weights packed at load (`matmul`): BFCL's queries 2.5–2.9× and its
-/// catalogue 1.3× as fast as before, a query shared over both cores, the same vectors to 1e-6
-/// (`docs/retrieval.md`).
+/// catalogue 1.3× as fast as before, a query shared over both cores, the same vectors to 1e-6;
+/// GELU and softmax's `exp` run vectorized (`elementwise`), a further 1.1–1.4× a query and
+/// 1.4× a catalogue (`docs/retrieval.md`).
 ///
 /// ```no_run
 /// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
@@ -341,7 +343,7 @@ struct Linear {
 
 impl Linear {
     /// `x · wᵀ + b`, then `activation` on each value.
-    fn forward(&self, x: &Array2<f32>, activation: Option<fn(f32) -> f32>, threads: usize) -> Array2<f32> {
+    fn forward(&self, x: &Array2<f32>, activation: Option<fn(&mut [f32])>, threads: usize) -> Array2<f32> {
         let bias = self.bias.as_slice().unwrap_or(&[]);
         x_wt(&x.view(), &self.weight, Finish { bias, activation }, threads)
     }
@@ -401,7 +403,11 @@ impl Layer {
                 let mut scores = q.slice_axis(Axis(1), columns).dot(&k.slice_axis(Axis(1), columns).t());
                 for mut row in scores.rows_mut() {
                     let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
-                    row.mapv_inplace(|v| (v * scale - max).exp());
+                    row.mapv_inplace(|v| v * scale - max);
+                    match row.as_slice_mut() {
+                        Some(values) => elementwise::exp(values),
+                        None => row.mapv_inplace(f32::exp),
+                    }
                     let sum = row.sum();
                     row /= sum;
                 }
@@ -412,26 +418,12 @@ impl Layer {
         attended += &x;
         self.attention_norm.apply(&mut attended);
 
-        let inner = self.intermediate.forward(&attended, Some(gelu), threads);
+        let inner = self.intermediate.forward(&attended, Some(elementwise::gelu), threads);
         let mut out = self.output.forward(&inner, None, threads);
         out += &attended;
         self.output_norm.apply(&mut out);
         out
     }
-}
-
-/// GELU as BERT computes it, `x·Φ(x)` with the exact error function.
-fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-/// The error function to within 1.5e-7 (Abramowitz & Stegun 7.1.26); `f32::erf` is not
-/// stable Rust yet.
-fn erf(x: f32) -> f32 {
-    let a = x.abs();
-    let t = 1.0 / (1.0 + 0.327_591_1 * a);
-    let poly = ((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_8) * t - 0.284_496_74) * t + 0.254_829_6;
-    (1.0 - poly * t * (-a * a).exp()).copysign(x)
 }
 
 /// Typed, shape-checked access to the tensors of one safetensors file.
@@ -494,15 +486,6 @@ impl Weights<'_> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-
-    #[test]
-    fn erf_matches_known_values() {
-        for (x, expected) in
-            [(0.0, 0.0), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (3.5, 0.999_999_3)]
-        {
-            assert!((erf(x) - expected).abs() < 2e-7, "erf({x}) = {} not {expected}", erf(x));
-        }
-    }
 
     #[test]
     fn layer_norm_centres_and_scales_each_row() {

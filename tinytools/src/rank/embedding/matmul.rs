@@ -16,14 +16,15 @@
 use std::ops::Range;
 
 use ndarray::{Array2, ArrayView2};
-use pulp::{Arch, Simd, WithSimd};
+use pulp::{Arch, Simd, WithSimd, bytemuck};
 
 /// Output columns per packed strip: two AVX-512 registers, four AVX2 ones.
 const STRIP: usize = 32;
 
 /// Accumulator registers a block uses (with the strip's loads and one broadcast, this fits
-/// AVX2's 16 registers and leaves room in AVX-512's 32): a block is `ACCUMULATORS / vectors
-/// per strip` input rows.
+/// AVX2's 16 registers): a block is `ACCUMULATORS / vectors per strip` input rows. AVX-512's
+/// 32 registers could hold more, but 24 and 28 (blocks of 12 and 14 rows) measured 15–45 %
+/// slower a query and 16 or 20 no faster (`encoder_speed`, 2026-12-06).
 const ACCUMULATORS: usize = 12;
 const _: () = assert!(ACCUMULATORS <= STRIP);
 
@@ -59,7 +60,8 @@ impl Packed {
 pub(super) struct Finish<'a> {
     /// One per output column.
     pub(super) bias: &'a [f32],
-    pub(super) activation: Option<fn(f32) -> f32>,
+    /// Applied to every finished value, a row at a time.
+    pub(super) activation: Option<fn(&mut [f32])>,
 }
 
 impl Finish<'_> {
@@ -71,7 +73,7 @@ impl Finish<'_> {
                 *value += b;
             }
             if let Some(activation) = self.activation {
-                row.iter_mut().for_each(|value| *value = activation(*value));
+                activation(row);
             }
         }
     }
@@ -158,7 +160,8 @@ impl WithSimd for Product<'_> {
                         padded[..rows.len()].copy_from_slice(rows);
                         &padded
                     };
-                    let sums = kernel(simd, rows, strip, inner, block);
+                    let acc = kernel(simd, rows, strip, inner, block);
+                    let sums: &[f32] = bytemuck::cast_slice(&acc);
                     let first = c * ROW_CHUNK + b * block;
                     let present = (chunk.len() / inner - b * block).min(block);
                     for r in 0..present {
@@ -171,10 +174,10 @@ impl WithSimd for Product<'_> {
     }
 }
 
-/// `block` rows of `x` (`inner` floats each) times one packed strip: `block` rows of
-/// [`STRIP`] sums, flat.
+/// `block` rows of `x` (`inner` floats each) times one packed strip: the sums of row `r` are
+/// vectors `r * STRIP / lanes` onwards, [`STRIP`] floats.
 #[inline(always)]
-fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::f32s], inner: usize, block: usize) -> [f32; ACCUMULATORS * STRIP] {
+fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::f32s], inner: usize, block: usize) -> [S::f32s; STRIP] {
     let vectors = STRIP / S::F32_LANES;
     let zero = simd.splat_f32s(0.0);
     // Room for the widest case, plain code's one row of `STRIP` one-float vectors; the
@@ -188,12 +191,7 @@ fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::f32s], inner: usize, block: u
             }
         }
     }
-    let mut sums = [0.0; ACCUMULATORS * STRIP];
-    for (r, row) in sums.chunks_exact_mut(STRIP).take(block).enumerate() {
-        let (dst, _) = S::as_mut_simd_f32s(row);
-        dst.copy_from_slice(&acc[r * vectors..(r + 1) * vectors]);
-    }
-    sums
+    acc
 }
 
 #[cfg(test)]
@@ -207,7 +205,7 @@ mod tests {
         let x = Array2::from_shape_vec((3, 4), values(12, 5)).expect("shape");
         let w = Array2::from_shape_vec((70, 4), values(280, 6)).expect("shape");
         let bias: Vec<f32> = (0..70).map(|j| j as f32).collect();
-        let finish = Finish { bias: &bias, activation: Some(|v: f32| v * 2.0) };
+        let finish = Finish { bias: &bias, activation: Some(|row: &mut [f32]| row.iter_mut().for_each(|v| *v *= 2.0)) };
         let plain = x.dot(&w.t());
         for threads in [1, 2, 3] {
             let ours = x_wt(&x.view(), &Packed::new(&w.view()), finish, threads);

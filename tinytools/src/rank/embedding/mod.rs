@@ -33,6 +33,7 @@
 
 mod bert;
 mod distill;
+mod elementwise;
 mod frame;
 mod matmul;
 mod persist;

@@ -1,0 +1,90 @@
+//! The sentence encoder's own speed, a query at a time, steadied against a noisy machine.
+//!
+//! ```text
+//! .ci/models
+//! cargo run --release -p tinytools-bench --bin encoder_speed -- --queries ../shared/eval/bfcl/queries.jsonl
+//! ```
+//!
+//! Embeds every `--every N`th query (default 10) of the file `--repeats R` times (default 5)
+//! with `BertEmbedder::embed_one`, the path a search takes, and keeps each query's fastest
+//! time: on a shared machine the fastest of a few tries is the encoder's cost and the rest is
+//! the neighbours'. Prints one JSON object: the p50/p99 over queries of those fastest times,
+//! the same of every try (what a user sees on this machine today), and the word pieces per
+//! query. `retrieval_eval` measures a whole search (encoder and scoring) once per query.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::json;
+use tinytools_examples::eval::{self, EvalQuery};
+use tinytools_examples::models;
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("encoder_speed: {message}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let (queries, every, repeats) = parse_args(std::env::args().skip(1))?;
+    let queries: Vec<EvalQuery> = eval::read_jsonl(&queries)?;
+    let Some(encoder) = models::minilm() else { return Err("the model is not installed (run .ci/models)".into()) };
+    let texts: Vec<&str> = queries.iter().step_by(every).map(|q| q.query.as_str()).collect();
+    encoder.embed_one("warm up the pool and the caches");
+    let (mut fastest, mut all, mut pieces) = (Vec::new(), Vec::new(), Vec::new());
+    for text in &texts {
+        let mut best = f64::INFINITY;
+        for _ in 0..repeats {
+            let started = Instant::now();
+            std::hint::black_box(encoder.embed_one(text));
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            best = best.min(ms);
+            all.push(ms);
+        }
+        fastest.push(best);
+        pieces.push(encoder.token_ids(text).len() as f64);
+    }
+    let report = json!({
+        "queries": texts.len(),
+        "repeats": repeats,
+        "threads": rayon_threads(),
+        "fastest_ms_p50": percentile(&mut fastest, 0.5),
+        "fastest_ms_p99": percentile(&mut fastest, 0.99),
+        "every_try_ms_p50": percentile(&mut all, 0.5),
+        "every_try_ms_p99": percentile(&mut all, 0.99),
+        "pieces_p50": percentile(&mut pieces, 0.5),
+        "pieces_p99": percentile(&mut pieces, 0.99),
+    });
+    println!("{report}");
+    Ok(())
+}
+
+/// The threads a query's products are shared over (`RAYON_NUM_THREADS`, else the cores).
+fn rayon_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// The `p` quantile of `values` (nearest rank), rounded to 0.01.
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let at = ((values.len() as f64 * p).ceil() as usize).saturating_sub(1).min(values.len().saturating_sub(1));
+    values.get(at).map_or(0.0, |v| (v * 100.0).round() / 100.0)
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<(PathBuf, usize, usize), String> {
+    let (mut queries, mut every, mut repeats) = (PathBuf::from("../shared/eval/bfcl/queries.jsonl"), 10, 5);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--queries" => queries = PathBuf::from(value()?),
+            "--every" => every = value()?.parse().map_err(|e| format!("--every: {e}"))?,
+            "--repeats" => repeats = value()?.parse().map_err(|e| format!("--repeats: {e}"))?,
+            other => return Err(format!("unknown option `{other}`: --queries FILE, --every N, --repeats R")),
+        }
+    }
+    Ok((queries, every.max(1), repeats.max(1)))
+}
