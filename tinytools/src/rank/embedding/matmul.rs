@@ -10,8 +10,14 @@
 //! block of rows and multiplies it into the strip, on the widest SIMD the CPU has (pulp picks
 //! AVX-512, AVX2 + FMA or plain code at run time, safely). Inputs are walked in chunks of
 //! [`ROW_CHUNK`] rows that stay in the core's L2 while every strip passes, which serves a
-//! catalogue's tall batches as well as a query. The measurements that chose it are in
-//! `docs/retrieval.md`.
+//! catalogue's tall batches as well as a query.
+//!
+//! The weights are kept as bfloat16 (f32's top half, rounded to nearest): a query streams all
+//! of them, so half the bytes made a BFCL query about 1.25× as fast, with the same recall on
+//! both dev sets to three digits and the published sentence-transformers similarities still
+//! within 5·10⁻⁴ (2026-12-06). Widening a pair back to two f32 vectors is a shift and a mask.
+//! Inputs, sums and everything after the product stay f32. The measurements that chose it are
+//! in `docs/retrieval.md`.
 
 use std::ops::Range;
 
@@ -32,22 +38,30 @@ const _: () = assert!(ACCUMULATORS <= STRIP);
 const ROW_CHUNK: usize = 192;
 
 /// A weight packed for [`x_wt`]: `[out, in]` regrouped into strips of [`STRIP`] output
-/// columns, each strip `in` rows of [`STRIP`] floats, the last strip padded with zeros.
+/// columns, each strip `in` rows of [`PAIRS`] words, the last strip padded with zeros. Word
+/// `i` of a row holds the strip's columns `i` (low half) and `i + PAIRS` (high half) as
+/// bfloat16, so one vector of words widens into the two halves of the strip's columns.
 #[derive(Debug)]
 pub(super) struct Packed {
-    data: Vec<f32>,
+    data: Vec<u32>,
     inner: usize,
     cols: usize,
 }
+
+/// Words per packed row of a strip: two bfloat16 columns each.
+const PAIRS: usize = STRIP / 2;
 
 impl Packed {
     /// Packs `w`, `[out, in]`.
     pub(super) fn new(w: &ArrayView2<'_, f32>) -> Self {
         let (cols, inner) = w.dim();
         let strips = cols.div_ceil(STRIP);
-        let mut data = vec![0.0; strips * inner * STRIP];
+        let mut data = vec![0u32; strips * inner * PAIRS];
         for ((j, k), &value) in w.indexed_iter() {
-            data[(j / STRIP * inner + k) * STRIP + j % STRIP] = value;
+            let (strip, column) = (j / STRIP, j % STRIP);
+            let bits = u32::from(half::bf16::from_f32(value).to_bits());
+            let word = &mut data[(strip * inner + k) * PAIRS + column % PAIRS];
+            *word |= if column < PAIRS { bits } else { bits << 16 };
         }
         Self { data, inner, cols }
     }
@@ -147,8 +161,8 @@ impl WithSimd for Product<'_> {
         let first_strip = strips.start;
         for (c, chunk) in x.chunks(ROW_CHUNK * inner).enumerate() {
             for s in strips.clone() {
-                let Some(strip) = w.data.get(s * inner * STRIP..(s + 1) * inner * STRIP) else { continue };
-                let (strip, _) = S::as_simd_f32s(strip);
+                let Some(strip) = w.data.get(s * inner * PAIRS..(s + 1) * inner * PAIRS) else { continue };
+                let (strip, _) = S::as_simd_u32s(strip);
                 let width = STRIP.min(cols - s * STRIP);
                 for (b, rows) in chunk.chunks(block * inner).enumerate() {
                     // A short last block is padded with zero rows, so the kernel never
@@ -177,16 +191,24 @@ impl WithSimd for Product<'_> {
 /// `block` rows of `x` (`inner` floats each) times one packed strip: the sums of row `r` are
 /// vectors `r * STRIP / lanes` onwards, [`STRIP`] floats.
 #[inline(always)]
-fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::f32s], inner: usize, block: usize) -> [S::f32s; STRIP] {
+fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::u32s], inner: usize, block: usize) -> [S::f32s; STRIP] {
     let vectors = STRIP / S::F32_LANES;
+    let words = (vectors / 2).max(1);
     let zero = simd.splat_f32s(0.0);
+    let (shift, high) = (simd.splat_u32s(16), simd.splat_u32s(0xFFFF_0000));
     // Room for the widest case, plain code's one row of `STRIP` one-float vectors; the
     // compiler keeps the used ones in registers.
     let mut acc = [zero; STRIP];
-    for (k, w) in strip.chunks_exact(vectors).take(inner).enumerate() {
+    for (k, row) in strip.chunks_exact(words).take(inner).enumerate() {
+        // A bfloat16 is an f32's top half: the low halves shift up, the high ones are masked.
+        let mut w = [zero; STRIP];
+        for (v, &pair) in row.iter().enumerate() {
+            w[v] = simd.transmute_f32s_u32s(simd.wrapping_dyn_shl_u32s(pair, shift));
+            w[words + v] = simd.transmute_f32s_u32s(simd.and_u32s(pair, high));
+        }
         for r in 0..block {
             let a = simd.splat_f32s(x[r * inner + k]);
-            for (v, &w) in w.iter().enumerate() {
+            for (v, &w) in w.iter().take(vectors).enumerate() {
                 acc[r * vectors + v] = simd.mul_add_f32s(a, w, acc[r * vectors + v]);
             }
         }
@@ -203,7 +225,7 @@ mod tests {
     #[test]
     fn each_part_adds_its_columns_bias_then_the_activation() {
         let x = Array2::from_shape_vec((3, 4), values(12, 5)).expect("shape");
-        let w = Array2::from_shape_vec((70, 4), values(280, 6)).expect("shape");
+        let w = Array2::from_shape_vec((70, 4), bf16_exact(values(280, 6))).expect("shape");
         let bias: Vec<f32> = (0..70).map(|j| j as f32).collect();
         let finish = Finish { bias: &bias, activation: Some(|row: &mut [f32]| row.iter_mut().for_each(|v| *v *= 2.0)) };
         let plain = x.dot(&w.t());
@@ -216,8 +238,9 @@ mod tests {
         }
     }
 
-    /// `x · wᵀ` in f64, `w` as `[out, in]`.
+    /// `x · wᵀ` in f64, `w` as `[out, in]` rounded to bfloat16 as the packing stores it.
     fn naive(x: &[f32], w: &[f32], inner: usize) -> Vec<f32> {
+        let w = bf16_exact(w.to_vec());
         let mut out = Vec::new();
         for xr in x.chunks_exact(inner) {
             for wr in w.chunks_exact(inner) {
@@ -225,6 +248,23 @@ mod tests {
             }
         }
         out
+    }
+
+    /// `values` rounded to the nearest bfloat16: weights the packing keeps exactly.
+    fn bf16_exact(values: Vec<f32>) -> Vec<f32> {
+        values.into_iter().map(|v| half::bf16::from_f32(v).to_f32()).collect()
+    }
+
+    #[test]
+    fn weights_are_rounded_to_the_nearest_bfloat16_not_truncated() {
+        // 1 + 3·2⁻⁹ lies between the bfloat16s 1 and 1 + 2⁻⁷ (seven mantissa bits), nearer
+        // the second; a truncation would keep the first. Column 20 sits in a word's high half.
+        let mut w = vec![0.0; 21];
+        let value = 1.0 + 3.0 / 512.0;
+        (w[0], w[20]) = (value, -value);
+        let packed = Packed::new(&ArrayView2::from_shape((21, 1), &w).expect("shape"));
+        let out = x_wt(&ArrayView2::from_shape((1, 1), &[1.0]).expect("shape"), &packed, NONE, 1);
+        assert_eq!((out[[0, 0]], out[[0, 20]]), (1.0 + 1.0 / 128.0, -(1.0 + 1.0 / 128.0)));
     }
 
     /// Deterministic values in [-1, 1] without a random-number crate.
@@ -268,7 +308,7 @@ mod tests {
     #[test]
     fn a_transposed_input_is_read_by_its_values_not_its_memory() {
         let x = Array2::from_shape_vec((8, 5), values(40, 3)).expect("shape");
-        let w = Array2::from_shape_vec((4, 8), values(32, 4)).expect("shape");
+        let w = Array2::from_shape_vec((4, 8), bf16_exact(values(32, 4))).expect("shape");
         let ours = x_wt(&x.t(), &Packed::new(&w.view()), NONE, 2);
         let theirs = x.t().dot(&w.t());
         for (a, b) in ours.iter().zip(theirs.iter()) {
