@@ -172,6 +172,38 @@ mod tests {
         exp(&mut empty);
     }
 
+    /// `exp` and GELU of [`inputs`].
+    type Outputs = (Vec<f32>, Vec<f32>);
+
+    #[test]
+    fn every_simd_width_gives_the_same_values() {
+        let run = |simd_values: &dyn Fn(&mut [f32], Function)| {
+            let (mut e, mut g) = (inputs(), inputs());
+            simd_values(&mut e, Function::Exp);
+            simd_values(&mut g, Function::Gelu);
+            (e, g)
+        };
+        let want = run(&|values, function| Arch::new().dispatch(Map { values, function }));
+        let levels: Vec<(&str, Outputs)> = vec![
+            ("plain", run(&|values, function| pulp::Scalar::new().vectorize(Map { values, function }))),
+            ("4 lanes", run(&|values, function| pulp::Scalar128b.vectorize(Map { values, function }))),
+            ("8 lanes", run(&|values, function| pulp::Scalar256b.vectorize(Map { values, function }))),
+            ("16 lanes", run(&|values, function| pulp::Scalar512b.vectorize(Map { values, function }))),
+        ];
+        for (level, (e, g)) in levels {
+            for (got, want) in e.iter().zip(&want.0).chain(g.iter().zip(&want.1)) {
+                assert!((got - want).abs() <= 1e-6 * (1.0 + want.abs()), "{level}: {got} vs {want}");
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = pulp::x86::V3::try_new() {
+            let (e, g) = run(&|values, function| Simd::vectorize(simd, Map { values, function }));
+            for (got, want) in e.iter().zip(&want.0).chain(g.iter().zip(&want.1)) {
+                assert!((got - want).abs() <= 1e-6 * (1.0 + want.abs()), "avx2: {got} vs {want}");
+            }
+        }
+    }
+
     /// GELU with erf from its Taylor series (|x| small) or its continued fraction, in f64.
     fn gelu_f64(x: f64) -> f64 {
         0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2))
