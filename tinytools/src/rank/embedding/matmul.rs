@@ -158,23 +158,21 @@ impl WithSimd for Product<'_> {
         let Self { x, w, strips, out, stride } = self;
         let (inner, cols) = (w.inner, w.cols);
         let block = (ACCUMULATORS / (STRIP / S::F32_LANES)).max(1);
-        let mut padded = vec![0.0; block * inner];
         let first_strip = strips.start;
         for (c, chunk) in x.chunks(ROW_CHUNK * inner).enumerate() {
+            // A short last block is padded with zero rows, once per chunk for every strip, so
+            // the kernel never checks how many rows it has.
+            let (whole, rest) = chunk.split_at(chunk.len() / (block * inner) * block * inner);
+            let padded = (!rest.is_empty()).then(|| {
+                let mut padded = vec![0.0; block * inner];
+                padded[..rest.len()].copy_from_slice(rest);
+                padded
+            });
             for s in strips.clone() {
                 let Some(strip) = w.data.get(s * inner * PAIRS..(s + 1) * inner * PAIRS) else { continue };
                 let (strip, _) = S::as_simd_u32s(strip);
                 let width = STRIP.min(cols - s * STRIP);
-                for (b, rows) in chunk.chunks(block * inner).enumerate() {
-                    // A short last block is padded with zero rows, so the kernel never
-                    // checks how many rows it has.
-                    let rows = if rows.len() == block * inner {
-                        rows
-                    } else {
-                        padded.fill(0.0);
-                        padded[..rows.len()].copy_from_slice(rows);
-                        &padded
-                    };
+                for (b, rows) in whole.chunks_exact(block * inner).chain(padded.as_deref()).enumerate() {
                     let acc = kernel(simd, rows, strip, inner, block);
                     let sums: &[f32] = bytemuck::cast_slice(&acc);
                     let first = c * ROW_CHUNK + b * block;
