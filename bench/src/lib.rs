@@ -27,6 +27,7 @@ pub mod chart;
 pub mod cli;
 mod gateway;
 pub mod livemcp;
+pub mod percentile;
 mod recording;
 pub mod relative;
 mod report;

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use tinytools::discovery::DeferredCatalog;
 use tinytools::rank::embedding::EmbeddingRanker;
+use tinytools_bench::percentile::{percentile, sorted};
 use tinytools_bench::relative::{Relative, Rule, SCORES};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, RegisteredSet};
 use tinytools_examples::models;
@@ -215,10 +216,8 @@ fn describe(measured: &Measured, rule: Rule) -> Value {
 }
 
 fn percentiles(values: &[f64]) -> Value {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let at =
-        |p: f64| sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().map_or(json!(null), round);
+    let sorted = sorted(values.to_vec());
+    let at = |p: f64| percentile(&sorted, p).map_or(json!(null), round);
     json!({"n": sorted.len(), "p05": at(0.05), "p10": at(0.10), "p25": at(0.25), "p50": at(0.5),
         "p75": at(0.75), "p90": at(0.9), "p95": at(0.95), "p99": at(0.99)})
 }

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
+use tinytools_bench::percentile::{percentile, sorted};
 use tinytools_examples::eval::{self, EvalQuery};
 use tinytools_examples::models;
 
@@ -45,16 +46,17 @@ fn run() -> Result<(), String> {
         fastest.push(best);
         pieces.push(encoder.token_ids(text).len() as f64);
     }
+    let [fastest, all, pieces] = [fastest, all, pieces].map(sorted);
     let report = json!({
         "queries": texts.len(),
         "repeats": repeats,
         "threads": rayon_threads(),
-        "fastest_ms_p50": percentile(&mut fastest, 0.5),
-        "fastest_ms_p99": percentile(&mut fastest, 0.99),
-        "every_try_ms_p50": percentile(&mut all, 0.5),
-        "every_try_ms_p99": percentile(&mut all, 0.99),
-        "pieces_p50": percentile(&mut pieces, 0.5),
-        "pieces_p99": percentile(&mut pieces, 0.99),
+        "fastest_ms_p50": at(&fastest, 0.5),
+        "fastest_ms_p99": at(&fastest, 0.99),
+        "every_try_ms_p50": at(&all, 0.5),
+        "every_try_ms_p99": at(&all, 0.99),
+        "pieces_p50": at(&pieces, 0.5),
+        "pieces_p99": at(&pieces, 0.99),
     });
     println!("{report}");
     Ok(())
@@ -68,11 +70,9 @@ fn rayon_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
-/// The `p` quantile of `values` (nearest rank), rounded to 0.01.
-fn percentile(values: &mut [f64], p: f64) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let at = ((values.len() as f64 * p).ceil() as usize).saturating_sub(1).min(values.len().saturating_sub(1));
-    values.get(at).map_or(0.0, |v| (v * 100.0).round() / 100.0)
+/// The `p` quantile of `sorted`, rounded to 0.01 (0 for none).
+fn at(sorted: &[f64], p: f64) -> f64 {
+    percentile(sorted, p).map_or(0.0, |v| (v * 100.0).round() / 100.0)
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<(PathBuf, usize, usize), String> {

@@ -31,6 +31,7 @@ use tinytools::rank::embedding::{EmbeddingRanker, StaticEmbedder};
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
+use tinytools_bench::percentile::{percentile, sorted};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, Scores};
 use tinytools_examples::models;
 
@@ -191,10 +192,9 @@ fn embedding_ranker(
 }
 
 /// The median and the 99th percentile of `values` (0 for none).
-fn p50_p99(mut values: Vec<f64>) -> [f64; 2] {
-    values.sort_by(f64::total_cmp);
-    let percentile = |p: f64| values.get(((values.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
-    [percentile(0.5), percentile(0.99)]
+fn p50_p99(values: Vec<f64>) -> [f64; 2] {
+    let values = sorted(values);
+    [0.5, 0.99].map(|p| percentile(&values, p).unwrap_or(0.0))
 }
 
 /// The process's peak resident memory in MB (Linux's `VmHWM`), when the OS says.

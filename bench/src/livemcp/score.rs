@@ -17,6 +17,8 @@
 use std::time::Instant;
 
 use serde_json::{Value, json};
+
+use crate::percentile::{percentile, sorted};
 use tinytools::discovery::{DiscoveryBridge, RankOutcome};
 use tinytools::schema::{EstimatedTokens, count_tool_schema_tokens};
 use tinytools_examples::eval::{self, Scores};
@@ -202,9 +204,7 @@ impl Evaluation {
 
     /// Percentile `p` (`0.0..=1.0`) of the scored rankings' latencies, in milliseconds.
     pub fn latency_ms(&self, p: f64) -> f64 {
-        let mut sorted = self.latencies_ms.clone();
-        sorted.sort_by(f64::total_cmp);
-        sorted.get(((sorted.len() as f64 - 1.0).max(0.0) * p).round() as usize).copied().unwrap_or(0.0)
+        percentile(&sorted(self.latencies_ms.clone()), p).unwrap_or(0.0)
     }
 
     /// The figures as one JSON object.
