@@ -391,30 +391,7 @@ impl Layer {
             self.key.forward(&x, None, threads),
             self.value.forward(&x, None, threads),
         );
-        let width = x.ncols() / heads;
-        let scale = 1.0 / (width as f32).sqrt();
-        let mut context = Array2::<f32>::zeros(x.raw_dim());
-        for segment in segments {
-            // (`ndarray::s!` expands to an `allow(unsafe_code)` this crate forbids.)
-            let rows = Slice::from(segment.clone());
-            let (q, k, v) = (q.slice_axis(Axis(0), rows), k.slice_axis(Axis(0), rows), v.slice_axis(Axis(0), rows));
-            let mut context = context.slice_axis_mut(Axis(0), rows);
-            for head in 0..heads {
-                let columns = Slice::from(head * width..(head + 1) * width);
-                let mut scores = q.slice_axis(Axis(1), columns).dot(&k.slice_axis(Axis(1), columns).t());
-                for mut row in scores.rows_mut() {
-                    let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
-                    row.mapv_inplace(|v| v * scale - max);
-                    match row.as_slice_mut() {
-                        Some(values) => elementwise::exp(values),
-                        None => row.mapv_inplace(f32::exp),
-                    }
-                    let sum = row.sum();
-                    row /= sum;
-                }
-                context.slice_axis_mut(Axis(1), columns).assign(&scores.dot(&v.slice_axis(Axis(1), columns)));
-            }
-        }
+        let context = attend(&q, &k, &v, segments, heads, threads);
         let mut attended = self.attention_output.forward(&context, None, threads);
         attended += &x;
         self.attention_norm.apply(&mut attended);
@@ -424,6 +401,61 @@ impl Layer {
         out += &attended;
         self.output_norm.apply(&mut out);
         out
+    }
+}
+
+/// Scaled dot-product attention of stacked texts, each text attending only to its own rows
+/// (`segments`), head by head: the context, `[rows, hidden]`. With `threads` above 1 the heads
+/// are shared out over rayon's pool (a long query's attention is a quarter of its time on one
+/// thread); each head writes only its own columns.
+fn attend(
+    q: &Array2<f32>,
+    k: &Array2<f32>,
+    v: &Array2<f32>,
+    segments: &[Range<usize>],
+    heads: usize,
+    threads: usize,
+) -> Array2<f32> {
+    let width = q.ncols() / heads.max(1);
+    let one_head = |head: usize| {
+        let columns = Slice::from(head * width..(head + 1) * width);
+        let (q, k, v) =
+            (q.slice_axis(Axis(1), columns), k.slice_axis(Axis(1), columns), v.slice_axis(Axis(1), columns));
+        let mut context = Array2::<f32>::zeros((q.nrows(), width));
+        for segment in segments {
+            // (`ndarray::s!` expands to an `allow(unsafe_code)` this crate forbids.)
+            let rows = Slice::from(segment.clone());
+            let (q, k, v) = (q.slice_axis(Axis(0), rows), k.slice_axis(Axis(0), rows), v.slice_axis(Axis(0), rows));
+            let mut scores = q.dot(&k.t());
+            softmax_rows(&mut scores, 1.0 / (width as f32).sqrt());
+            context.slice_axis_mut(Axis(0), rows).assign(&scores.dot(&v));
+        }
+        context
+    };
+    let per_head: Vec<Array2<f32>> = if threads > 1 {
+        use rayon::prelude::*;
+        (0..heads).into_par_iter().map(one_head).collect()
+    } else {
+        (0..heads).map(one_head).collect()
+    };
+    let mut context = Array2::<f32>::zeros(q.raw_dim());
+    for (head, part) in per_head.iter().enumerate() {
+        context.slice_axis_mut(Axis(1), Slice::from(head * width..(head + 1) * width)).assign(part);
+    }
+    context
+}
+
+/// Each row of `scores`, scaled by `scale`, through softmax.
+fn softmax_rows(scores: &mut Array2<f32>, scale: f32) {
+    for mut row in scores.rows_mut() {
+        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
+        row.mapv_inplace(|v| v * scale - max);
+        match row.as_slice_mut() {
+            Some(values) => elementwise::exp(values),
+            None => row.mapv_inplace(f32::exp),
+        }
+        let sum = row.sum();
+        row /= sum;
     }
 }
 
