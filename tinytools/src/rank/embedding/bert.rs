@@ -7,6 +7,7 @@ use ndarray::{Array1, Array2, Axis, Slice};
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
+use super::attention::attend;
 use super::elementwise;
 use super::matmul::{Finish, Packed, x_wt};
 use super::wordpiece::WordPiece;
@@ -145,9 +146,11 @@ impl BertEmbedder {
             .map(|i| {
                 let p = format!("encoder.layer.{i}");
                 Ok(Layer {
-                    query: weights.linear(&format!("{p}.attention.self.query"), hidden, hidden)?,
-                    key: weights.linear(&format!("{p}.attention.self.key"), hidden, hidden)?,
-                    value: weights.linear(&format!("{p}.attention.self.value"), hidden, hidden)?,
+                    query_key_value: weights.stacked_linear(
+                        &["query", "key", "value"].map(|part| format!("{p}.attention.self.{part}")),
+                        hidden,
+                        hidden,
+                    )?,
                     attention_output: weights.linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
                     attention_norm: weights.layer_norm(
                         &format!("{p}.attention.output.LayerNorm"),
@@ -373,9 +376,9 @@ impl LayerNorm {
 
 #[derive(Debug)]
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
+    /// The query, key and value projections stacked (`[3 · hidden, hidden]`): one product, one
+    /// share-out over the cores and one layout of the input instead of three.
+    query_key_value: Linear,
     attention_output: Linear,
     attention_norm: LayerNorm,
     intermediate: Linear,
@@ -386,11 +389,10 @@ struct Layer {
 impl Layer {
     /// One encoder layer over stacked texts; `segments` are each text's rows.
     fn forward(&self, x: Array2<f32>, segments: &[Range<usize>], heads: usize, threads: usize) -> Array2<f32> {
-        let (q, k, v) = (
-            self.query.forward(&x, None, threads),
-            self.key.forward(&x, None, threads),
-            self.value.forward(&x, None, threads),
-        );
+        let qkv = self.query_key_value.forward(&x, None, threads);
+        let hidden = x.ncols();
+        let part = |i: usize| qkv.slice_axis(Axis(1), Slice::from(i * hidden..(i + 1) * hidden));
+        let (q, k, v) = (part(0), part(1), part(2));
         let context = attend(&q, &k, &v, segments, heads, threads);
         let mut attended = self.attention_output.forward(&context, None, threads);
         attended += &x;
@@ -401,61 +403,6 @@ impl Layer {
         out += &attended;
         self.output_norm.apply(&mut out);
         out
-    }
-}
-
-/// Scaled dot-product attention of stacked texts, each text attending only to its own rows
-/// (`segments`), head by head: the context, `[rows, hidden]`. With `threads` above 1 the heads
-/// are shared out over rayon's pool (a long query's attention is a quarter of its time on one
-/// thread); each head writes only its own columns.
-fn attend(
-    q: &Array2<f32>,
-    k: &Array2<f32>,
-    v: &Array2<f32>,
-    segments: &[Range<usize>],
-    heads: usize,
-    threads: usize,
-) -> Array2<f32> {
-    let width = q.ncols() / heads.max(1);
-    let one_head = |head: usize| {
-        let columns = Slice::from(head * width..(head + 1) * width);
-        let (q, k, v) =
-            (q.slice_axis(Axis(1), columns), k.slice_axis(Axis(1), columns), v.slice_axis(Axis(1), columns));
-        let mut context = Array2::<f32>::zeros((q.nrows(), width));
-        for segment in segments {
-            // (`ndarray::s!` expands to an `allow(unsafe_code)` this crate forbids.)
-            let rows = Slice::from(segment.clone());
-            let (q, k, v) = (q.slice_axis(Axis(0), rows), k.slice_axis(Axis(0), rows), v.slice_axis(Axis(0), rows));
-            let mut scores = q.dot(&k.t());
-            softmax_rows(&mut scores, 1.0 / (width as f32).sqrt());
-            context.slice_axis_mut(Axis(0), rows).assign(&scores.dot(&v));
-        }
-        context
-    };
-    let per_head: Vec<Array2<f32>> = if threads > 1 {
-        use rayon::prelude::*;
-        (0..heads).into_par_iter().map(one_head).collect()
-    } else {
-        (0..heads).map(one_head).collect()
-    };
-    let mut context = Array2::<f32>::zeros(q.raw_dim());
-    for (head, part) in per_head.iter().enumerate() {
-        context.slice_axis_mut(Axis(1), Slice::from(head * width..(head + 1) * width)).assign(part);
-    }
-    context
-}
-
-/// Each row of `scores`, scaled by `scale`, through softmax.
-fn softmax_rows(scores: &mut Array2<f32>, scale: f32) {
-    for mut row in scores.rows_mut() {
-        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v * scale));
-        row.mapv_inplace(|v| v * scale - max);
-        match row.as_slice_mut() {
-            Some(values) => elementwise::exp(values),
-            None => row.mapv_inplace(f32::exp),
-        }
-        let sum = row.sum();
-        row /= sum;
     }
 }
 
@@ -501,10 +448,20 @@ impl Weights<'_> {
     }
 
     fn linear(&self, prefix: &str, inputs: usize, outputs: usize) -> Result<Linear, EmbeddingError> {
-        Ok(Linear {
-            weight: Packed::new(&self.matrix(&format!("{prefix}.weight"), Some(outputs), inputs)?.view()),
-            bias: self.vector(&format!("{prefix}.bias"), outputs)?,
-        })
+        self.stacked_linear(&[prefix.to_owned()], inputs, outputs)
+    }
+
+    /// Several linear layers over the same input as one: their weights' rows and their biases
+    /// one after another.
+    fn stacked_linear(&self, prefixes: &[String], inputs: usize, outputs: usize) -> Result<Linear, EmbeddingError> {
+        let mut weight = Array2::<f32>::zeros((0, inputs));
+        let mut bias = Vec::with_capacity(prefixes.len() * outputs);
+        for prefix in prefixes {
+            let part = self.matrix(&format!("{prefix}.weight"), Some(outputs), inputs)?;
+            weight.append(Axis(0), part.view()).map_err(|e| EmbeddingError::format(self.path, e.to_string()))?;
+            bias.extend(self.vector(&format!("{prefix}.bias"), outputs)?);
+        }
+        Ok(Linear { weight: Packed::new(&weight.view()), bias: Array1::from_vec(bias) })
     }
 
     fn layer_norm(&self, prefix: &str, len: usize, eps: f32) -> Result<LayerNorm, EmbeddingError> {

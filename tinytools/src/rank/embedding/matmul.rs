@@ -5,12 +5,15 @@
 //! GEMM (`matrixmultiply`, behind ndarray's `dot`) packs both operands into panels on every
 //! call; for so few rows, packing the weight cost about as much as the product (31 % of a BFCL
 //! query's time against 42 % in its kernel, `perf`, 2026-12-06). So each weight is packed once,
-//! at load ([`Packed`]): strips of [`STRIP`] output columns, each stored input-row by input-row,
-//! so the kernel reads a strip front to back. The kernel broadcasts each input value of a
-//! block of rows and multiplies it into the strip, on the widest SIMD the CPU has (pulp picks
-//! AVX-512, AVX2 + FMA or plain code at run time, safely). Inputs are walked in chunks of
-//! [`ROW_CHUNK`] rows that stay in the core's L2 while every strip passes, which serves a
-//! catalogue's tall batches as well as a query.
+//! at load ([`Packed`]): strips of [`STRIP`] output columns, each stored two input rows at a
+//! time, so the kernel reads a strip front to back. The kernel broadcasts each input value of
+//! a pass of rows and multiplies it into the strip, on the widest SIMD the CPU has (pulp picks
+//! AVX-512, AVX2 + FMA or plain code at run time, safely). A pass is as many rows as the
+//! registers hold sums for (24 on AVX-512), so a query's rows usually pass each strip once and
+//! the weights stream from memory while the sums are computed, not before; the inputs of a
+//! pass are interleaved (`[k][r]`) so its values for one step sit side by side. Inputs are
+//! walked in chunks of [`ROW_CHUNK`] rows that stay in the core's L2 while every strip passes,
+//! which serves a catalogue's tall batches as well as a query.
 //!
 //! The weights are kept as bfloat16 (f32's top half, rounded to nearest): a query streams all
 //! of them, so half the bytes made the encoder 1.0–1.2× as fast on two threads and 1.2–1.45×
@@ -25,23 +28,27 @@ use std::ops::Range;
 use ndarray::{Array2, ArrayView2};
 use pulp::{Arch, Simd, WithSimd, bytemuck};
 
-/// Output columns per packed strip: two AVX-512 registers, four AVX2 ones.
-const STRIP: usize = 32;
+/// Output columns per packed strip: one AVX-512 register, two AVX2 ones.
+const STRIP: usize = 16;
 
-/// Accumulator registers a block uses (with the strip's loads and one broadcast, this fits
-/// AVX2's 16 registers): a block is `ACCUMULATORS / vectors per strip` input rows. AVX-512's
-/// 32 registers could hold more, but 24 and 28 (blocks of 12 and 14 rows) measured 15–45 %
-/// slower a query and 16 or 20 no faster (`encoder_speed`, 2026-12-06).
-const ACCUMULATORS: usize = 12;
-const _: () = assert!(ACCUMULATORS <= STRIP);
+/// Accumulator registers a pass may use: a pass is `ACCUMULATORS / vectors per strip` input
+/// rows at most. On AVX-512 (32 registers, one vector per strip) that is 20 rows, so most of
+/// a typical query's rows go through each strip in one pass and the weights stream in while
+/// 40 products a word are computed. (At 24 the compiler kept a copy of every sum on the stack,
+/// 24 stores a step; at 20 the loop is one load, two widening steps and 40 FMAs.) The other
+/// levels keep to [`NARROW_ACCUMULATORS`].
+const ACCUMULATORS: usize = 20;
+/// The same for levels with 16 registers or fewer (AVX2: 5 rows of two vectors, room left
+/// for the strip's four widened vectors and a broadcast).
+const NARROW_ACCUMULATORS: usize = 10;
 
 /// Input rows per chunk: 192 rows of 384 floats are 288 KiB, well inside a core's L2.
 const ROW_CHUNK: usize = 192;
 
 /// A weight packed for [`x_wt`]: `[out, in]` regrouped into strips of [`STRIP`] output
-/// columns, each strip `in` rows of [`PAIRS`] words, the last strip padded with zeros. Word
-/// `i` of a row holds the strip's columns `i` (low half) and `i + PAIRS` (high half) as
-/// bfloat16, so each vector of words widens into two of the strip's f32 vectors.
+/// columns, the last strip padded with zeros. A strip is stored two input rows at a time:
+/// word `i` of pair `p` holds column `i` at input row `2p` (low half) and `2p + 1` (high
+/// half) as bfloat16, so each vector of words widens into two consecutive steps of the sum.
 #[derive(Debug)]
 pub(super) struct Packed {
     data: Vec<u32>,
@@ -49,22 +56,23 @@ pub(super) struct Packed {
     cols: usize,
 }
 
-/// Words per packed row of a strip: two bfloat16 columns each.
-const PAIRS: usize = STRIP / 2;
-
 impl Packed {
     /// Packs `w`, `[out, in]`.
     pub(super) fn new(w: &ArrayView2<'_, f32>) -> Self {
         let (cols, inner) = w.dim();
-        let strips = cols.div_ceil(STRIP);
-        let mut data = vec![0u32; strips * inner * PAIRS];
+        let (strips, pairs) = (cols.div_ceil(STRIP), inner.div_ceil(2));
+        let mut data = vec![0u32; strips * pairs * STRIP];
         for ((j, k), &value) in w.indexed_iter() {
             let (strip, column) = (j / STRIP, j % STRIP);
             let bits = u32::from(half::bf16::from_f32(value).to_bits());
-            let word = &mut data[(strip * inner + k) * PAIRS + column % PAIRS];
-            *word |= if column < PAIRS { bits } else { bits << 16 };
+            let word = &mut data[(strip * pairs + k / 2) * STRIP + column];
+            *word |= if k % 2 == 0 { bits } else { bits << 16 };
         }
         Self { data, inner, cols }
+    }
+
+    fn pairs(&self) -> usize {
+        self.inner.div_ceil(2)
     }
 }
 
@@ -114,20 +122,22 @@ pub(super) fn x_wt(x: &ArrayView2<'_, f32>, w: &Packed, finish: Finish<'_>, thre
 fn product_on(threads: usize, x: &[f32], w: &Packed, finish: Finish<'_>, out: &mut [f32]) {
     let strips = w.cols.div_ceil(STRIP);
     let parts = threads.clamp(1, strips.max(1));
+    // Laid out once for every part.
+    let rows = &Arch::new().dispatch(Layout { x, inner: w.inner });
     if parts == 1 {
-        Arch::new().dispatch(Product { x, w, strips: 0..strips, out, stride: w.cols });
+        Arch::new().dispatch(Product { rows, w, strips: 0..strips, out, stride: w.cols });
         finish.apply(out, 0, w.cols);
         return;
     }
-    let rows = x.len() / w.inner;
+    let count = x.len() / w.inner;
     let bounds: Vec<Range<usize>> = (0..parts).map(|p| p * strips / parts..(p + 1) * strips / parts).collect();
     let columns = |r: &Range<usize>| (r.end * STRIP).min(w.cols) - r.start * STRIP;
-    let mut locals: Vec<Vec<f32>> = bounds.iter().map(|r| vec![0.0; rows * columns(r)]).collect();
+    let mut locals: Vec<Vec<f32>> = bounds.iter().map(|r| vec![0.0; count * columns(r)]).collect();
     rayon::scope(|scope| {
         for (range, local) in bounds.iter().zip(locals.iter_mut()) {
             let stride = columns(range);
             scope.spawn(move |_| {
-                Arch::new().dispatch(Product { x, w, strips: range.clone(), out: local, stride });
+                Arch::new().dispatch(Product { rows, w, strips: range.clone(), out: local, stride });
                 finish.apply(local, range.start * STRIP, stride);
             });
         }
@@ -140,10 +150,62 @@ fn product_on(threads: usize, x: &[f32], w: &Packed, finish: Finish<'_>, out: &m
     }
 }
 
-/// `x` times the strips `strips` of `w`, into `out`: `x`'s rows of `stride` floats, the
-/// first strip's first column at column 0.
-struct Product<'a> {
+/// The input rows as the kernel reads them: in chunks of at most [`ROW_CHUNK`] rows, each
+/// chunk in passes of at most `most` rows (see [`passes`]), each pass stored input column by
+/// input column (`[k][r]`, `k` padded to an even count with zeros), so a pass's values for one
+/// step of the sum sit side by side.
+struct Rows {
+    most: usize,
+    /// `in` rounded up to even: the floats of one row in `values`.
+    padded: usize,
+    /// Each chunk's passes, as row ranges of the whole input.
+    chunks: Vec<Vec<Range<usize>>>,
+    values: Vec<f32>,
+}
+
+impl Rows {
+    fn new(x: &[f32], inner: usize, most: usize) -> Self {
+        let (count, padded) = (x.len() / inner.max(1), inner.div_ceil(2) * 2);
+        let chunks: Vec<Vec<Range<usize>>> = (0..count)
+            .step_by(ROW_CHUNK)
+            .map(|first| {
+                let rows = ROW_CHUNK.min(count - first);
+                passes(rows, most).into_iter().map(|p| first + p.start..first + p.end).collect()
+            })
+            .collect();
+        let mut values = vec![0.0; count * padded];
+        for pass in chunks.iter().flatten() {
+            let size = pass.len();
+            let laid = &mut values[pass.start * padded..pass.end * padded];
+            for (r, row) in x.chunks_exact(inner.max(1)).skip(pass.start).take(size).enumerate() {
+                for (step, &value) in laid.chunks_exact_mut(size).zip(row) {
+                    step[r] = value;
+                }
+            }
+        }
+        Self { most, padded, chunks, values }
+    }
+}
+
+/// Lays `x` out for the SIMD level the products will run on.
+struct Layout<'a> {
     x: &'a [f32],
+    inner: usize,
+}
+
+impl WithSimd for Layout<'_> {
+    type Output = Rows;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> Rows {
+        Rows::new(self.x, self.inner, rows_per_pass::<S>())
+    }
+}
+
+/// The input `rows` times the strips `strips` of `w`, into `out`: rows of `stride` floats,
+/// the first strip's first column at column 0.
+struct Product<'a> {
+    rows: &'a Rows,
     w: &'a Packed,
     strips: Range<usize>,
     out: &'a mut [f32],
@@ -155,30 +217,38 @@ impl WithSimd for Product<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
-        let Self { x, w, strips, out, stride } = self;
-        let (inner, cols) = (w.inner, w.cols);
-        let block = (ACCUMULATORS / (STRIP / S::F32_LANES)).max(1);
-        let first_strip = strips.start;
-        for (c, chunk) in x.chunks(ROW_CHUNK * inner).enumerate() {
-            // A short last block is padded with zero rows, once per chunk for every strip, so
-            // the kernel never checks how many rows it has.
-            let (whole, rest) = chunk.split_at(chunk.len() / (block * inner) * block * inner);
-            let padded = (!rest.is_empty()).then(|| {
-                let mut padded = vec![0.0; block * inner];
-                padded[..rest.len()].copy_from_slice(rest);
-                padded
-            });
+        let Self { rows, w, strips, out, stride } = self;
+        let (cols, pairs, most) = (w.cols, w.pairs(), rows.most);
+        // `rows` is laid out for this level (`Layout`); any other pass size takes `plain`.
+        let fits = most == rows_per_pass::<S>();
+        for chunk in &rows.chunks {
             for s in strips.clone() {
-                let Some(strip) = w.data.get(s * inner * PAIRS..(s + 1) * inner * PAIRS) else { continue };
-                let (strip, _) = S::as_simd_u32s(strip);
+                let Some(words) = w.data.get(s * pairs * STRIP..(s + 1) * pairs * STRIP) else { continue };
+                let (strip, _) = S::as_simd_u32s(words);
                 let width = STRIP.min(cols - s * STRIP);
-                for (b, rows) in whole.chunks_exact(block * inner).chain(padded.as_deref()).enumerate() {
-                    let acc = kernel(simd, rows, strip, inner, block);
+                for pass in chunk {
+                    let xs = &rows.values[pass.start * rows.padded..pass.end * rows.padded];
+                    // Each size is a constant once `S` is known, so every call below is its own
+                    // unrolled kernel with its sums in registers.
+                    let acc = match pass.len() {
+                        n if fits && n == most => kernel(simd, xs, strip, pairs, most),
+                        n if fits && n == most / 2 => kernel(simd, xs, strip, pairs, most / 2),
+                        n if fits && n == most / 4 => kernel(simd, xs, strip, pairs, most / 4),
+                        n if fits && n == most / 8 => kernel(simd, xs, strip, pairs, most / 8),
+                        2 if fits => kernel(simd, xs, strip, pairs, 2.min(most)),
+                        1 => kernel(simd, xs, strip, pairs, 1),
+                        n => {
+                            plain(xs, words, pairs, n, |r, sums| {
+                                let at = pass.start + r;
+                                out[at * stride + (s - strips.start) * STRIP..][..width]
+                                    .copy_from_slice(&sums[..width]);
+                            });
+                            continue;
+                        }
+                    };
                     let sums: &[f32] = bytemuck::cast_slice(&acc);
-                    let first = c * ROW_CHUNK + b * block;
-                    let present = (chunk.len() / inner - b * block).min(block);
-                    for r in 0..present {
-                        let at = (first + r) * stride + (s - first_strip) * STRIP;
+                    for (r, row) in pass.clone().enumerate() {
+                        let at = row * stride + (s - strips.start) * STRIP;
                         out[at..at + width].copy_from_slice(&sums[r * STRIP..r * STRIP + width]);
                     }
                 }
@@ -187,28 +257,65 @@ impl WithSimd for Product<'_> {
     }
 }
 
-/// `block` rows of `x` (`inner` floats each) times one packed strip: the sums of row `r` are
-/// vectors `r * STRIP / lanes` onwards, [`STRIP`] floats.
-#[inline(always)]
-fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::u32s], inner: usize, block: usize) -> [S::f32s; STRIP] {
+/// The kernel's sums for a pass of any size, one value at a time: only for rows laid out for
+/// another SIMD level than the one running (never on a dispatched path).
+fn plain(xs: &[f32], words: &[u32], pairs: usize, rows: usize, mut each: impl FnMut(usize, &[f32; STRIP])) {
+    for r in 0..rows {
+        let mut sums = [0.0f32; STRIP];
+        for p in 0..pairs {
+            for (c, sum) in sums.iter_mut().enumerate() {
+                let word = words[p * STRIP + c];
+                let (even, odd) = (f32::from_bits(word << 16), f32::from_bits(word & 0xFFFF_0000));
+                *sum += xs[2 * p * rows + r] * even + xs[(2 * p + 1) * rows + r] * odd;
+            }
+        }
+        each(r, &sums);
+    }
+}
+
+/// The most rows one pass of the kernel takes on `S`.
+fn rows_per_pass<S: Simd>() -> usize {
     let vectors = STRIP / S::F32_LANES;
-    let words = (vectors / 2).max(1);
+    let budget = if S::F32_LANES >= 16 { ACCUMULATORS } else { NARROW_ACCUMULATORS };
+    (budget / vectors).max(1)
+}
+
+/// `rows` split into passes: as many of `most` rows as fit, then the rest in passes of
+/// `most / 2`, `most / 4`, `most / 8`, two and one, largest first, so no row is padded.
+fn passes(rows: usize, most: usize) -> Vec<Range<usize>> {
+    let mut passes = Vec::new();
+    let mut start = 0;
+    for size in [most, most / 2, most / 4, most / 8, 2, 1] {
+        while size > 0 && rows - start >= size {
+            passes.push(start..start + size);
+            start += size;
+        }
+    }
+    passes
+}
+
+/// `rows` rows of `x` (a pass of [`Rows`]: `[k][r]`) times one packed strip of
+/// `pairs` pairs: row `r`'s [`STRIP`] sums are the vectors from `r * STRIP / lanes` on.
+#[inline(always)]
+fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::u32s], pairs: usize, rows: usize) -> [S::f32s; ACCUMULATORS] {
+    let vectors = STRIP / S::F32_LANES;
     let zero = simd.splat_f32s(0.0);
     let (shift, high) = (simd.splat_u32s(16), simd.splat_u32s(0xFFFF_0000));
-    // Room for the widest case, plain code's one row of `STRIP` one-float vectors; the
-    // compiler keeps the used ones in registers.
-    let mut acc = [zero; STRIP];
-    for (k, row) in strip.chunks_exact(words).take(inner).enumerate() {
-        // A bfloat16 is an f32's top half: the low halves shift up, the high ones are masked.
-        let mut w = [zero; STRIP];
-        for (v, &pair) in row.iter().enumerate() {
-            w[v] = simd.transmute_f32s_u32s(simd.wrapping_dyn_shl_u32s(pair, shift));
-            w[words + v] = simd.transmute_f32s_u32s(simd.and_u32s(pair, high));
+    // Room for the most any level uses; the compiler keeps the used ones in registers.
+    let mut acc = [zero; ACCUMULATORS];
+    for (words, x) in strip.chunks_exact(vectors).take(pairs).zip(x.chunks_exact(2 * rows)) {
+        // A bfloat16 is an f32's top half: input row 2p's halves shift up, 2p + 1's are masked.
+        let (mut even, mut odd) = ([zero; STRIP], [zero; STRIP]);
+        for (v, &pair) in words.iter().enumerate() {
+            even[v] = simd.transmute_f32s_u32s(simd.wrapping_dyn_shl_u32s(pair, shift));
+            odd[v] = simd.transmute_f32s_u32s(simd.and_u32s(pair, high));
         }
-        for r in 0..block {
-            let a = simd.splat_f32s(x[r * inner + k]);
-            for (v, &w) in w.iter().take(vectors).enumerate() {
-                acc[r * vectors + v] = simd.mul_add_f32s(a, w, acc[r * vectors + v]);
+        let (now, next) = x.split_at(rows);
+        for r in 0..rows {
+            let (a, b) = (simd.splat_f32s(now[r]), simd.splat_f32s(next[r]));
+            for v in 0..vectors {
+                let sum = simd.mul_add_f32s(a, even[v], acc[r * vectors + v]);
+                acc[r * vectors + v] = simd.mul_add_f32s(b, odd[v], sum);
             }
         }
     }
@@ -257,13 +364,29 @@ mod tests {
     #[test]
     fn weights_are_rounded_to_the_nearest_bfloat16_not_truncated() {
         // 1 + 3·2⁻⁹ lies between the bfloat16s 1 and 1 + 2⁻⁷ (seven mantissa bits), nearer
-        // the second; a truncation would keep the first. Column 20 sits in a word's high half.
-        let mut w = vec![0.0; 21];
+        // the second; a truncation would keep the first. Input row 0 sits in a word's low
+        // half, row 1 in its high half.
         let value = 1.0 + 3.0 / 512.0;
-        (w[0], w[20]) = (value, -value);
-        let packed = Packed::new(&ArrayView2::from_shape((21, 1), &w).expect("shape"));
-        let out = x_wt(&ArrayView2::from_shape((1, 1), &[1.0]).expect("shape"), &packed, NONE, 1);
-        assert_eq!((out[[0, 0]], out[[0, 20]]), (1.0 + 1.0 / 128.0, -(1.0 + 1.0 / 128.0)));
+        let w = [value, 0.0, 0.0, -value];
+        let packed = Packed::new(&ArrayView2::from_shape((2, 2), &w).expect("shape"));
+        let x = ArrayView2::from_shape((2, 2), &[1.0, 0.0, 0.0, 1.0]).expect("shape");
+        let out = x_wt(&x, &packed, NONE, 1);
+        assert_eq!((out[[0, 0]], out[[1, 1]]), (1.0 + 1.0 / 128.0, -(1.0 + 1.0 / 128.0)));
+    }
+
+    #[test]
+    fn passes_cover_every_row_once_largest_first() {
+        for most in [1, 2, 5, 24] {
+            for rows in 0..60 {
+                let passes = passes(rows, most);
+                assert_eq!(passes.iter().map(Range::len).sum::<usize>(), rows, "{rows} rows, {most}");
+                assert!(passes.windows(2).all(|p| p[0].end == p[1].start && p[0].len() >= p[1].len()));
+                let sizes = [most, most / 2, most / 4, most / 8, 2, 1];
+                assert!(passes.iter().all(|p| sizes.contains(&p.len())), "{rows} rows, {most}: {passes:?}");
+            }
+        }
+        assert_eq!(passes(26, 24), [0..24, 24..26]);
+        assert_eq!(passes(5, 1), [0..1, 1..2, 2..3, 3..4, 4..5]);
     }
 
     /// Deterministic values in [-1, 1] without a random-number crate.
@@ -287,10 +410,10 @@ mod tests {
 
     #[test]
     fn matches_the_naive_product_on_every_shape() {
-        // Rows around the blocks (3 and 6) and past a chunk (192); columns around a strip
-        // (32); inner sizes below and past a register.
-        for rows in [1, 2, 3, 5, 6, 7, 13, 193] {
-            for cols in [1, 31, 32, 33, 64, 75] {
+        // Rows around the passes (24, 12, 6, 5, 3, 2) and past a chunk (192); columns around
+        // a strip (16); inner sizes odd and even, below and past a register.
+        for rows in [1, 2, 3, 5, 6, 7, 13, 25, 47, 193] {
+            for cols in [1, 15, 16, 17, 33, 75] {
                 for inner in [1, 7, 16, 40, 384] {
                     for threads in [1, 2, 3] {
                         let (ours, want) = product(rows, cols, inner, threads);
@@ -309,8 +432,30 @@ mod tests {
         let (x, w) = (values(rows * inner, 1), values(cols * inner, 2));
         let packed = Packed::new(&ArrayView2::from_shape((cols, inner), &w).expect("shape"));
         let mut out = vec![0.0; rows * cols];
-        simd.vectorize(Product { x: &x, w: &packed, strips: 0..cols.div_ceil(STRIP), out: &mut out, stride: cols });
+        let rows = Rows::new(&x, inner, rows_per_pass::<S>());
+        simd.vectorize(Product {
+            rows: &rows,
+            w: &packed,
+            strips: 0..cols.div_ceil(STRIP),
+            out: &mut out,
+            stride: cols,
+        });
         (out, naive(&x, &w, inner))
+    }
+
+    #[test]
+    fn rows_laid_out_for_another_level_still_multiply_right() {
+        // Passes of 5, 2 and 1 rows (AVX2's) run on 16 lanes, whose kernels take 20, 10, 5, 2.
+        let (rows, cols, inner) = (13, 17, 9);
+        let (x, w) = (values(rows * inner, 3), values(cols * inner, 4));
+        let packed = Packed::new(&ArrayView2::from_shape((cols, inner), &w).expect("shape"));
+        let mut out = vec![0.0; rows * cols];
+        let laid = Rows::new(&x, inner, 5);
+        let strips = 0..cols.div_ceil(STRIP);
+        pulp::Scalar512b.vectorize(Product { rows: &laid, w: &packed, strips, out: &mut out, stride: cols });
+        for (got, want) in out.iter().zip(naive(&x, &w, inner)) {
+            assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{got} vs {want}");
+        }
     }
 
     #[test]
@@ -323,7 +468,7 @@ mod tests {
                 assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{level}: {got} vs {want}");
             }
         };
-        for (rows, cols, inner) in [(1, 33, 40), (7, 64, 384), (13, 75, 16)] {
+        for (rows, cols, inner) in [(1, 33, 40), (7, 64, 384), (13, 75, 16), (29, 17, 7)] {
             check("plain", product_on(pulp::Scalar::new(), rows, cols, inner));
             check("4 lanes", product_on(pulp::Scalar128b, rows, cols, inner));
             check("8 lanes", product_on(pulp::Scalar256b, rows, cols, inner));

@@ -31,6 +31,7 @@
 //! recall; its own calibrated floor, [`STATIC_MINILM_COSINE_FLOOR`]); [`TextEmbedder`] is the
 //! seam for any other encoder, local or remote.
 
+mod attention;
 mod bert;
 mod distill;
 mod elementwise;
