@@ -372,6 +372,44 @@ mod tests {
         assert_eq!(reported, [(0, 2), (2, 2)], "the first search's fill, and nothing for the second");
     }
 
+    /// Embeds a text as a point on the unit circle picked by its bytes: spread out, no sleep.
+    struct Angles;
+
+    impl TextEmbedder for Angles {
+        fn name(&self) -> &str {
+            "angles"
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            let angle = |t: &str| t.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))) as f32;
+            Ok(texts.iter().map(|t| vec![angle(t).sin(), angle(t).cos()]).collect())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_catalogue_scored_on_every_core_ranks_as_one_pass_would() {
+        // Past the size from which the cosines are shared over the cores.
+        let tools: Vec<ToolSchema> = (0..1_500)
+            .map(|i| schema(&format!("tool_{i}"), &format!("does thing {i}"), serde_json::json!({})))
+            .collect();
+        let catalog = DeferredCatalog::from_tools(tools.iter().cloned().map(|tool| (tool, None)));
+        let ranker = EmbeddingRanker::new(Arc::new(Angles)).bm25_weight(0.0);
+        let context = crate::rank::RankContext::default();
+        let hits = ranker.rank(RankRequest { query: "q", limit: 20, catalog: &catalog, context: &context }).await;
+        let got: Vec<String> = hits.unwrap_or_default().into_iter().map(|hit| hit.name).collect();
+        let vectors = Angles
+            .embed(&tools.iter().map(document).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>());
+        let query = Angles.embed(&["q"]).unwrap_or_default().concat();
+        let mut want: Vec<(f32, &str)> = vectors
+            .unwrap_or_default()
+            .iter()
+            .zip(&tools)
+            .map(|(v, tool)| (v.iter().zip(&query).map(|(a, b)| a * b).sum(), tool.name.as_str()))
+            .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let want: Vec<&str> = want.iter().take(20).map(|(_, name)| *name).collect();
+        assert_eq!(got, want);
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn two_searches_over_a_new_catalogue_embed_it_once() {
         let embedder = Arc::new(Lengths(0.into()));

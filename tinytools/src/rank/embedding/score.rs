@@ -138,17 +138,23 @@ impl EmbeddingRanker {
 }
 
 /// Each embedded catalogue tool's cosine to the query (tools without a vector of the query's
-/// length are left out).
+/// length are left out). From [`SHARED_FROM`] tools the table is read on every core: it is
+/// megabytes, cold after the query's embedding has streamed the model through the caches, and
+/// each core brings its own memory bandwidth.
 fn cosines<'a>(table: &Table, catalog: &'a DeferredCatalog, query: &[f32]) -> Vec<(f32, &'a str)> {
-    catalog
-        .iter()
-        .zip(table.rows())
-        .filter_map(|(tool, row)| {
-            let cosine = dot(row?, query);
-            Some((cosine, tool.schema().name.as_str())).filter(|(cosine, _)| cosine.is_finite())
-        })
-        .collect()
+    let rows: Vec<Option<&[f32]>> = table.rows().collect();
+    let cosine = |row: &Option<&[f32]>| row.map(|row| dot(row, query)).filter(|cosine| cosine.is_finite());
+    let values: Vec<Option<f32>> = if rows.len() >= SHARED_FROM {
+        use rayon::prelude::*;
+        rows.par_iter().with_min_len(SHARED_FROM / 2).map(cosine).collect()
+    } else {
+        rows.iter().map(cosine).collect()
+    };
+    catalog.iter().zip(values).filter_map(|(tool, cosine)| Some((cosine?, tool.schema().name.as_str()))).collect()
 }
+
+/// Catalogues from this many tools are scored on every core.
+const SHARED_FROM: usize = 1_000;
 
 /// `Σ a·b` over sixteen running sums, which the compiler turns into SIMD: one running sum
 /// cannot be reordered and costs a float add's latency per element (2 of a 3,420-tool search's
