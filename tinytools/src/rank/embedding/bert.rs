@@ -38,11 +38,10 @@ use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 /// speed there is a static model2vec-style model distilled from this one,
 /// [`StaticEmbedder`](super::StaticEmbedder) (microseconds a query).
 /// Those comparisons are of its products on `matrixmultiply`. Since 2026-12-06 they run on a
-/// kernel of its own over weights packed at load (`matmul`): BFCL's queries 2.5–2.9× and its
-/// catalogue 1.3× as fast as before, a query shared over both cores, the same vectors to 1e-6;
-/// GELU and softmax's `exp` run vectorized (`elementwise`), a further 1.1–1.4× a query and
-/// 1.4× a catalogue; the packed weights are bfloat16, half the bytes a query streams, the same
-/// recall and the published similarities within 5·10⁻⁴ (`docs/retrieval.md`).
+/// kernel of its own over bfloat16 weights packed at load (`matmul`), with GELU and softmax's
+/// `exp` vectorized (`elementwise`) and attention's heads shared over the cores (`attention`):
+/// a BFCL search about 4× as fast, the published similarities within 5·10⁻⁴; the steps and
+/// their measurements are in `docs/retrieval.md`.
 ///
 /// ```no_run
 /// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
