@@ -88,10 +88,10 @@ pub(super) struct Finish<'a> {
 }
 
 impl Finish<'_> {
-    /// Finishes `part`, rows of `width` output columns starting at column `start`.
-    fn apply(&self, part: &mut [f32], start: usize, width: usize) {
-        let bias = self.bias.get(start..start + width).unwrap_or(&[]);
-        for row in part.chunks_exact_mut(width.max(1)) {
+    /// Finishes `part`: each row's output columns from column `start` on.
+    fn apply(&self, part: &mut [&mut [f32]], start: usize) {
+        for row in part.iter_mut() {
+            let bias = self.bias.get(start..start + row.len()).unwrap_or(&[]);
             for (value, b) in row.iter_mut().zip(bias) {
                 *value += b;
             }
@@ -118,36 +118,37 @@ pub(super) fn x_wt(x: &ArrayView2<'_, f32>, w: &Packed, finish: Finish<'_>, thre
     Array2::from_shape_vec((rows, w.cols), out).unwrap_or_else(|_| Array2::zeros((rows, w.cols)))
 }
 
-/// [`Product`] over all of `w`'s strips, shared out over up to `threads` parts.
+/// [`Product`] over all of `w`'s strips, shared out over up to `threads` parts, each writing
+/// its own columns of every output row in place.
 fn product_on(threads: usize, x: &[f32], w: &Packed, finish: Finish<'_>, out: &mut [f32]) {
     let strips = w.cols.div_ceil(STRIP);
     let parts = threads.clamp(1, strips.max(1));
     // Laid out once for every part.
     let rows = &Arch::new().dispatch(Layout { x, inner: w.inner });
-    if parts == 1 {
-        Arch::new().dispatch(Product { rows, w, strips: 0..strips, out, stride: w.cols });
-        finish.apply(out, 0, w.cols);
-        return;
-    }
-    let count = x.len() / w.inner;
     let bounds: Vec<Range<usize>> = (0..parts).map(|p| p * strips / parts..(p + 1) * strips / parts).collect();
     let columns = |r: &Range<usize>| (r.end * STRIP).min(w.cols) - r.start * STRIP;
-    let mut locals: Vec<Vec<f32>> = bounds.iter().map(|r| vec![0.0; count * columns(r)]).collect();
-    rayon::scope(|scope| {
-        for (range, local) in bounds.iter().zip(locals.iter_mut()) {
-            let stride = columns(range);
-            scope.spawn(move |_| {
-                Arch::new().dispatch(Product { rows, w, strips: range.clone(), out: local, stride });
-                finish.apply(local, range.start * STRIP, stride);
-            });
-        }
-    });
-    for (range, local) in bounds.iter().zip(&locals) {
-        let (start, width) = (range.start * STRIP, columns(range));
-        for (row, part) in out.chunks_exact_mut(w.cols).zip(local.chunks_exact(width.max(1))) {
-            row[start..start + width].copy_from_slice(part);
+    let mut segments: Vec<Vec<&mut [f32]>> = bounds.iter().map(|_| Vec::with_capacity(x.len() / w.inner)).collect();
+    for row in out.chunks_exact_mut(w.cols) {
+        let mut rest = row;
+        for (range, part) in bounds.iter().zip(segments.iter_mut()) {
+            let (mine, more) = std::mem::take(&mut rest).split_at_mut(columns(range));
+            part.push(mine);
+            rest = more;
         }
     }
+    let run = |range: &Range<usize>, out: &mut Vec<&mut [f32]>| {
+        Arch::new().dispatch(Product { rows, w, strips: range.clone(), out });
+        finish.apply(out, range.start * STRIP);
+    };
+    if parts == 1 {
+        segments.iter_mut().zip(&bounds).for_each(|(out, range)| run(range, out));
+        return;
+    }
+    rayon::scope(|scope| {
+        for (range, out) in bounds.iter().zip(segments.iter_mut()) {
+            scope.spawn(move |_| run(range, out));
+        }
+    });
 }
 
 /// The input rows as the kernel reads them: in chunks of at most [`ROW_CHUNK`] rows, each
@@ -202,22 +203,21 @@ impl WithSimd for Layout<'_> {
     }
 }
 
-/// The input `rows` times the strips `strips` of `w`, into `out`: rows of `stride` floats,
-/// the first strip's first column at column 0.
-struct Product<'a> {
+/// The input `rows` times the strips `strips` of `w`, into `out`: one slice per output row,
+/// the first strip's first column at its index 0.
+struct Product<'a, 'o> {
     rows: &'a Rows,
     w: &'a Packed,
     strips: Range<usize>,
-    out: &'a mut [f32],
-    stride: usize,
+    out: &'a mut [&'o mut [f32]],
 }
 
-impl WithSimd for Product<'_> {
+impl WithSimd for Product<'_, '_> {
     type Output = ();
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
-        let Self { rows, w, strips, out, stride } = self;
+        let Self { rows, w, strips, out } = self;
         let (cols, pairs, most) = (w.cols, w.pairs(), rows.most);
         // `rows` is laid out for this level (`Layout`); any other pass size takes `plain`.
         let fits = most == rows_per_pass::<S>();
@@ -238,18 +238,17 @@ impl WithSimd for Product<'_> {
                         2 if fits => kernel(simd, xs, strip, pairs, 2.min(most)),
                         1 => kernel(simd, xs, strip, pairs, 1),
                         n => {
+                            let at = (s - strips.start) * STRIP;
                             plain(xs, words, pairs, n, |r, sums| {
-                                let at = pass.start + r;
-                                out[at * stride + (s - strips.start) * STRIP..][..width]
-                                    .copy_from_slice(&sums[..width]);
+                                out[pass.start + r][at..at + width].copy_from_slice(&sums[..width]);
                             });
                             continue;
                         }
                     };
                     let sums: &[f32] = bytemuck::cast_slice(&acc);
-                    for (r, row) in pass.clone().enumerate() {
-                        let at = row * stride + (s - strips.start) * STRIP;
-                        out[at..at + width].copy_from_slice(&sums[r * STRIP..r * STRIP + width]);
+                    let at = (s - strips.start) * STRIP;
+                    for (r, row) in out[pass.clone()].iter_mut().enumerate() {
+                        row[at..at + width].copy_from_slice(&sums[r * STRIP..r * STRIP + width]);
                     }
                 }
             }
@@ -433,13 +432,8 @@ mod tests {
         let packed = Packed::new(&ArrayView2::from_shape((cols, inner), &w).expect("shape"));
         let mut out = vec![0.0; rows * cols];
         let rows = Rows::new(&x, inner, rows_per_pass::<S>());
-        simd.vectorize(Product {
-            rows: &rows,
-            w: &packed,
-            strips: 0..cols.div_ceil(STRIP),
-            out: &mut out,
-            stride: cols,
-        });
+        let mut segments: Vec<&mut [f32]> = out.chunks_exact_mut(cols).collect();
+        simd.vectorize(Product { rows: &rows, w: &packed, strips: 0..cols.div_ceil(STRIP), out: &mut segments });
         (out, naive(&x, &w, inner))
     }
 
@@ -452,7 +446,8 @@ mod tests {
         let mut out = vec![0.0; rows * cols];
         let laid = Rows::new(&x, inner, 5);
         let strips = 0..cols.div_ceil(STRIP);
-        pulp::Scalar512b.vectorize(Product { rows: &laid, w: &packed, strips, out: &mut out, stride: cols });
+        let mut segments: Vec<&mut [f32]> = out.chunks_exact_mut(cols).collect();
+        pulp::Scalar512b.vectorize(Product { rows: &laid, w: &packed, strips, out: &mut segments });
         for (got, want) in out.iter().zip(naive(&x, &w, inner)) {
             assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{got} vs {want}");
         }
