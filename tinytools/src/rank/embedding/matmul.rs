@@ -9,7 +9,7 @@
 //! time, so the kernel reads a strip front to back. The kernel broadcasts each input value of
 //! a pass of rows and multiplies it into the strip, on the widest SIMD the CPU has (pulp picks
 //! AVX-512, AVX2 + FMA or plain code at run time, safely). A pass is as many rows as the
-//! registers hold sums for (24 on AVX-512), so a query's rows usually pass each strip once and
+//! registers hold sums for (20 on AVX-512), so a query's rows mostly pass each strip once and
 //! the weights stream from memory while the sums are computed, not before; the inputs of a
 //! pass are interleaved (`[k][r]`) so its values for one step sit side by side. Inputs are
 //! walked in chunks of [`ROW_CHUNK`] rows that stay in the core's L2 while every strip passes,
