@@ -295,13 +295,19 @@ fn passes(rows: usize, most: usize) -> Vec<Range<usize>> {
 
 /// `rows` rows of `x` (a pass of [`Rows`]: `[k][r]`) times one packed strip of
 /// `pairs` pairs: row `r`'s [`STRIP`] sums are the vectors from `r * STRIP / lanes` on.
+///
+/// A pass small enough to spare the registers keeps the even and the odd input rows' products
+/// in separate sums, added at the end: with one sum a vector, each step waits for two chained
+/// FMAs (8 cycles), so a pass of one to ten rows ran at its latency, not at the FMA units'
+/// rate; split, each sum takes one FMA a step.
 #[inline(always)]
 fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::u32s], pairs: usize, rows: usize) -> [S::f32s; ACCUMULATORS] {
     let vectors = STRIP / S::F32_LANES;
+    let split = 2 * rows * vectors <= if S::F32_LANES >= 16 { ACCUMULATORS } else { NARROW_ACCUMULATORS };
     let zero = simd.splat_f32s(0.0);
     let (shift, high) = (simd.splat_u32s(16), simd.splat_u32s(0xFFFF_0000));
     // Room for the most any level uses; the compiler keeps the used ones in registers.
-    let mut acc = [zero; ACCUMULATORS];
+    let (mut acc, mut odd_acc) = ([zero; ACCUMULATORS], [zero; ACCUMULATORS]);
     for (words, x) in strip.chunks_exact(vectors).take(pairs).zip(x.chunks_exact(2 * rows)) {
         // A bfloat16 is an f32's top half: input row 2p's halves shift up, 2p + 1's are masked.
         let (mut even, mut odd) = ([zero; STRIP], [zero; STRIP]);
@@ -313,9 +319,19 @@ fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::u32s], pairs: usize, rows: us
         for r in 0..rows {
             let (a, b) = (simd.splat_f32s(now[r]), simd.splat_f32s(next[r]));
             for v in 0..vectors {
-                let sum = simd.mul_add_f32s(a, even[v], acc[r * vectors + v]);
-                acc[r * vectors + v] = simd.mul_add_f32s(b, odd[v], sum);
+                let i = r * vectors + v;
+                if split {
+                    acc[i] = simd.mul_add_f32s(a, even[v], acc[i]);
+                    odd_acc[i] = simd.mul_add_f32s(b, odd[v], odd_acc[i]);
+                } else {
+                    acc[i] = simd.mul_add_f32s(b, odd[v], simd.mul_add_f32s(a, even[v], acc[i]));
+                }
             }
+        }
+    }
+    if split {
+        for (sum, odd) in acc.iter_mut().zip(odd_acc).take(rows * vectors) {
+            *sum = simd.add_f32s(*sum, odd);
         }
     }
     acc
