@@ -121,34 +121,53 @@ pub(super) fn x_wt(x: &ArrayView2<'_, f32>, w: &Packed, finish: Finish<'_>, thre
 /// [`Product`] over all of `w`'s strips, shared out over up to `threads` parts, each writing
 /// its own columns of every output row in place.
 fn product_on(threads: usize, x: &[f32], w: &Packed, finish: Finish<'_>, out: &mut [f32]) {
-    let strips = w.cols.div_ceil(STRIP);
-    let parts = threads.clamp(1, strips.max(1));
-    // Laid out once for every part.
-    let rows = &Arch::new().dispatch(Layout { x, inner: w.inner });
-    let bounds: Vec<Range<usize>> = (0..parts).map(|p| p * strips / parts..(p + 1) * strips / parts).collect();
-    let columns = |r: &Range<usize>| (r.end * STRIP).min(w.cols) - r.start * STRIP;
-    let mut segments: Vec<Vec<&mut [f32]>> = bounds.iter().map(|_| Vec::with_capacity(x.len() / w.inner)).collect();
-    for row in out.chunks_exact_mut(w.cols) {
-        let mut rest = row;
-        for (range, part) in bounds.iter().zip(segments.iter_mut()) {
-            let (mine, more) = std::mem::take(&mut rest).split_at_mut(columns(range));
-            part.push(mine);
-            rest = more;
+    Arch::new().dispatch(Shared { threads, x, w, finish, out });
+}
+
+/// [`product_on`] on one SIMD level: the rows are laid out once for it, and every part runs
+/// on the same level, so each pass has a size the level's kernels take.
+struct Shared<'a> {
+    threads: usize,
+    x: &'a [f32],
+    w: &'a Packed,
+    finish: Finish<'a>,
+    out: &'a mut [f32],
+}
+
+impl WithSimd for Shared<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Self { threads, x, w, finish, out } = self;
+        let strips = w.cols.div_ceil(STRIP);
+        let parts = threads.clamp(1, strips.max(1));
+        let rows = &Rows::new(x, w.inner, rows_per_pass::<S>());
+        let bounds: Vec<Range<usize>> = (0..parts).map(|p| p * strips / parts..(p + 1) * strips / parts).collect();
+        let columns = |r: &Range<usize>| (r.end * STRIP).min(w.cols) - r.start * STRIP;
+        let mut segments: Vec<Vec<&mut [f32]>> = bounds.iter().map(|_| Vec::with_capacity(x.len() / w.inner)).collect();
+        for row in out.chunks_exact_mut(w.cols) {
+            let mut rest = row;
+            for (range, part) in bounds.iter().zip(segments.iter_mut()) {
+                let (mine, more) = std::mem::take(&mut rest).split_at_mut(columns(range));
+                part.push(mine);
+                rest = more;
+            }
         }
-    }
-    let run = |range: &Range<usize>, out: &mut Vec<&mut [f32]>| {
-        Arch::new().dispatch(Product { rows, w, strips: range.clone(), out });
-        finish.apply(out, range.start * STRIP);
-    };
-    if parts == 1 {
-        segments.iter_mut().zip(&bounds).for_each(|(out, range)| run(range, out));
-        return;
-    }
-    rayon::scope(|scope| {
-        for (range, out) in bounds.iter().zip(segments.iter_mut()) {
-            scope.spawn(move |_| run(range, out));
+        let run = |range: &Range<usize>, out: &mut Vec<&mut [f32]>| {
+            simd.vectorize(Product { rows, w, strips: range.clone(), out });
+            finish.apply(out, range.start * STRIP);
+        };
+        if parts == 1 {
+            segments.iter_mut().zip(&bounds).for_each(|(out, range)| run(range, out));
+            return;
         }
-    });
+        rayon::scope(|scope| {
+            for (range, out) in bounds.iter().zip(segments.iter_mut()) {
+                scope.spawn(move |_| run(range, out));
+            }
+        });
+    }
 }
 
 /// The input rows as the kernel reads them: in chunks of at most [`ROW_CHUNK`] rows, each
@@ -156,7 +175,6 @@ fn product_on(threads: usize, x: &[f32], w: &Packed, finish: Finish<'_>, out: &m
 /// input column (`[k][r]`, `k` padded to an even count with zeros), so a pass's values for one
 /// step of the sum sit side by side.
 struct Rows {
-    most: usize,
     /// `in` rounded up to even: the floats of one row in `values`.
     padded: usize,
     /// Each chunk's passes, as row ranges of the whole input.
@@ -184,27 +202,12 @@ impl Rows {
                 }
             }
         }
-        Self { most, padded, chunks, values }
+        Self { padded, chunks, values }
     }
 }
 
-/// Lays `x` out for the SIMD level the products will run on.
-struct Layout<'a> {
-    x: &'a [f32],
-    inner: usize,
-}
-
-impl WithSimd for Layout<'_> {
-    type Output = Rows;
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) -> Rows {
-        Rows::new(self.x, self.inner, rows_per_pass::<S>())
-    }
-}
-
-/// The input `rows` times the strips `strips` of `w`, into `out`: one slice per output row,
-/// the first strip's first column at its index 0.
+/// The input `rows` (laid out for the level this runs on) times the strips `strips` of `w`,
+/// into `out`: one slice per output row, the first strip's first column at its index 0.
 struct Product<'a, 'o> {
     rows: &'a Rows,
     w: &'a Packed,
@@ -218,9 +221,7 @@ impl WithSimd for Product<'_, '_> {
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
         let Self { rows, w, strips, out } = self;
-        let (cols, pairs, most) = (w.cols, w.pairs(), rows.most);
-        // `rows` is laid out for this level (`Layout`); any other pass size takes `plain`.
-        let fits = most == rows_per_pass::<S>();
+        let (cols, pairs, most) = (w.cols, w.pairs(), rows_per_pass::<S>());
         for chunk in &rows.chunks {
             for s in strips.clone() {
                 let Some(words) = w.data.get(s * pairs * STRIP..(s + 1) * pairs * STRIP) else { continue };
@@ -229,21 +230,14 @@ impl WithSimd for Product<'_, '_> {
                 for pass in chunk {
                     let xs = &rows.values[pass.start * rows.padded..pass.end * rows.padded];
                     // Each size is a constant once `S` is known, so every call below is its own
-                    // unrolled kernel with its sums in registers.
+                    // unrolled kernel with its sums in registers; `passes` makes no other size.
                     let acc = match pass.len() {
-                        n if fits && n == most => kernel(simd, xs, strip, pairs, most),
-                        n if fits && n == most / 2 => kernel(simd, xs, strip, pairs, most / 2),
-                        n if fits && n == most / 4 => kernel(simd, xs, strip, pairs, most / 4),
-                        n if fits && n == most / 8 => kernel(simd, xs, strip, pairs, most / 8),
-                        2 if fits => kernel(simd, xs, strip, pairs, 2.min(most)),
-                        1 => kernel(simd, xs, strip, pairs, 1),
-                        n => {
-                            let at = (s - strips.start) * STRIP;
-                            plain(xs, words, pairs, n, |r, sums| {
-                                out[pass.start + r][at..at + width].copy_from_slice(&sums[..width]);
-                            });
-                            continue;
-                        }
+                        n if n == most => kernel(simd, xs, strip, pairs, most),
+                        n if n == most / 2 => kernel(simd, xs, strip, pairs, most / 2),
+                        n if n == most / 4 => kernel(simd, xs, strip, pairs, most / 4),
+                        n if n == most / 8 => kernel(simd, xs, strip, pairs, most / 8),
+                        2 => kernel(simd, xs, strip, pairs, 2.min(most)),
+                        _ => kernel(simd, xs, strip, pairs, 1),
                     };
                     let sums: &[f32] = bytemuck::cast_slice(&acc);
                     let at = (s - strips.start) * STRIP;
@@ -256,27 +250,14 @@ impl WithSimd for Product<'_, '_> {
     }
 }
 
-/// The kernel's sums for a pass of any size, one value at a time: only for rows laid out for
-/// another SIMD level than the one running (never on a dispatched path).
-fn plain(xs: &[f32], words: &[u32], pairs: usize, rows: usize, mut each: impl FnMut(usize, &[f32; STRIP])) {
-    for r in 0..rows {
-        let mut sums = [0.0f32; STRIP];
-        for p in 0..pairs {
-            for (c, sum) in sums.iter_mut().enumerate() {
-                let word = words[p * STRIP + c];
-                let (even, odd) = (f32::from_bits(word << 16), f32::from_bits(word & 0xFFFF_0000));
-                *sum += xs[2 * p * rows + r] * even + xs[(2 * p + 1) * rows + r] * odd;
-            }
-        }
-        each(r, &sums);
-    }
+/// The accumulator registers a pass may use on `S`.
+fn accumulators<S: Simd>() -> usize {
+    if S::F32_LANES >= 16 { ACCUMULATORS } else { NARROW_ACCUMULATORS }
 }
 
 /// The most rows one pass of the kernel takes on `S`.
 fn rows_per_pass<S: Simd>() -> usize {
-    let vectors = STRIP / S::F32_LANES;
-    let budget = if S::F32_LANES >= 16 { ACCUMULATORS } else { NARROW_ACCUMULATORS };
-    (budget / vectors).max(1)
+    (accumulators::<S>() / (STRIP / S::F32_LANES)).max(1)
 }
 
 /// `rows` split into passes: as many of `most` rows as fit, then the rest in passes of
@@ -303,7 +284,7 @@ fn passes(rows: usize, most: usize) -> Vec<Range<usize>> {
 #[inline(always)]
 fn kernel<S: Simd>(simd: S, x: &[f32], strip: &[S::u32s], pairs: usize, rows: usize) -> [S::f32s; ACCUMULATORS] {
     let vectors = STRIP / S::F32_LANES;
-    let split = 2 * rows * vectors <= if S::F32_LANES >= 16 { ACCUMULATORS } else { NARROW_ACCUMULATORS };
+    let split = 2 * rows * vectors <= accumulators::<S>();
     let zero = simd.splat_f32s(0.0);
     let (shift, high) = (simd.splat_u32s(16), simd.splat_u32s(0xFFFF_0000));
     // Room for the most any level uses; the compiler keeps the used ones in registers.
@@ -451,22 +432,6 @@ mod tests {
         let mut segments: Vec<&mut [f32]> = out.chunks_exact_mut(cols).collect();
         simd.vectorize(Product { rows: &rows, w: &packed, strips: 0..cols.div_ceil(STRIP), out: &mut segments });
         (out, naive(&x, &w, inner))
-    }
-
-    #[test]
-    fn rows_laid_out_for_another_level_still_multiply_right() {
-        // Passes of 5, 2 and 1 rows (AVX2's) run on 16 lanes, whose kernels take 20, 10, 5, 2.
-        let (rows, cols, inner) = (13, 17, 9);
-        let (x, w) = (values(rows * inner, 3), values(cols * inner, 4));
-        let packed = Packed::new(&ArrayView2::from_shape((cols, inner), &w).expect("shape"));
-        let mut out = vec![0.0; rows * cols];
-        let laid = Rows::new(&x, inner, 5);
-        let strips = 0..cols.div_ceil(STRIP);
-        let mut segments: Vec<&mut [f32]> = out.chunks_exact_mut(cols).collect();
-        pulp::Scalar512b.vectorize(Product { rows: &laid, w: &packed, strips, out: &mut segments });
-        for (got, want) in out.iter().zip(naive(&x, &w, inner)) {
-            assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{got} vs {want}");
-        }
     }
 
     #[test]
