@@ -128,6 +128,16 @@ impl DeferredCatalog {
         self.tools.binary_search_by(|tool| tool.schema().name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
     }
 
+    /// The index of the tool of that name in [`iter`](Self::iter)'s order (name order).
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.tools.binary_search_by(|tool| tool.schema().name.as_str().cmp(name)).ok()
+    }
+
+    /// The name of the tool at `at` in [`iter`](Self::iter)'s order.
+    pub(crate) fn name_at(&self, at: usize) -> Option<&str> {
+        self.tools.get(at).map(|tool| tool.schema().name.as_str())
+    }
+
     /// How many tools the catalogue holds.
     pub fn len(&self) -> usize {
         self.tools.len()
