@@ -128,11 +128,6 @@ impl DeferredCatalog {
         self.tools.binary_search_by(|tool| tool.schema().name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
     }
 
-    /// The index of the tool of that name in [`iter`](Self::iter)'s order (name order).
-    pub(crate) fn position(&self, name: &str) -> Option<usize> {
-        self.tools.binary_search_by(|tool| tool.schema().name.as_str().cmp(name)).ok()
-    }
-
     /// The name of the tool at `at` in [`iter`](Self::iter)'s order.
     pub(crate) fn name_at(&self, at: usize) -> Option<&str> {
         self.tools.get(at).map(|tool| tool.schema().name.as_str())
@@ -179,6 +174,18 @@ impl DeferredCatalog {
     /// assert!(catalog.bm25("list 26 instances", 1)[0].confidence < sure);
     /// ```
     pub fn bm25(&self, query: &str, limit: usize) -> Vec<RankedTool> {
+        self.bm25_at(query, limit)
+            .into_iter()
+            .map(|(at, confidence)| RankedTool {
+                name: self.tools[at].schema().name.clone(),
+                confidence: Some(confidence),
+            })
+            .collect()
+    }
+
+    /// [`bm25`](Self::bm25)'s hits as positions in [`iter`](Self::iter)'s order, with their
+    /// confidences.
+    pub(crate) fn bm25_at(&self, query: &str, limit: usize) -> Vec<(usize, f32)> {
         let (query, numbers) = without_numbers(query, |number| self.name_numbers.iter().any(|n| n == number));
         let mut distinct = numbers;
         distinct.sort_unstable();
@@ -186,7 +193,7 @@ impl DeferredCatalog {
         self.index
             .search_without(&query, limit, distinct.len())
             .into_iter()
-            .map(|hit| RankedTool { name: self.tools[hit.doc].schema().name.clone(), confidence: Some(hit.confidence) })
+            .map(|hit| (hit.doc, hit.confidence))
             .collect()
     }
 }

@@ -131,15 +131,15 @@ impl EmbeddingRanker {
         if self.bm25_weight <= 0.0 {
             return Vec::new();
         }
-        let hits = catalog.bm25(query, BM25_CANDIDATES.max(limit));
-        let best = hits.first().and_then(|hit| hit.confidence).unwrap_or(0.0);
+        let hits = catalog.bm25_at(query, BM25_CANDIDATES.max(limit));
+        let best = hits.first().map_or(0.0, |&(_, confidence)| confidence);
         if best <= 0.0 {
             return Vec::new();
         }
         let mut lexical = vec![0.0; catalog.len()];
-        for hit in hits {
-            if let Some(at) = catalog.position(&hit.name) {
-                lexical[at] = hit.confidence.unwrap_or(0.0) / best;
+        for (at, confidence) in hits {
+            if let Some(slot) = lexical.get_mut(at) {
+                *slot = confidence / best;
             }
         }
         lexical
@@ -178,10 +178,10 @@ impl WithSimd for Cosines<'_, '_> {
         let mut cosines = Vec::with_capacity(self.rows.len());
         for row in self.rows {
             let cosine = match row {
-                Some(row) => dot_on(simd, row, self.query),
-                None => f32::NAN,
+                Some(row) => Some(dot_on(simd, row, self.query)).filter(|c| c.is_finite()),
+                None => None,
             };
-            cosines.push(Some(cosine).filter(|c| c.is_finite()));
+            cosines.push(cosine);
         }
         cosines
     }
