@@ -53,7 +53,7 @@ pub use servers::{Lease, Servers};
 /// The host's pre-search through the gateway, as `tinytools` ships it.
 pub use tinytools::mcp::GatewayPreSearch as PreSearch;
 use tinytools::model::{ChatModel, Message};
-use tinytools::run::{Agent, RunEvent, RunStreamItem};
+use tinytools::run::{Agent, RunError, RunEvent, RunOutcome, RunStreamItem};
 use tinytools::tool::TOOL_SEARCH;
 pub use warm::warm;
 
@@ -88,18 +88,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
     }
     let started = Instant::now();
     let messages = vec![Message::system(spec.system_prompt.as_ref()), Message::user(task.prompt)];
-    let (outcome, first_text_ms) = if spec.stream {
-        let mut stream = agent.stream(messages);
-        let mut first_text_ms = None;
-        while let Some(item) = stream.next().await {
-            if first_text_ms.is_none() && matches!(item, RunStreamItem::TextDelta { .. }) {
-                first_text_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
-            }
-        }
-        (stream.finish().await, first_text_ms)
-    } else {
-        (agent.run(messages).await, None)
-    };
+    let (outcome, first_text_ms) = drive(&agent, messages, spec.stream, started).await;
     let wall_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let (log, keyword_log) = recording.turns_and_keywords();
     let events = events.taken();
@@ -108,21 +97,7 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         Err(error) => (error.transcript.messages.clone(), Some(error.to_string())),
     };
     let judgement = tasks::judge(task, &messages);
-    let pre_promoted = pre_searched
-        .into_iter()
-        .chain(
-            events
-                .iter()
-                .filter_map(|event| match event {
-                    RunEvent::ToolsPromoted { names, cause: tinytools::run::Promotion::UserMessage { .. } } => {
-                        Some(names)
-                    }
-                    _ => None,
-                })
-                .flatten()
-                .cloned(),
-        )
-        .collect();
+    let pre_promoted = promoted_for_the_user(pre_searched, &events);
     let aids_acted = events.iter().filter_map(aid_acted).collect();
     let answered = tasks::last_reply(&messages).is_some_and(|(content, _)| !content.trim().is_empty());
     TaskResult {
@@ -147,6 +122,47 @@ pub async fn run_task(model: Arc<dyn ChatModel>, spec: &ArmSpec, task: &Task) ->
         aids_acted,
         messages,
     }
+}
+
+/// The run, streamed or not, and when the first text arrived (ms after `started`) when
+/// streamed.
+async fn drive(
+    agent: &Agent,
+    messages: Vec<Message>,
+    stream: bool,
+    started: Instant,
+) -> (Result<RunOutcome, RunError>, Option<f64>) {
+    if !stream {
+        return (agent.run(messages).await, None);
+    }
+    let mut stream = agent.stream(messages);
+    let mut first_text_ms = None;
+    while let Some(item) = stream.next().await {
+        if first_text_ms.is_none() && matches!(item, RunStreamItem::TextDelta { .. }) {
+            first_text_ms = Some(started.elapsed().as_secs_f64() * 1_000.0);
+        }
+    }
+    (stream.finish().await, first_text_ms)
+}
+
+/// What reached the model before its first call because of the user's words: the host's
+/// pre-search, then the run's own pre-promotion.
+fn promoted_for_the_user(pre_searched: Vec<String>, events: &[RunEvent]) -> Vec<String> {
+    pre_searched
+        .into_iter()
+        .chain(
+            events
+                .iter()
+                .filter_map(|event| match event {
+                    RunEvent::ToolsPromoted { names, cause: tinytools::run::Promotion::UserMessage { .. } } => {
+                        Some(names)
+                    }
+                    _ => None,
+                })
+                .flatten()
+                .cloned(),
+        )
+        .collect()
 }
 
 /// `name:kind` for an aid's action, as the report records it.

@@ -33,75 +33,24 @@ fn main() {
     }
 }
 
+/// The command line's choices.
+struct Options {
+    profile: ProviderProfile,
+    strict: bool,
+    summary: bool,
+    json: bool,
+    budget: SchemaCompaction,
+    tools_file: Option<String>,
+}
+
 fn run() -> Result<(), String> {
-    let mut args = std::env::args().skip(1);
-    let mut profile = ProviderProfile::OPENAI;
-    let (mut strict, mut summary, mut json_output) = (false, false, false);
-    let mut budget = SchemaCompaction::THIRD_PARTY;
-    let mut tools_file = None;
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--profile" => {
-                let name = value()?;
-                profile = ProviderProfile::ALL
-                    .into_iter()
-                    .find(|p| p.name == name)
-                    .ok_or_else(|| format!("unknown profile `{name}`"))?;
-            }
-            "--strict" => strict = true,
-            "--summary" => summary = true,
-            "--json" => json_output = true,
-            "--max-schema-bytes" => budget.max_schema_bytes = Some(value()?.parse().map_err(|_| "a byte count")?),
-            "--max-description-bytes" => {
-                budget.max_description_bytes = Some(value()?.parse().map_err(|_| "a byte count")?)
-            }
-            "--tools" => tools_file = Some(value()?),
-            other => return Err(format!("unknown option `{other}`; see the example's header")),
-        }
-    }
-    let schemas: Vec<(ToolSchema, Option<SchemaCompaction>)> = match &tools_file {
-        Some(path) => eval::read_jsonl::<eval::EvalTool>(path.as_ref())?
-            .into_iter()
-            .map(|t| {
-                (
-                    ToolSchema {
-                        name: t.id,
-                        description: t.description,
-                        parameters: eval::normalize_schema(&t.parameters),
-                    },
-                    None,
-                )
-            })
-            .collect(),
-        None => catalogue::all_direct_registry().iter().map(|t| (t.schema().clone(), t.compaction())).collect(),
-    };
-    let counter = TiktokenCounter::O200K;
-    let cost = |schema: &ToolSchema| {
-        let text = schema.to_compact_json();
-        (text.len(), counter.count(&text))
-    };
-    let plain = SchemaPreparation::new(profile).with_strict(strict);
-    let budgeted = plain.with_compaction(budget);
-    let rows: Vec<Row> = schemas
-        .iter()
-        .map(|(schema, hint)| {
-            let compacted = budgeted.prepare(schema, *hint);
-            let report = compacted.report.clone();
-            Row {
-                name: schema.name.clone(),
-                canonical: cost(schema),
-                prepared: cost(&plain.prepare(schema, None).schema),
-                compacted: cost(&compacted.schema),
-                rungs: report.as_ref().map_or(0, |r| r.rungs.len()),
-                fits: report.is_none_or(|r| r.fits),
-            }
-        })
-        .collect();
+    let options = options()?;
+    let rows = rows(&schemas(options.tools_file.as_deref())?, &options);
     let total = |pick: fn(&Row) -> (usize, usize)| rows.iter().map(pick).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     let (canonical, prepared, compacted) = (total(|r| r.canonical), total(|r| r.prepared), total(|r| r.compacted));
     let over = rows.iter().filter(|r| !r.fits).count();
-    if json_output {
+    let Options { profile, strict, budget, .. } = options;
+    if options.json {
         let report = json!({
             "tools": rows.len(), "profile": profile.name, "strict": strict,
             "budget": {"max_schema_bytes": budget.max_schema_bytes, "max_description_bytes": budget.max_description_bytes},
@@ -120,28 +69,106 @@ fn run() -> Result<(), String> {
         budget.max_schema_bytes,
         budget.max_description_bytes
     );
-    if !summary {
-        println!(
-            "{:<32} {:>14} {:>14} {:>14} {:>5}",
-            "tool", "canonical B/t", "prepared B/t", "compacted B/t", "rungs"
-        );
-        for row in &rows {
-            let pair = |(b, t): (usize, usize)| format!("{b}/{t}");
-            let floor = if row.fits { "" } else { " (floor, over budget)" };
-            println!(
-                "{:<32} {:>14} {:>14} {:>14} {:>5}{floor}",
-                row.name,
-                pair(row.canonical),
-                pair(row.prepared),
-                pair(row.compacted),
-                row.rungs
-            );
-        }
-        println!();
+    if !options.summary {
+        print_rows(&rows);
     }
     println!("{} tools", rows.len());
     println!("  canonical  {:>9} bytes {:>8} tokens", canonical.0, canonical.1);
     println!("  prepared   {:>9} bytes {:>8} tokens", prepared.0, prepared.1);
     println!("  compacted  {:>9} bytes {:>8} tokens   ({over} at the floor, over budget)", compacted.0, compacted.1);
     Ok(())
+}
+
+fn options() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let mut options = Options {
+        profile: ProviderProfile::OPENAI,
+        strict: false,
+        summary: false,
+        json: false,
+        budget: SchemaCompaction::THIRD_PARTY,
+        tools_file: None,
+    };
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--profile" => {
+                let name = value()?;
+                options.profile = ProviderProfile::ALL
+                    .into_iter()
+                    .find(|p| p.name == name)
+                    .ok_or_else(|| format!("unknown profile `{name}`"))?;
+            }
+            "--strict" => options.strict = true,
+            "--summary" => options.summary = true,
+            "--json" => options.json = true,
+            "--max-schema-bytes" => {
+                options.budget.max_schema_bytes = Some(value()?.parse().map_err(|_| "a byte count")?);
+            }
+            "--max-description-bytes" => {
+                options.budget.max_description_bytes = Some(value()?.parse().map_err(|_| "a byte count")?);
+            }
+            "--tools" => options.tools_file = Some(value()?),
+            other => return Err(format!("unknown option `{other}`; see the example's header")),
+        }
+    }
+    Ok(options)
+}
+
+/// The schemas to report on: an eval `tools.jsonl`, or the 41-tool catalogue with its hints.
+fn schemas(tools_file: Option<&str>) -> Result<Vec<(ToolSchema, Option<SchemaCompaction>)>, String> {
+    Ok(match tools_file {
+        Some(path) => eval::read_jsonl::<eval::EvalTool>(path.as_ref())?
+            .into_iter()
+            .map(|t| {
+                let parameters = eval::normalize_schema(&t.parameters);
+                (ToolSchema { name: t.id, description: t.description, parameters }, None)
+            })
+            .collect(),
+        None => catalogue::all_direct_registry().iter().map(|t| (t.schema().clone(), t.compaction())).collect(),
+    })
+}
+
+/// Each schema's cost as written, prepared for the profile, and compacted to the budget.
+fn rows(schemas: &[(ToolSchema, Option<SchemaCompaction>)], options: &Options) -> Vec<Row> {
+    let counter = TiktokenCounter::O200K;
+    let cost = |schema: &ToolSchema| {
+        let text = schema.to_compact_json();
+        (text.len(), counter.count(&text))
+    };
+    let plain = SchemaPreparation::new(options.profile).with_strict(options.strict);
+    let budgeted = plain.with_compaction(options.budget);
+    schemas
+        .iter()
+        .map(|(schema, hint)| {
+            let compacted = budgeted.prepare(schema, *hint);
+            let report = compacted.report.clone();
+            Row {
+                name: schema.name.clone(),
+                canonical: cost(schema),
+                prepared: cost(&plain.prepare(schema, None).schema),
+                compacted: cost(&compacted.schema),
+                rungs: report.as_ref().map_or(0, |r| r.rungs.len()),
+                fits: report.is_none_or(|r| r.fits),
+            }
+        })
+        .collect()
+}
+
+/// One line per tool.
+fn print_rows(rows: &[Row]) {
+    println!("{:<32} {:>14} {:>14} {:>14} {:>5}", "tool", "canonical B/t", "prepared B/t", "compacted B/t", "rungs");
+    for row in rows {
+        let pair = |(b, t): (usize, usize)| format!("{b}/{t}");
+        let floor = if row.fits { "" } else { " (floor, over budget)" };
+        println!(
+            "{:<32} {:>14} {:>14} {:>14} {:>5}{floor}",
+            row.name,
+            pair(row.canonical),
+            pair(row.prepared),
+            pair(row.compacted),
+            row.rungs
+        );
+    }
+    println!();
 }

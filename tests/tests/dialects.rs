@@ -105,11 +105,13 @@ fn offered() -> Vec<ToolSchema> {
         .collect()
 }
 
-#[test]
-fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_an_offered_tool() {
-    let tools = offered();
-    type Case<'a> = (&'a str, Dialect, Option<(&'a str, Value)>, &'a str);
-    let cases: [Case<'_>; 13] = [
+/// A malformed reply: its label, the dialect that reads it, the one call it should yield (or
+/// none), and the reply.
+type Case = (&'static str, Dialect, Option<(&'static str, Value)>, &'static str);
+
+/// Replies in the JSON-in-tag dialect, as small models garble it.
+fn json_in_tag_cases() -> Vec<Case> {
+    vec![
         (
             "unterminated",
             Dialect::JsonInTag,
@@ -158,6 +160,12 @@ fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_a
             Some(("stock_quote", json!({"symbol": "ACME"}))),
             r#"{"name": "stock_quote", "arguments": {"symbol": "ACME"}}"#,
         ),
+    ]
+}
+
+/// Replies read natively and in P-Format.
+fn other_dialect_cases() -> Vec<Case> {
+    vec![
         (
             "fenced call in native text",
             Dialect::Native,
@@ -188,8 +196,13 @@ fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_a
             Some(("stock_quote", json!({"symbol": "ACME", "options": {"limit": 2}}))),
             r#"<tool_call>{"name": "stock_quote", "arguments": {"symbol": "ACME", "options": {"limit": 2}}}</tool_call>"#,
         ),
-    ];
-    for (label, dialect, expected, reply) in cases {
+    ]
+}
+
+#[test]
+fn malformed_replies_are_read_as_well_as_they_can_be_and_only_ever_repaired_to_an_offered_tool() {
+    let tools = offered();
+    for (label, dialect, expected, reply) in json_in_tag_cases().into_iter().chain(other_dialect_cases()) {
         let (calls, _) = dialect.parse(reply, &tools);
         match expected {
             Some((name, arguments)) => {

@@ -110,23 +110,7 @@ pub fn import_text(file: impl AsRef<Path>, text: &str, from: Option<ClientFormat
     let file = file.as_ref();
     let fail = |message: String| ImportError { file: file.to_owned(), message };
     let toml_named = file.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
-    let root = if from == Some(ClientFormat::Codex) || (from.is_none() && toml_named) {
-        parse_toml(text).map_err(|reason| fail(format!("not valid TOML ({reason}); {EXPECTED}")))?
-    } else {
-        match serde_json::from_str::<Value>(&strip_jsonc(text)) {
-            Ok(root) => root,
-            Err(json_error) => match (from, parse_toml(text)) {
-                (None, Ok(root)) if root.get("mcp_servers").is_some() => root,
-                _ => {
-                    return Err(fail(format!(
-                        "not valid JSON (line {}, column {}); {EXPECTED}",
-                        json_error.line(),
-                        json_error.column()
-                    )));
-                }
-            },
-        }
-    };
+    let root = parse_root(text, from, toml_named).map_err(fail)?;
     let Some(object) = root.as_object() else {
         return Err(fail(format!("the top level is not an object; {EXPECTED}")));
     };
@@ -143,37 +127,7 @@ pub fn import_text(file: impl AsRef<Path>, text: &str, from: Option<ClientFormat
     };
     let mut notes = Vec::new();
     let none = Map::new();
-    let servers = match format {
-        ClientFormat::ClaudeDesktop | ClientFormat::ClaudeCode | ClientFormat::Cursor => {
-            let projects = object.get("projects").and_then(Value::as_object).map_or(0, |projects| {
-                projects
-                    .values()
-                    .filter_map(|project| project.get("mcpServers").and_then(Value::as_object))
-                    .map(Map::len)
-                    .sum::<usize>()
-            });
-            if projects > 0 {
-                notes.push(format!(
-                    "skipped {projects} project-scoped server(s) under projects.<path>.mcpServers; only the \
-                     top-level mcpServers were imported"
-                ));
-            }
-            match object.get("mcpServers") {
-                Some(servers) => servers_object(servers, "mcpServers").map_err(&fail)?,
-                None if projects > 0 => &none,
-                None => return Err(fail(format!("no \"mcpServers\" object; {EXPECTED}"))),
-            }
-        }
-        ClientFormat::VsCode => match (object.get("servers"), object.get("mcp").and_then(|mcp| mcp.get("servers"))) {
-            (Some(servers), _) => servers_object(servers, "servers").map_err(&fail)?,
-            (None, Some(servers)) => servers_object(servers, "mcp.servers").map_err(&fail)?,
-            (None, None) => return Err(fail(format!("no \"servers\" or \"mcp.servers\" object; {EXPECTED}"))),
-        },
-        ClientFormat::Codex => match object.get("mcp_servers") {
-            Some(servers) => servers_object(servers, "mcp_servers").map_err(&fail)?,
-            None => return Err(fail(format!("no [mcp_servers.<name>] tables; {EXPECTED}"))),
-        },
-    };
+    let servers = server_entries(format, object, &none, &mut notes).map_err(&fail)?;
     let mut converted = Map::new();
     for (name, entry) in servers {
         let Some(entry) = entry.as_object() else {
@@ -191,6 +145,67 @@ pub fn import_text(file: impl AsRef<Path>, text: &str, from: Option<ClientFormat
     GatewayConfig::parse(file, &config.to_string())
         .map_err(|error| fail(format!("the converted config does not load: {error}")))?;
     Ok(Imported { format, config, notes })
+}
+
+/// The config text as a JSON value: TOML for Codex (or a `.toml` file when no format is named),
+/// else JSON with comments, or TOML holding `mcp_servers` when no format is named.
+fn parse_root(text: &str, from: Option<ClientFormat>, toml_named: bool) -> Result<Value, String> {
+    if from == Some(ClientFormat::Codex) || (from.is_none() && toml_named) {
+        parse_toml(text).map_err(|reason| format!("not valid TOML ({reason}); {EXPECTED}"))
+    } else {
+        match serde_json::from_str::<Value>(&strip_jsonc(text)) {
+            Ok(root) => Ok(root),
+            Err(json_error) => match (from, parse_toml(text)) {
+                (None, Ok(root)) if root.get("mcp_servers").is_some() => Ok(root),
+                _ => Err(format!(
+                    "not valid JSON (line {}, column {}); {EXPECTED}",
+                    json_error.line(),
+                    json_error.column()
+                )),
+            },
+        }
+    }
+}
+
+/// The servers object of `format`'s config (`none` when only project-scoped servers exist,
+/// which `notes` then reports).
+fn server_entries<'a>(
+    format: ClientFormat,
+    object: &'a Map<String, Value>,
+    none: &'a Map<String, Value>,
+    notes: &mut Vec<String>,
+) -> Result<&'a Map<String, Value>, String> {
+    match format {
+        ClientFormat::ClaudeDesktop | ClientFormat::ClaudeCode | ClientFormat::Cursor => {
+            let projects = object.get("projects").and_then(Value::as_object).map_or(0, |projects| {
+                projects
+                    .values()
+                    .filter_map(|project| project.get("mcpServers").and_then(Value::as_object))
+                    .map(Map::len)
+                    .sum::<usize>()
+            });
+            if projects > 0 {
+                notes.push(format!(
+                    "skipped {projects} project-scoped server(s) under projects.<path>.mcpServers; only the \
+                     top-level mcpServers were imported"
+                ));
+            }
+            match object.get("mcpServers") {
+                Some(servers) => servers_object(servers, "mcpServers"),
+                None if projects > 0 => Ok(none),
+                None => Err(format!("no \"mcpServers\" object; {EXPECTED}")),
+            }
+        }
+        ClientFormat::VsCode => match (object.get("servers"), object.get("mcp").and_then(|mcp| mcp.get("servers"))) {
+            (Some(servers), _) => servers_object(servers, "servers"),
+            (None, Some(servers)) => servers_object(servers, "mcp.servers"),
+            (None, None) => Err(format!("no \"servers\" or \"mcp.servers\" object; {EXPECTED}")),
+        },
+        ClientFormat::Codex => match object.get("mcp_servers") {
+            Some(servers) => servers_object(servers, "mcp_servers"),
+            None => Err(format!("no [mcp_servers.<name>] tables; {EXPECTED}")),
+        },
+    }
 }
 
 fn detect(object: &Map<String, Value>) -> Option<ClientFormat> {

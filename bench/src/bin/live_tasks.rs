@@ -292,40 +292,51 @@ fn write_out(
     Ok(())
 }
 
+impl Options {
+    /// Every option at its default: the local server, every arm but the gateway, every task.
+    fn new() -> Self {
+        let (base_url, model) = live::local_server("0.5b");
+        Options {
+            arms: ArmKind::ALL.to_vec(),
+            tasks: tasks::all().iter().collect(),
+            runs: 1,
+            scripted: false,
+            base_url,
+            model,
+            dialect: Dialect::Auto,
+            manifest_tokens: SUITE_MANIFEST_TOKENS,
+            distractors: 1_000,
+            pre_promotion: PrePromotion::default(),
+            max_turns: 8,
+            aids: AidsChoice::default(),
+            timeout: Duration::from_secs(900),
+            json: false,
+            transcripts: None,
+            lanes: 3,
+            max_tokens: 256,
+            temperature: None,
+            minilm: false,
+            stream: false,
+            gateway_bin: None,
+            catalogue_server: None,
+            gateway_instructions: true,
+            gateway_pre_search: false,
+            gateway_distractors: 0,
+            gateway_manifest_names: None,
+        }
+    }
+}
+
 fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let (base_url, model) = live::local_server("0.5b");
-    let mut options = Options {
-        arms: ArmKind::ALL.to_vec(),
-        tasks: tasks::all().iter().collect(),
-        runs: 1,
-        scripted: false,
-        base_url,
-        model,
-        dialect: Dialect::Auto,
-        manifest_tokens: SUITE_MANIFEST_TOKENS,
-        distractors: 1_000,
-        pre_promotion: PrePromotion::default(),
-        max_turns: 8,
-        aids: AidsChoice::default(),
-        timeout: Duration::from_secs(900),
-        json: false,
-        transcripts: None,
-        lanes: 3,
-        max_tokens: 256,
-        temperature: None,
-        minilm: false,
-        stream: false,
-        gateway_bin: None,
-        catalogue_server: None,
-        gateway_instructions: true,
-        gateway_pre_search: false,
-        gateway_distractors: 0,
-        gateway_manifest_names: None,
-    };
+    let mut options = Options::new();
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
-        let number = |text: String| text.parse::<usize>().map_err(|_| format!("not a count: {text}"));
+        if pre_promotion_option(&arg, &mut value, &mut options.pre_promotion)?
+            || gateway_option(&arg, &mut value, &mut options)?
+        {
+            continue;
+        }
         match arg.as_str() {
             "--arms" => {
                 options.arms = value()?
@@ -344,61 +355,37 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 options.tasks.retain(|task| task.family == family);
             }
             "--limit" => {
-                let limit = number(value()?)?;
+                let limit = count(value()?)?;
                 options.tasks.truncate(limit);
             }
-            "--runs" => options.runs = number(value()?)?,
+            "--runs" => options.runs = count(value()?)?,
             "--scripted" => options.scripted = true,
             "--base-url" => options.base_url = value()?,
             "--model" => options.model = value()?,
             "--dialect" => options.dialect = tinytools_bench::cli::dialect(&value()?)?,
-            "--manifest-tokens" => options.manifest_tokens = number(value()?)?,
-            "--distractors" => options.distractors = number(value()?)?,
-            "--pre-limit" => options.pre_promotion.limit = number(value()?)?,
-            "--pre-tokens" => options.pre_promotion.token_budget = number(value()?)?,
-            "--pre-after-result" => options.pre_promotion.after_tool_result = number(value()?)?,
-            "--pre-floor" => {
-                let text = value()?;
-                options.pre_promotion.min_confidence =
-                    text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
-            }
-            "--no-pre" => options.pre_promotion = PrePromotion::off(),
+            "--manifest-tokens" => options.manifest_tokens = count(value()?)?,
+            "--distractors" => options.distractors = count(value()?)?,
             "--ranker" => match value()?.as_str() {
                 "bm25" => options.minilm = false,
                 "minilm" => options.minilm = true,
                 other => return Err(format!("unknown ranker {other}: bm25 or minilm")),
             },
-            "--no-keywords" => options.pre_promotion.model_keywords = false,
-            "--keyword-gate" => {
-                let text = value()?;
-                let gate = text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
-                options.pre_promotion.model_keywords_below = Some(gate);
-            }
             "--stream" => options.stream = true,
-            "--max-turns" => options.max_turns = number(value()?)?,
+            "--max-turns" => options.max_turns = count(value()?)?,
             "--aids" => {
                 let name = value()?;
                 options.aids = AidsChoice::parse(name.trim())
                     .ok_or_else(|| format!("unknown aids `{name}`: none, standard, small or small-without:AID"))?;
             }
-            "--timeout-secs" => options.timeout = Duration::from_secs(number(value()?)? as u64),
+            "--timeout-secs" => options.timeout = Duration::from_secs(count(value()?)? as u64),
             "--json" => options.json = true,
             "--transcripts" => options.transcripts = Some(value()?),
-            "--lanes" => options.lanes = number(value()?)?,
+            "--lanes" => options.lanes = count(value()?)?,
             "--temperature" => {
                 let text = value()?;
                 options.temperature = Some(text.parse().map_err(|_| format!("not a temperature: {text}"))?);
             }
-            "--gateway-bin" => options.gateway_bin = Some(value()?.into()),
-            "--catalogue-server" => options.catalogue_server = Some(value()?.into()),
-            "--no-gateway-instructions" => options.gateway_instructions = false,
-            "--gateway-pre-search" => options.gateway_pre_search = true,
-            "--gateway-distractors" => options.gateway_distractors = number(value()?)?,
-            "--gateway-manifest-names" => match value()?.as_str() {
-                names @ ("count" | "grouped") => options.gateway_manifest_names = Some(names.to_owned()),
-                other => return Err(format!("unknown manifest names {other}: count or grouped")),
-            },
-            "--max-tokens" => options.max_tokens = u32::try_from(number(value()?)?).unwrap_or(u32::MAX),
+            "--max-tokens" => options.max_tokens = u32::try_from(count(value()?)?).unwrap_or(u32::MAX),
             other => return Err(format!("unknown option `{other}` (the options are in the binary's header)")),
         }
     }
@@ -406,6 +393,59 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
         return Err("no task selected".into());
     }
     Ok(options)
+}
+
+/// A count given on the command line.
+fn count(text: String) -> Result<usize, String> {
+    text.parse::<usize>().map_err(|_| format!("not a count: {text}"))
+}
+
+/// One of the query-aware discovery options (`--pre-*`, `--no-pre`, `--no-keywords`,
+/// `--keyword-gate`) into `pre`; `false` when `arg` is not one of them.
+fn pre_promotion_option(
+    arg: &str,
+    value: &mut dyn FnMut() -> Result<String, String>,
+    pre: &mut PrePromotion,
+) -> Result<bool, String> {
+    match arg {
+        "--pre-limit" => pre.limit = count(value()?)?,
+        "--pre-tokens" => pre.token_budget = count(value()?)?,
+        "--pre-after-result" => pre.after_tool_result = count(value()?)?,
+        "--pre-floor" => {
+            let text = value()?;
+            pre.min_confidence = text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
+        }
+        "--no-pre" => *pre = PrePromotion::off(),
+        "--no-keywords" => pre.model_keywords = false,
+        "--keyword-gate" => {
+            let text = value()?;
+            let gate = text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
+            pre.model_keywords_below = Some(gate);
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// One of the gateway arm's options into `options`; `false` when `arg` is not one of them.
+fn gateway_option(
+    arg: &str,
+    value: &mut dyn FnMut() -> Result<String, String>,
+    options: &mut Options,
+) -> Result<bool, String> {
+    match arg {
+        "--gateway-bin" => options.gateway_bin = Some(value()?.into()),
+        "--catalogue-server" => options.catalogue_server = Some(value()?.into()),
+        "--no-gateway-instructions" => options.gateway_instructions = false,
+        "--gateway-pre-search" => options.gateway_pre_search = true,
+        "--gateway-distractors" => options.gateway_distractors = count(value()?)?,
+        "--gateway-manifest-names" => match value()?.as_str() {
+            names @ ("count" | "grouped") => options.gateway_manifest_names = Some(names.to_owned()),
+            other => return Err(format!("unknown manifest names {other}: count or grouped")),
+        },
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// The gateway arm's binaries: those beside this executable, unless `--gateway-bin` or

@@ -26,7 +26,26 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let mut errors = Errors::default();
-    let group = ToolAttr::parse(attr, &mut errors);
+    let group = group_attr(attr, &item_impl, &mut errors);
+    let tools = tool_methods(&mut item_impl, &group, &mut errors);
+    if tools.is_empty() && errors.is_empty() {
+        errors.spanned(
+            &item_impl.self_ty,
+            "this #[tools] block has no `#[tool]` method: mark the `&self` methods the model may call with `#[tool]`",
+        );
+    }
+    if let Err(error) = errors.into_result() {
+        let mut out = error.to_compile_error();
+        out.extend(quote!(#item_impl));
+        return out;
+    }
+    expand_group(&item_impl, &tools)
+}
+
+/// The block's own `#[tools(...)]` keys, and what is wrong with the block as a whole: keys
+/// that belong to one tool, a trait impl, generics.
+fn group_attr(attr: TokenStream, item_impl: &ItemImpl, errors: &mut Errors) -> ToolAttr {
+    let group = ToolAttr::parse(attr, errors);
     for (key, lit) in [("name", &group.name), ("ident", &group.ident), ("description", &group.description)] {
         if let Some(lit) = lit {
             errors.spanned(lit, format!("`{key}` belongs to one tool: put it on the method's `#[tool({key} = ...)]`"));
@@ -42,7 +61,12 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
             "a #[tools] impl block cannot be generic: each tool's JSON Schema is fixed at compile time; implement the block for a concrete type",
         );
     }
+    group
+}
 
+/// Each `#[tool]` method of the block, parsed and validated with the group's keys under its
+/// own; the `#[tool]` attribute and what only it reads on the parameters leave the method.
+fn tool_methods(item_impl: &mut ItemImpl, group: &ToolAttr, errors: &mut Errors) -> Vec<(ToolFn, validate::Tool)> {
     let mut tools = Vec::new();
     for impl_item in &mut item_impl.items {
         let ImplItem::Fn(method) = impl_item else {
@@ -60,8 +84,8 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
                 continue;
             }
         };
-        let own = ToolAttr::parse(tokens, &mut errors);
-        let merged = own.over(&group);
+        let own = ToolAttr::parse(tokens, errors);
+        let merged = own.over(group);
         let item_fn = ItemFn {
             attrs: method.attrs.clone(),
             vis: method.vis.clone(),
@@ -69,29 +93,26 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
             sig: method.sig.clone(),
             block: Box::new(method.block.clone()),
         };
-        let parsed = ToolFn::parse_method(item_fn, &mut errors);
+        let parsed = ToolFn::parse_method(item_fn, errors);
         // The block keeps the method, less what only `#[tool]` reads on its parameters.
         method.sig = parsed.cleaned_fn().sig;
-        if let Some(mut tool) = validate::validate(&merged, &parsed, &mut errors) {
+        if let Some(mut tool) = validate::validate(&merged, &parsed, errors) {
             // Inside the group's block, out of the user's namespace.
             tool.struct_ident = format_ident!("__Tool{}", tool.struct_ident);
             tools.push((parsed, tool));
         }
     }
-    if tools.is_empty() && errors.is_empty() {
-        errors.spanned(
-            &item_impl.self_ty,
-            "this #[tools] block has no `#[tool]` method: mark the `&self` methods the model may call with `#[tool]`",
-        );
-    }
-    if let Err(error) = errors.into_result() {
-        let mut out = error.to_compile_error();
-        out.extend(quote!(#item_impl));
-        return out;
-    }
+    tools
+}
 
+/// The block as written, then (out of the user's namespace) a struct and a `Tool` impl per
+/// method and the block's `ToolGroup` impl. `tools` is not empty.
+fn expand_group(item_impl: &ItemImpl, tools: &[(ToolFn, validate::Tool)]) -> TokenStream {
+    let Some((_, first)) = tools.first() else {
+        return quote!(#item_impl);
+    };
     let self_ty = &item_impl.self_ty;
-    let krate = &tools[0].1.krate;
+    let krate = &first.krate;
     let structs = tools.iter().map(|(_, tool)| {
         let ident = &tool.struct_ident;
         let doc = format!(" The `{}` tool of a `#[tools]` group.", tool.name);

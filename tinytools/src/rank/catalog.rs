@@ -129,6 +129,7 @@ impl DeferredCatalog {
     }
 
     /// The name of the tool at `at` in [`iter`](Self::iter)'s order.
+    #[cfg(feature = "embedding")]
     pub(crate) fn name_at(&self, at: usize) -> Option<&str> {
         self.tools.get(at).map(|tool| tool.schema().name.as_str())
     }

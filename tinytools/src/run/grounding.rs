@@ -110,47 +110,8 @@ impl Grounds {
             }
             // An optional guess is best left out.
             let optional = !required(gate.registry.get(name)?.schema(), argument);
-            let text = match (sources.as_slice(), optional) {
-                ([], false) => {
-                    let look_up = if gate.discovery {
-                        "Look it up with a tool first (`tool_search` finds one)"
-                    } else {
-                        "Look it up with a tool first"
-                    };
-                    format!(
-                        "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of \
-                         this conversation, and `{name}` needs the real value, not a guess. {look_up}, or ask the \
-                         user for it."
-                    )
-                }
-                ([], true) => format!(
-                    "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of this \
-                     conversation, so it is a guess. `{argument}` is optional: call `{name}` again without it. Only \
-                     if the request needs one, look it up with a tool first or ask the user for it."
-                ),
-                (named, _) => {
-                    let named: Vec<String> = named.iter().map(|s| format!("`{s}`")).collect();
-                    let (which, whom) = match named.as_slice() {
-                        [one] => (one.clone(), one.clone()),
-                        many => (many.join(" or "), "one of them".to_owned()),
-                    };
-                    let said = format!(
-                        "`{argument}` \"{quoted}\" is not in the user's words and was not returned by {which} in \
-                         this conversation"
-                    );
-                    if optional {
-                        format!(
-                            "{said}, so it is a guess. `{argument}` is optional: call `{name}` again without it. Only \
-                             if the request needs one, call {whom} first and use the value from its result."
-                        )
-                    } else {
-                        format!(
-                            "{said}, and `{name}` needs the real value, not a guess. Call {whom} first, then call `{name}` \
-                             again with the value from its result."
-                        )
-                    }
-                }
-            };
+            let text =
+                refusal_text(Refused { argument, quoted: &quoted, name, sources: &sources, optional }, gate.discovery);
             // An optional guess is left out, not looked up: its sources are not promoted.
             let promote = sources
                 .iter()
@@ -168,6 +129,63 @@ impl Grounds {
             return Some(Ungrounded { reason, answer: ToolResult::error(text), promote });
         }
         None
+    }
+}
+
+/// What a refused call is wrong about: its tool, the grounded argument and its value (quoted,
+/// cut), the tools whose results could hold it, and whether the argument is optional.
+struct Refused<'a> {
+    argument: &'a str,
+    quoted: &'a str,
+    name: &'a str,
+    sources: &'a [&'a str],
+    optional: bool,
+}
+
+/// The refusal the model reads: where the value should have come from and what to do instead
+/// (leave an optional guess out; look a required one up or ask the user).
+fn refusal_text(refused: Refused<'_>, discovery: bool) -> String {
+    let Refused { argument, quoted, name, sources, optional } = refused;
+    match (sources, optional) {
+        ([], false) => {
+            let look_up = if discovery {
+                "Look it up with a tool first (`tool_search` finds one)"
+            } else {
+                "Look it up with a tool first"
+            };
+            format!(
+                "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of \
+                 this conversation, and `{name}` needs the real value, not a guess. {look_up}, or ask the \
+                 user for it."
+            )
+        }
+        ([], true) => format!(
+            "`{argument}` \"{quoted}\" appears neither in the user's words nor in any tool result of this \
+             conversation, so it is a guess. `{argument}` is optional: call `{name}` again without it. Only \
+             if the request needs one, look it up with a tool first or ask the user for it."
+        ),
+        (named, _) => {
+            let named: Vec<String> = named.iter().map(|s| format!("`{s}`")).collect();
+            let (which, whom) = match named.as_slice() {
+                [one] => (one.clone(), one.clone()),
+                many => (many.join(" or "), "one of them".to_owned()),
+            };
+            let said = format!(
+                "`{argument}` \"{quoted}\" is not in the user's words and was not returned by {which} in \
+                 this conversation"
+            );
+            if optional {
+                format!(
+                    "{said}, so it is a guess. `{argument}` is optional: call `{name}` again without it. Only \
+                     if the request needs one, call {whom} first and use the value from its result."
+                )
+            } else {
+                format!(
+                    "{said}, and `{name}` needs the real value, not a guess. Call {whom} first, then call `{name}` \
+                     again with the value from its result."
+                )
+            }
+        }
     }
 }
 
