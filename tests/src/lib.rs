@@ -2,8 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tinytools::ToolRegistry;
+use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
 use tinytools::run::aids::{
     AdoptProseCalls, Aids, AskAboutUnusedValues, AskAfterEmptyReply, DropUndeclaredArguments, RefusePlaceholders,
@@ -121,4 +122,24 @@ pub fn aid_acted(events: &[RunEvent]) -> Vec<(&str, &AidAction)> {
             _ => None,
         })
         .collect()
+}
+
+/// The tools a request offered, by name.
+pub fn names(request: &ModelRequest) -> Vec<&str> {
+    request.tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+/// The spec's task: search, call the found tool with typed arguments, answer.
+pub fn spec_script() -> ScriptedModel {
+    ScriptedModel::new([
+        ModelResponse::calls([("c1", "tool_search", json!({"query": "stock price of a ticker"}))]).with_usage(900, 20),
+        ModelResponse::calls([("c2", "stock_quote", json!({"symbol": "ACME", "options": {"limit": 2}}))])
+            .with_usage(1_700, 25),
+        ModelResponse::text("ACME is trading at its latest price.").with_usage(1_900, 12),
+    ])
+}
+
+/// The spec's bridge alone: query-aware discovery off, so every promotion is the model's search.
+pub fn bridge_only() -> RunPolicy {
+    RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off()))
 }

@@ -1,6 +1,7 @@
-//! The runtime crate's top-level modules depend on each other without cycles, read from the
-//! source: every `crate::module` path and every `use crate::{..}` of a root re-export counts as
-//! an edge to the module the name comes from.
+//! The house rules, read from the source: the runtime crate's top-level modules depend on each
+//! other without cycles (every `crate::module` path and every `use crate::{..}` of a root
+//! re-export counts as an edge to the module the name comes from), and no source file of the
+//! workspace is over 600 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -174,4 +175,25 @@ fn the_core_of_the_run_names_the_aids_only_at_its_seam() {
         graph.iter().filter(|(node, deps)| *node != "aids" && deps.contains("aids")).map(|(n, _)| n.as_str()).collect();
     let allowed: BTreeSet<&str> = ["seam", "policy", "state", "agent"].into();
     assert!(naming.is_subset(&allowed), "core files that name the aids: {naming:?}");
+}
+
+/// The house rule "no file over about 600 lines", over every crate of the workspace (tests,
+/// benchmarks and examples too; generated and vendored text aside: there is none in `.rs`).
+#[test]
+fn no_source_file_is_over_600_lines() {
+    const MAX_LINES: usize = 600;
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in ["tinytools", "tinytools-macros", "tinytools-gateway", "bench", "examples", "tests", "ui-tests"] {
+        rust_files(&workspace.join(krate), &mut files);
+    }
+    assert!(files.len() > 100, "the scan found the sources: {}", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file).expect("readable").lines().count();
+            (lines > MAX_LINES).then(|| format!("{} ({lines} lines)", file.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split these by concept: {long:?}");
 }

@@ -11,7 +11,7 @@ use tinytools::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy, Transcript};
 use tinytools::testkit::ScriptedModel;
 use tinytools_examples::catalogue;
-use tinytools_integration_tests::Recorder;
+use tinytools_integration_tests::{Recorder, names};
 
 fn promotions(recorder: &Recorder) -> Vec<(Vec<String>, Promotion)> {
     recorder
@@ -22,10 +22,6 @@ fn promotions(recorder: &Recorder) -> Vec<(Vec<String>, Promotion)> {
             _ => None,
         })
         .collect()
-}
-
-fn names(request: &ModelRequest) -> Vec<&str> {
-    request.tools.iter().map(|t| t.name.as_str()).collect()
 }
 
 fn policy(pre_promotion: PrePromotion) -> RunPolicy {
