@@ -8,18 +8,11 @@ use std::sync::Arc;
 use tinytools_integration_tests::every_aid;
 
 use serde_json::{Value, json};
-use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelResponse};
 use tinytools::run::{Agent, Aids, Promotion, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 use tinytools::{Grounding, RegistryError, Tool, ToolExposure, ToolRegistry, ToolResult, tool};
-use tinytools_integration_tests::{Recorder, calling};
-
-/// The deferred catalogue behind `tool_search`, pre-promotion off: what a call promotes is
-/// all that is promoted.
-fn no_pre_promotion() -> RunPolicy {
-    RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off()))
-}
+use tinytools_integration_tests::{Recorder, bridge_only, calling};
 
 async fn run(
     registry: ToolRegistry,
@@ -64,13 +57,9 @@ async fn an_invented_id_is_refused_its_source_promoted_and_the_looked_up_id_runs
         ("crm_find_contact", json!({"query": "Dana Ortiz"})),
         ("crm_log_call", json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15})),
     ]);
-    let (outcome, events) = run(
-        tinytools_examples::catalogue::registry(),
-        model.clone(),
-        no_pre_promotion(),
-        vec![Message::user(LOG_CALL)],
-    )
-    .await;
+    let (outcome, events) =
+        run(tinytools_examples::catalogue::registry(), model.clone(), bridge_only(), vec![Message::user(LOG_CALL)])
+            .await;
 
     let answers = tool_answers(&outcome);
     let (name, refusal, is_error) = &answers[0];
@@ -125,7 +114,7 @@ async fn with_sources_another_tools_result_does_not_ground_a_value_and_a_refusal
         // The user's words always count.
         ("crm_log_call", json!({"contact_id": "Dana Ortiz", "notes": "renewal", "minutes": 15})),
     ]);
-    let (outcome, events) = run(registry, model, no_pre_promotion(), vec![Message::user(LOG_CALL)]).await;
+    let (outcome, events) = run(registry, model, bridge_only(), vec![Message::user(LOG_CALL)]).await;
     let answers = tool_answers(&outcome);
     assert!(!answers[0].2, "{answers:?}");
     for (_, text, is_error) in &answers[1..3] {
@@ -149,7 +138,7 @@ async fn without_sources_the_users_words_or_any_result_ground_a_value() {
         ("crm_update_deal", json!({"deal_id": "d_100", "stage": "negotiation"})),
     ]);
     let user = "The Globex renewal closed: mark deal d_3, or whichever deal is Globex's, as closed won.";
-    let (outcome, events) = run(registry, model, no_pre_promotion(), vec![Message::user(user)]).await;
+    let (outcome, events) = run(registry, model, bridge_only(), vec![Message::user(user)]).await;
     let answers = tool_answers(&outcome);
     assert!(answers[0].2, "d_100 is nowhere yet: {answers:?}");
     assert!(
@@ -171,7 +160,7 @@ async fn a_value_in_other_letter_case_is_refused_with_the_conversations_spelling
     ]);
     let user = "Can you pull up the whole back-and-forth in conversation t_5530? Oldest first is fine.";
     let (outcome, events) =
-        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(user)]).await;
+        run(tinytools_examples::catalogue::registry(), model, bridge_only(), vec![Message::user(user)]).await;
     let answers = tool_answers(&outcome);
     let (_, refusal, is_error) = &answers[0];
     assert!(
@@ -190,7 +179,7 @@ async fn a_value_in_other_letter_case_is_refused_with_the_conversations_spelling
 async fn a_refused_call_is_checked_again_when_repeated_and_runs_once_the_look_up_grounds_it() {
     // Under the default aids and the small-model ones alike: a refusal is never replayed (only
     // a call that worked is), so each repeat meets the gate again.
-    for policy in [no_pre_promotion(), no_pre_promotion().with_aids(every_aid())] {
+    for policy in [bridge_only(), bridge_only().with_aids(every_aid())] {
         let log = json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15});
         let model = calling(vec![
             ("crm_log_call", log.clone()),
@@ -222,7 +211,7 @@ async fn arguments_of_the_wrong_shape_holding_a_made_up_id_are_told_both_at_once
         json!({"contact_id": "GLOBX-1234", "notes": "Renewal call", "minutes": 15, "amount": 5}),
     )]);
     let (outcome, events) =
-        run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), vec![Message::user(LOG_CALL)]).await;
+        run(tinytools_examples::catalogue::registry(), model, bridge_only(), vec![Message::user(LOG_CALL)]).await;
     let answers = tool_answers(&outcome);
     let (_, answer, is_error) = &answers[0];
     assert!(*is_error, "{answer}");
@@ -269,12 +258,12 @@ async fn a_resumed_conversations_results_ground_a_value_and_no_choice_of_aids_tu
         Message::user("Log a 15-minute call with her about the renewal."),
     ];
     let model = calling(vec![("crm_log_call", json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15}))]);
-    let (_, events) = run(tinytools_examples::catalogue::registry(), model, no_pre_promotion(), earlier).await;
+    let (_, events) = run(tinytools_examples::catalogue::registry(), model, bridge_only(), earlier).await;
     assert_eq!(completed(&events, "crm_log_call"), 1, "the earlier result grounds c_12");
 
     // The gate is the core's, not an aid's: with no aid at all an invented id is still refused.
     let model = calling(vec![("crm_log_call", json!({"contact_id": "12345", "notes": "renewal"}))]);
-    let bare = no_pre_promotion().with_aids(Aids::none());
+    let bare = bridge_only().with_aids(Aids::none());
     let (outcome, events) =
         run(tinytools_examples::catalogue::registry(), model, bare, vec![Message::user(LOG_CALL)]).await;
     assert_eq!(completed(&events, "crm_log_call"), 0, "the invented id never reached the tool");
@@ -381,7 +370,7 @@ async fn an_optional_guess_is_refused_with_leave_it_out_its_source_not_promoted_
         post(Some("1733009000.000200")),
     ]);
     let registry = tinytools_examples::catalogue::registry();
-    let (outcome, events) = run(registry, model, no_pre_promotion(), vec![Message::user(POST)]).await;
+    let (outcome, events) = run(registry, model, bridge_only(), vec![Message::user(POST)]).await;
     let answers = tool_answers(&outcome);
     assert_eq!(
         (answers[0].1.as_str(), answers[0].2),
@@ -406,7 +395,7 @@ async fn an_optional_guess_is_refused_with_leave_it_out_its_source_not_promoted_
     let mut registry = ToolRegistry::new();
     registry.register(NoteAddLine).expect("registers");
     let model = calling(vec![("note_add_line", json!({"text": "buy milk", "under": "line 7"}))]);
-    let (outcome, _) = run(registry, model, no_pre_promotion(), vec![Message::user("Add 'buy milk'.")]).await;
+    let (outcome, _) = run(registry, model, bridge_only(), vec![Message::user("Add 'buy milk'.")]).await;
     let refusal = &tool_answers(&outcome)[0];
     assert!(
         refusal.2

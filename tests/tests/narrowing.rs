@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::middleware::{
     DynamicToolSelectionMiddleware, Middleware, ToolAllowlistMiddleware, ToolPolicyMiddleware,
 };
@@ -17,7 +16,7 @@ use tinytools::surface::Subject;
 use tinytools::testkit::ScriptedModel;
 use tinytools::{ToolPolicies, ToolRegistry};
 use tinytools_examples::catalogue;
-use tinytools_integration_tests::Recorder;
+use tinytools_integration_tests::{Recorder, bridge_only};
 
 /// The deferred, destructive tool every mechanism below refuses.
 const REFUSED: &str = "calendar_cancel_event";
@@ -185,9 +184,7 @@ async fn per_turn_selection_only_subsets_what_the_rules_allow() {
     let no_bridge_on_turn_one =
         DynamicToolSelectionMiddleware::new(|request, tool| tool.name != "tool_search" || request.messages.len() > 1);
     Agent::new(registry, model.clone())
-        .with_policy(
-            RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off())),
-        )
+        .with_policy(bridge_only())
         .with_middleware(Arc::new(no_bridge_on_turn_one))
         .run(vec![Message::user(ASK)])
         .await

@@ -126,10 +126,9 @@ pub fn import_text(file: impl AsRef<Path>, text: &str, from: Option<ClientFormat
         })?,
     };
     let mut notes = Vec::new();
-    let none = Map::new();
-    let servers = server_entries(format, object, &none, &mut notes).map_err(&fail)?;
+    let servers = server_entries(format, object, &mut notes).map_err(&fail)?;
     let mut converted = Map::new();
-    for (name, entry) in servers {
+    for (name, entry) in servers.into_iter().flatten() {
         let Some(entry) = entry.as_object() else {
             return Err(fail(format!("server `{name}` is not an object")));
         };
@@ -167,14 +166,13 @@ fn parse_root(text: &str, from: Option<ClientFormat>, toml_named: bool) -> Resul
     }
 }
 
-/// The servers object of `format`'s config (`none` when only project-scoped servers exist,
-/// which `notes` then reports).
+/// The servers object of `format`'s config; `None` when only project-scoped servers exist,
+/// which `notes` then reports.
 fn server_entries<'a>(
     format: ClientFormat,
     object: &'a Map<String, Value>,
-    none: &'a Map<String, Value>,
     notes: &mut Vec<String>,
-) -> Result<&'a Map<String, Value>, String> {
+) -> Result<Option<&'a Map<String, Value>>, String> {
     match format {
         ClientFormat::ClaudeDesktop | ClientFormat::ClaudeCode | ClientFormat::Cursor => {
             let projects = object.get("projects").and_then(Value::as_object).map_or(0, |projects| {
@@ -191,18 +189,18 @@ fn server_entries<'a>(
                 ));
             }
             match object.get("mcpServers") {
-                Some(servers) => servers_object(servers, "mcpServers"),
-                None if projects > 0 => Ok(none),
+                Some(servers) => servers_object(servers, "mcpServers").map(Some),
+                None if projects > 0 => Ok(None),
                 None => Err(format!("no \"mcpServers\" object; {EXPECTED}")),
             }
         }
         ClientFormat::VsCode => match (object.get("servers"), object.get("mcp").and_then(|mcp| mcp.get("servers"))) {
-            (Some(servers), _) => servers_object(servers, "servers"),
-            (None, Some(servers)) => servers_object(servers, "mcp.servers"),
+            (Some(servers), _) => servers_object(servers, "servers").map(Some),
+            (None, Some(servers)) => servers_object(servers, "mcp.servers").map(Some),
             (None, None) => Err(format!("no \"servers\" or \"mcp.servers\" object; {EXPECTED}")),
         },
         ClientFormat::Codex => match object.get("mcp_servers") {
-            Some(servers) => servers_object(servers, "mcp_servers"),
+            Some(servers) => servers_object(servers, "mcp_servers").map(Some),
             None => Err(format!("no [mcp_servers.<name>] tables; {EXPECTED}")),
         },
     }

@@ -400,6 +400,11 @@ fn count(text: String) -> Result<usize, String> {
     text.parse::<usize>().map_err(|_| format!("not a count: {text}"))
 }
 
+/// A confidence given on the command line.
+fn confidence(text: String) -> Result<f32, String> {
+    text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))
+}
+
 /// One of the query-aware discovery options (`--pre-*`, `--no-pre`, `--no-keywords`,
 /// `--keyword-gate`) into `pre`; `false` when `arg` is not one of them.
 fn pre_promotion_option(
@@ -411,17 +416,10 @@ fn pre_promotion_option(
         "--pre-limit" => pre.limit = count(value()?)?,
         "--pre-tokens" => pre.token_budget = count(value()?)?,
         "--pre-after-result" => pre.after_tool_result = count(value()?)?,
-        "--pre-floor" => {
-            let text = value()?;
-            pre.min_confidence = text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
-        }
+        "--pre-floor" => pre.min_confidence = confidence(value()?)?,
         "--no-pre" => *pre = PrePromotion::off(),
         "--no-keywords" => pre.model_keywords = false,
-        "--keyword-gate" => {
-            let text = value()?;
-            let gate = text.parse().map_err(|_| format!("not a confidence in 0..=1: {text}"))?;
-            pre.model_keywords_below = Some(gate);
-        }
+        "--keyword-gate" => pre.model_keywords_below = Some(confidence(value()?)?),
         _ => return Ok(false),
     }
     Ok(true)
