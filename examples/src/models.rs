@@ -47,6 +47,17 @@ pub fn minilm_ranker() -> Result<EmbeddingRanker, String> {
     EmbeddingRanker::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))
 }
 
+/// [`minilm_ranker`], reading a search's first `tokens` word pieces
+/// ([`BertEmbedder::with_query_tokens`]) when given: the benchmarks' `--query-tokens N`.
+///
+/// # Errors
+/// When the model is not there or does not load (run `.ci/models`).
+pub fn minilm_ranker_reading(tokens: Option<usize>) -> Result<EmbeddingRanker, String> {
+    let Some(tokens) = tokens else { return minilm_ranker() };
+    let model = BertEmbedder::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))?;
+    Ok(EmbeddingRanker::new(Arc::new(model.with_query_tokens(tokens))))
+}
+
 /// `minilm-static` beside [`minilm_dir`]: where `distill_static` writes the static model.
 pub fn static_dir() -> PathBuf {
     minilm_dir().with_file_name("minilm-static")

@@ -57,6 +57,8 @@ fn word_pieces_match_the_hugging_face_tokenizer() {
     assert_eq!(model.token_ids(&long_word), [101, 100, 2203, 102]);
     // Cut at max_seq_length (256), [CLS] and [SEP] included.
     assert_eq!(model.token_ids(&"word ".repeat(400)).len(), 256);
+    // A search's query is read to its own, shorter budget.
+    assert_eq!(model.query_token_ids(&"word ".repeat(400)).len(), BertEmbedder::DEFAULT_QUERY_TOKENS);
 }
 
 /// A model directory asking for more word pieces than BERT has positions (512) embeds a longer

@@ -17,7 +17,8 @@
 //!
 //! Options: `--ranker bm25` (default: the catalogue's own BM25) or `--ranker minilm` (the
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
-//! its default otherwise; the tools are embedded before timing starts, reported as
+//! its default otherwise, and reading a query's first `--query-tokens N` word pieces, by
+//! default `BertEmbedder::DEFAULT_QUERY_TOKENS`; the tools are embedded before timing starts, reported as
 //! `embed_ms`; `--vectors FILE` loads saved tool vectors when the file exists and saves them
 //! after); `--tasks N` (only the first N tasks); `--expand` wraps the ranker in
 //! `ExpandingRanker`, the search keywords written by the model at `TINYTOOLS_BASE_URL`
@@ -38,6 +39,8 @@ struct Options {
     ranker: String,
     bm25_weight: Option<f32>,
     vectors: Option<PathBuf>,
+    /// `--query-tokens`: MiniLM's query length, when not its default.
+    query_tokens: Option<usize>,
     tasks: Option<usize>,
     expand: bool,
 }
@@ -67,7 +70,7 @@ fn run() -> Result<(), String> {
     let embedding = match options.ranker.as_str() {
         "bm25" => None,
         "minilm" => {
-            let mut ranker = models::minilm_ranker()?;
+            let mut ranker = models::minilm_ranker_reading(options.query_tokens)?;
             if let Some(weight) = options.bm25_weight {
                 ranker = ranker.bm25_weight(weight);
             }
@@ -135,8 +138,15 @@ fn run() -> Result<(), String> {
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options =
-        Options { data: None, ranker: "bm25".into(), bm25_weight: None, vectors: None, tasks: None, expand: false };
+    let mut options = Options {
+        data: None,
+        ranker: "bm25".into(),
+        bm25_weight: None,
+        vectors: None,
+        query_tokens: None,
+        tasks: None,
+        expand: false,
+    };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -148,6 +158,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     Some(text.parse().map_err(|_| format!("--bm25-weight: `{text}` is not a number"))?);
             }
             "--vectors" => options.vectors = Some(value()?.into()),
+            "--query-tokens" => {
+                options.query_tokens =
+                    Some(value()?.parse().map_err(|_| "--query-tokens takes a whole number".to_owned())?);
+            }
             "--tasks" => {
                 options.tasks = Some(value()?.parse().map_err(|_| "--tasks takes a whole number".to_owned())?);
             }

@@ -12,7 +12,8 @@
 //! `--no-stem`, `--no-stop`, `--prefix N`, `--weights NAME,DESC,PARAM_NAMES,PARAM_DESCS,FAMILY`,
 //! `--k1 X`, `--b X` (the knobs measured in docs/retrieval.md); `--ranker minilm` (the
 //! embedding ranker on all-MiniLM-L6-v2 from `.ci/models`, blending BM25 at `--bm25-weight X`,
-//! default 0.4; the tools are embedded before timing starts, reported as `embed_ms`;
+//! default 0.4, reading a query's first `--query-tokens N` word pieces, by default
+//! `BertEmbedder::DEFAULT_QUERY_TOKENS`; the tools are embedded before timing starts, reported as `embed_ms`;
 //! `--vectors FILE` loads saved tool vectors when the file exists and saves them after);
 //! `--ranker static` (the static model
 //! `distill_static` writes, from `--static-model DIR`, default `target/models/minilm-static`,
@@ -46,6 +47,8 @@ struct Options {
     bm25_weight: Option<f32>,
     vectors: Option<PathBuf>,
     static_model: Option<PathBuf>,
+    /// `--query-tokens`: MiniLM's query length, when not its default.
+    query_tokens: Option<usize>,
     every: usize,
 }
 
@@ -145,9 +148,7 @@ fn setup(options: &Options, catalog: &DeferredCatalog, queries: &[EvalQuery]) ->
     if options.ranker == "custom" {
         let ranker = CustomBm25::new(catalog, options.tokenizer, &options.weights, options.params);
         setup.policy = setup.policy.with_ranker(Arc::new(ranker)).with_rank_mode(RankMode::Ranker);
-    } else if let Some((mut ranker, embed_us)) =
-        embedding_ranker(&options.ranker, options.static_model.as_deref(), queries)?
-    {
+    } else if let Some((mut ranker, embed_us)) = embedding_ranker(options, queries)? {
         setup.query_embed_us = embed_us;
         if let Some(weight) = options.bm25_weight {
             ranker = ranker.bm25_weight(weight);
@@ -166,15 +167,11 @@ type BuiltRanker = (EmbeddingRanker, Option<[f64; 2]>);
 /// The embedding ranker `--ranker` names, `None` for a ranker that is not one; for `static`,
 /// also how long embedding one query takes on its own (µs, p50 and p99 over `queries`), since
 /// a search's time is then mostly the cosines and the blend.
-fn embedding_ranker(
-    name: &str,
-    static_model: Option<&std::path::Path>,
-    queries: &[EvalQuery],
-) -> Result<Option<BuiltRanker>, String> {
-    match name {
-        "minilm" => models::minilm_ranker().map(|ranker| Some((ranker, None))),
+fn embedding_ranker(options: &Options, queries: &[EvalQuery]) -> Result<Option<BuiltRanker>, String> {
+    match options.ranker.as_str() {
+        "minilm" => Ok(Some((models::minilm_ranker_reading(options.query_tokens)?, None))),
         "static" => {
-            let dir = static_model.map_or_else(models::static_dir, PathBuf::from);
+            let dir = options.static_model.clone().unwrap_or_else(models::static_dir);
             let model = StaticEmbedder::load(&dir).map_err(|e| format!("{e} (run distill_static)"))?;
             eprintln!("static model: {}", model.source());
             let micros: Vec<f64> = queries
@@ -247,6 +244,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         bm25_weight: None,
         vectors: None,
         static_model: None,
+        query_tokens: None,
         every: 1,
     };
     while let Some(flag) = args.next() {
@@ -267,6 +265,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
             "--vectors" => options.vectors = Some(value()?.into()),
             "--static-model" => options.static_model = Some(value()?.into()),
+            "--query-tokens" => {
+                options.query_tokens =
+                    Some(value()?.parse().map_err(|_| "--query-tokens takes a whole number".to_owned())?)
+            }
             "--every" => options.every = value()?.parse().map_err(|_| "--every takes a whole number".to_owned())?,
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;

@@ -1,15 +1,12 @@
 //! [`BertEmbedder`]: a BERT-family sentence encoder (all-MiniLM-L6-v2 and kin) on the CPU.
 
-use std::ops::Range;
 use std::path::Path;
 
 use ndarray::{Array1, Array2, Axis, Slice};
-use safetensors::{Dtype, SafeTensors};
+use safetensors::SafeTensors;
 use serde::Deserialize;
 
-use super::attention::attend;
-use super::elementwise;
-use super::matmul::{Finish, Packed, x_wt};
+use super::layers::{Layer, LayerNorm, Weights};
 use super::wordpiece::WordPiece;
 use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 
@@ -66,6 +63,8 @@ pub struct BertEmbedder {
     heads: usize,
     /// Word pieces per text, `[CLS]` and `[SEP]` included.
     max_tokens: usize,
+    /// Word pieces of a search's query, `[CLS]` and `[SEP]` included: at most `max_tokens`.
+    query_tokens: usize,
 }
 
 #[derive(Deserialize)]
@@ -142,25 +141,7 @@ impl BertEmbedder {
         let token_type = weights.matrix("embeddings.token_type_embeddings.weight", None, hidden)?.row(0).to_owned();
         let embeddings_norm = weights.layer_norm("embeddings.LayerNorm", hidden, config.layer_norm_eps)?;
         let layers = (0..config.num_hidden_layers)
-            .map(|i| {
-                let p = format!("encoder.layer.{i}");
-                Ok(Layer {
-                    query_key_value: weights.stacked_linear(
-                        &["query", "key", "value"].map(|part| format!("{p}.attention.self.{part}")),
-                        hidden,
-                        hidden,
-                    )?,
-                    attention_output: weights.linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
-                    attention_norm: weights.layer_norm(
-                        &format!("{p}.attention.output.LayerNorm"),
-                        hidden,
-                        config.layer_norm_eps,
-                    )?,
-                    intermediate: weights.linear(&format!("{p}.intermediate.dense"), hidden, inner)?,
-                    output: weights.linear(&format!("{p}.output.dense"), inner, hidden)?,
-                    output_norm: weights.layer_norm(&format!("{p}.output.LayerNorm"), hidden, config.layer_norm_eps)?,
-                })
-            })
+            .map(|i| Layer::load(&weights, &format!("encoder.layer.{i}"), hidden, inner, config.layer_norm_eps))
             .collect::<Result<_, EmbeddingError>>()?;
         let name = dir.file_name().map_or_else(|| "bert".to_owned(), |n| n.to_string_lossy().into_owned());
         Ok(Self {
@@ -174,14 +155,54 @@ impl BertEmbedder {
             layers,
             heads: config.num_attention_heads,
             max_tokens,
+            query_tokens: Self::DEFAULT_QUERY_TOKENS.min(max_tokens),
         })
+    }
+
+    /// Word pieces of a search's query the encoder reads unless
+    /// [`with_query_tokens`](Self::with_query_tokens) says otherwise, `[CLS]` and `[SEP]`
+    /// included. A query costs in proportion to its pieces, so the longest queries set a
+    /// search's p99: of the lengths measured, 80 is the longest that kept it under 20 ms on two
+    /// cores, at a loss of recall of a few queries in a thousand on one dev set and none on two
+    /// others (`docs/retrieval.md`, "A query's length").
+    pub const DEFAULT_QUERY_TOKENS: usize = 80;
+
+    /// Reads at most `tokens` word pieces of a search's query ([`TextEmbedder::embed_query`]),
+    /// `[CLS]` and `[SEP]` included, kept between 2 and the model's `max_seq_length`. A longer
+    /// query is cut where the model would cut a tool's text, at its end; the BM25 half of
+    /// [`EmbeddingRanker`](super::EmbeddingRanker)'s blend still reads all of it. Tools' texts
+    /// are always read to `max_seq_length`. `usize::MAX` reads queries as tools' texts are
+    /// read: the most recall on long queries, at about twice the p99.
+    ///
+    /// ```no_run
+    /// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
+    ///
+    /// let model = BertEmbedder::load("target/models/all-MiniLM-L6-v2")?.with_query_tokens(128);
+    /// assert_eq!(model.query_token_ids(&"word ".repeat(500)).len(), 128);
+    /// assert_eq!(model.token_ids(&"word ".repeat(500)).len(), 256, "tools: max_seq_length");
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_query_tokens(mut self, tokens: usize) -> Self {
+        self.query_tokens = tokens.clamp(2, self.max_tokens);
+        self
     }
 
     /// The vocabulary ids the model reads for `text`: `[CLS]`, the word pieces (cut at the
     /// model's `max_seq_length`), `[SEP]`. What to look at when a text ranks oddly.
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.ids_within(text, self.max_tokens)
+    }
+
+    /// The vocabulary ids the model reads for a search's query: as
+    /// [`token_ids`](Self::token_ids), cut at [`with_query_tokens`](Self::with_query_tokens).
+    pub fn query_token_ids(&self, query: &str) -> Vec<u32> {
+        self.ids_within(query, self.query_tokens)
+    }
+
+    fn ids_within(&self, text: &str, tokens: usize) -> Vec<u32> {
         let mut ids = vec![self.wordpiece.cls];
-        ids.extend(self.wordpiece.encode(text, self.max_tokens.saturating_sub(2)));
+        ids.extend(self.wordpiece.encode(text, tokens.saturating_sub(2)));
         ids.push(self.wordpiece.sep);
         ids
     }
@@ -191,10 +212,15 @@ impl BertEmbedder {
     /// pool says otherwise): a search's query is embedded about 1.5× as fast on two cores as
     /// on one (`docs/retrieval.md`).
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
+        self.embed_alone(self.token_ids(text))
+    }
+
+    /// One id sequence's embedding, its products shared over every core.
+    fn embed_alone(&self, ids: Vec<u32>) -> Vec<f32> {
         let threads = cores();
         // On a pool thread, so each product's share-out is a hand-over between warm workers
         // rather than a wake-up from outside the pool.
-        let run = || self.embed_batch(&[text], threads).pop().unwrap_or_default();
+        let run = || self.pooled(&[ids], threads).pop().unwrap_or_default();
         if threads > 1 { rayon::scope(|_| run()) } else { run() }
     }
 
@@ -202,7 +228,12 @@ impl BertEmbedder {
     /// shared out over `threads` threads.
     fn embed_batch(&self, texts: &[&str], threads: usize) -> Vec<Vec<f32>> {
         let ids: Vec<Vec<u32>> = texts.iter().map(|text| self.token_ids(text)).collect();
-        self.mean_outputs(&ids, threads)
+        self.pooled(&ids, threads)
+    }
+
+    /// Each id sequence's mean output at unit length.
+    fn pooled(&self, ids: &[Vec<u32>], threads: usize) -> Vec<Vec<f32>> {
+        self.mean_outputs(ids, threads)
             .into_iter()
             .map(|mut pooled| {
                 let norm = pooled.dot(&pooled).sqrt();
@@ -335,156 +366,17 @@ impl TextEmbedder for BertEmbedder {
         }
         on_every_core(texts, BATCH, |batch| self.embed_batch(batch, 1))
     }
-}
 
-#[derive(Debug)]
-struct Linear {
-    /// `[out, in]` as PyTorch stores it, packed once for the products (`matmul`).
-    weight: Packed,
-    bias: Array1<f32>,
-}
-
-impl Linear {
-    /// `x · wᵀ + b`, then `activation` on each value.
-    fn forward(&self, x: &Array2<f32>, activation: Option<fn(&mut [f32])>, threads: usize) -> Array2<f32> {
-        let bias = self.bias.as_slice().unwrap_or(&[]);
-        x_wt(&x.view(), &self.weight, Finish { bias, activation }, threads)
-    }
-}
-
-#[derive(Debug)]
-struct LayerNorm {
-    weight: Array1<f32>,
-    bias: Array1<f32>,
-    eps: f32,
-}
-
-impl LayerNorm {
-    fn apply(&self, x: &mut Array2<f32>) {
-        for mut row in x.rows_mut() {
-            let n = row.len() as f32;
-            let mean = row.sum() / n;
-            row -= mean;
-            let variance = row.dot(&row) / n;
-            row /= (variance + self.eps).sqrt();
-            row *= &self.weight;
-            row += &self.bias;
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Layer {
-    /// The query, key and value projections stacked (`[3 · hidden, hidden]`): one product, one
-    /// share-out over the cores and one layout of the input instead of three.
-    query_key_value: Linear,
-    attention_output: Linear,
-    attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
-    output_norm: LayerNorm,
-}
-
-impl Layer {
-    /// One encoder layer over stacked texts; `segments` are each text's rows.
-    fn forward(&self, x: Array2<f32>, segments: &[Range<usize>], heads: usize, threads: usize) -> Array2<f32> {
-        let qkv = self.query_key_value.forward(&x, None, threads);
-        let hidden = x.ncols();
-        let part = |i: usize| qkv.slice_axis(Axis(1), Slice::from(i * hidden..(i + 1) * hidden));
-        let (q, k, v) = (part(0), part(1), part(2));
-        let context = attend(&q, &k, &v, segments, heads, threads);
-        let mut attended = self.attention_output.forward(&context, None, threads);
-        attended += &x;
-        self.attention_norm.apply(&mut attended);
-
-        let inner = self.intermediate.forward(&attended, Some(elementwise::gelu), threads);
-        let mut out = self.output.forward(&inner, None, threads);
-        out += &attended;
-        self.output_norm.apply(&mut out);
-        out
-    }
-}
-
-/// Typed, shape-checked access to the tensors of one safetensors file.
-struct Weights<'a> {
-    tensors: &'a SafeTensors<'a>,
-    path: &'a Path,
-}
-
-impl Weights<'_> {
-    /// An f32 tensor's numbers and shape; names are tried with and without the `bert.` prefix.
-    fn tensor(&self, name: &str) -> Result<(Vec<f32>, Vec<usize>), EmbeddingError> {
-        let view = self
-            .tensors
-            .tensor(name)
-            .or_else(|_| self.tensors.tensor(&format!("bert.{name}")))
-            .map_err(|_| EmbeddingError::format(self.path, format!("no tensor `{name}`")))?;
-        if view.dtype() != Dtype::F32 {
-            return Err(EmbeddingError::format(self.path, format!("`{name}` is {:?}; only f32 loads", view.dtype())));
-        }
-        let numbers = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        Ok((numbers, view.shape().to_vec()))
-    }
-
-    fn matrix(&self, name: &str, rows: Option<usize>, cols: usize) -> Result<Array2<f32>, EmbeddingError> {
-        let (numbers, shape) = self.tensor(name)?;
-        match shape[..] {
-            [r, c] if c == cols && rows.is_none_or(|rows| rows == r) => Array2::from_shape_vec((r, c), numbers)
-                .map_err(|e| EmbeddingError::format(self.path, format!("`{name}`: {e}"))),
-            _ => Err(EmbeddingError::format(
-                self.path,
-                format!("`{name}` has shape {shape:?}, expected [{rows:?}, {cols}]"),
-            )),
-        }
-    }
-
-    fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, EmbeddingError> {
-        let (numbers, shape) = self.tensor(name)?;
-        if shape != [len] {
-            return Err(EmbeddingError::format(self.path, format!("`{name}` has shape {shape:?}, expected [{len}]")));
-        }
-        Ok(Array1::from_vec(numbers))
-    }
-
-    fn linear(&self, prefix: &str, inputs: usize, outputs: usize) -> Result<Linear, EmbeddingError> {
-        self.stacked_linear(&[prefix.to_owned()], inputs, outputs)
-    }
-
-    /// Several linear layers over the same input as one: their weights' rows and their biases
-    /// one after another.
-    fn stacked_linear(&self, prefixes: &[String], inputs: usize, outputs: usize) -> Result<Linear, EmbeddingError> {
-        let mut weight = Array2::<f32>::zeros((0, inputs));
-        let mut bias = Vec::with_capacity(prefixes.len() * outputs);
-        for prefix in prefixes {
-            let part = self.matrix(&format!("{prefix}.weight"), Some(outputs), inputs)?;
-            weight.append(Axis(0), part.view()).map_err(|e| EmbeddingError::format(self.path, e.to_string()))?;
-            bias.extend(self.vector(&format!("{prefix}.bias"), outputs)?);
-        }
-        Ok(Linear { weight: Packed::new(&weight.view()), bias: Array1::from_vec(bias) })
-    }
-
-    fn layer_norm(&self, prefix: &str, len: usize, eps: f32) -> Result<LayerNorm, EmbeddingError> {
-        Ok(LayerNorm {
-            weight: self.vector(&format!("{prefix}.weight"), len)?,
-            bias: self.vector(&format!("{prefix}.bias"), len)?,
-            eps,
-        })
+    /// The query's first [`with_query_tokens`](BertEmbedder::with_query_tokens) word pieces,
+    /// on every core.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbeddingError> {
+        Ok(self.embed_alone(self.query_token_ids(query)))
     }
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-
-    #[test]
-    fn layer_norm_centres_and_scales_each_row() {
-        let norm = LayerNorm { weight: Array1::from_elem(4, 2.0), bias: Array1::from_elem(4, 1.0), eps: 0.0 };
-        let mut x = Array2::from_shape_vec((1, 4), vec![1.0, 2.0, 3.0, 4.0]).unwrap_or_default();
-        norm.apply(&mut x);
-        let row = x.row(0);
-        assert!((row.sum() / 4.0 - 1.0).abs() < 1e-6, "mean is the bias");
-        assert!((row[3] - (1.0 + 2.0 * 1.5 / 1.25_f32.sqrt())).abs() < 1e-5);
-    }
 
     #[test]
     fn the_token_budget_fits_the_positions_and_never_panics() {
@@ -534,7 +426,9 @@ pub(super) mod tests {
         let views: Vec<(&str, safetensors::tensor::TensorView<'_>)> = tensors
             .iter()
             .filter_map(|(name, shape, data)| {
-                safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data).ok().map(|view| (*name, view))
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
+                    .ok()
+                    .map(|view| (*name, view))
             })
             .collect();
         write("model.safetensors", &safetensors::serialize(views, None).unwrap_or_default());
@@ -561,6 +455,40 @@ pub(super) mod tests {
         assert_eq!(vector.len(), 4);
         assert!(vector.iter().all(|x| x.is_finite()));
         assert_eq!(model.token_ids(""), [2, 3]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_query_is_read_to_its_own_budget_and_a_tool_text_to_the_models() -> Result<(), EmbeddingError> {
+        let dir = tiny_model("query-budget", 512, 256);
+        let model = BertEmbedder::load(&dir)?;
+        std::fs::remove_dir_all(&dir).ok();
+        let long = "word ".repeat(300);
+        let head = "word ".repeat(BertEmbedder::DEFAULT_QUERY_TOKENS - 2);
+        assert_eq!(model.query_token_ids(&long).len(), BertEmbedder::DEFAULT_QUERY_TOKENS);
+        assert_eq!(model.query_token_ids(&long), model.token_ids(&head), "the query's first pieces");
+        assert_eq!(model.token_ids(&long).len(), 256, "a tool's text: max_seq_length");
+        // A search reads the cut query; one tool's text alone (a one-tool catalogue) is not cut.
+        assert_eq!(model.embed_query(&long)?, model.embed_one(&head));
+        assert_ne!(model.embed_query(&long)?, model.embed_one(&long), "the position embeddings differ");
+        assert_eq!(model.embed(&[long.as_str()])?, [model.embed_one(&long)]);
+        let short = "word word";
+        assert_eq!(model.embed_query(short)?, model.embed_one(short), "a short query is read whole");
+        // Kept between [CLS] + [SEP] and the model's budget.
+        assert_eq!(model.with_query_tokens(0).query_token_ids(&long), [2, 3]);
+        let dir = tiny_model("query-budget-max", 512, 256);
+        let model = BertEmbedder::load(&dir)?.with_query_tokens(usize::MAX);
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(model.query_token_ids(&long), model.token_ids(&long));
+        Ok(())
+    }
+
+    #[test]
+    fn a_model_shorter_than_the_query_budget_reads_queries_to_its_own() -> Result<(), EmbeddingError> {
+        let dir = tiny_model("short-model", 16, 16);
+        let model = BertEmbedder::load(&dir)?;
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(model.query_token_ids(&"word ".repeat(100)).len(), 16);
         Ok(())
     }
 

@@ -36,6 +36,7 @@ mod bert;
 mod distill;
 mod elementwise;
 mod frame;
+mod layers;
 mod matmul;
 mod persist;
 mod ranker;
@@ -71,6 +72,17 @@ pub trait TextEmbedder: Send + Sync {
     /// Whatever stops the encoder ([`EmbeddingError::Model`] for a computation that failed);
     /// the discovery bridge then answers with BM25 and records why.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError>;
+
+    /// A search's query as one vector; what [`EmbeddingRanker`] calls for every search. By
+    /// default the one vector [`embed`](Self::embed) gives for it. An encoder whose cost grows
+    /// with the text may read less of a long query than of a tool's text, since the query's
+    /// words are ranked by BM25 too ([`BertEmbedder::with_query_tokens`]).
+    ///
+    /// # Errors
+    /// As [`embed`](Self::embed); [`EmbeddingError::Model`] when it returns no vector.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbeddingError> {
+        self.embed(&[query])?.into_iter().next().ok_or_else(|| EmbeddingError::model("the embedder returned no vector"))
+    }
 
     /// What identifies this model's vectors in a saved-vectors file
     /// ([`EmbeddingRanker::warm`]): vectors saved under another id are never loaded. Make it

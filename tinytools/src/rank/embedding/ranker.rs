@@ -194,10 +194,8 @@ impl EmbeddingRanker {
     /// The embedder's error.
     pub fn explain(&self, catalog: &DeferredCatalog, query: &str, limit: usize) -> Result<Explanation, EmbeddingError> {
         self.prepare(catalog)?;
-        let vectors = self.embedder.embed(&[query])?;
-        self.store.check_embedded(&vectors)?;
-        let vector =
-            vectors.into_iter().next().ok_or_else(|| EmbeddingError::model("the embedder returned no vector"))?;
+        let vector = self.embedder.embed_query(query)?;
+        self.store.check_embedded(std::slice::from_ref(&vector))?;
         if self.store.evict_other_widths(vector.len()) > 0 {
             self.prepare(catalog)?;
         }
@@ -237,9 +235,9 @@ impl ToolRanker for EmbeddingRanker {
             let report = |done, total| progress.iter().for_each(|progress| progress(done, total));
             fill_and_keep(&store, &*embedder, missing, &report, persist.as_deref())?;
             drop(gate);
-            let vectors = embedder.embed(&[&query])?;
-            store.check_embedded(&vectors)?;
-            vectors.into_iter().next().ok_or_else(|| EmbeddingError::model("the embedder returned no vector"))
+            let vector = embedder.embed_query(&query)?;
+            store.check_embedded(std::slice::from_ref(&vector))?;
+            Ok(vector)
         })
         .await
         .map_err(|e| EmbeddingError::model(format!("the embedder panicked or was cancelled: {e}")))??;
@@ -383,6 +381,35 @@ mod tests {
             let angle = |t: &str| t.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))) as f32;
             Ok(texts.iter().map(|t| vec![angle(t).sin(), angle(t).cos()]).collect())
         }
+    }
+
+    /// Embeds tool texts as [`Angles`] does but answers every query with the vector of the
+    /// text `"b"`: a search that embeds its query with `embed` instead finds `a`.
+    struct QueryPath;
+
+    impl TextEmbedder for QueryPath {
+        fn name(&self) -> &str {
+            "query-path"
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            Ok(texts.iter().map(|text| if text.starts_with('a') { vec![1.0, 0.0] } else { vec![0.0, 1.0] }).collect())
+        }
+        fn embed_query(&self, _query: &str) -> Result<Vec<f32>, EmbeddingError> {
+            Ok(vec![0.0, 1.0])
+        }
+    }
+
+    #[tokio::test]
+    async fn searches_and_explanations_embed_the_query_through_embed_query() {
+        let catalog = DeferredCatalog::from_tools(
+            ["a", "b"].map(|name| (schema(name, "does a thing", serde_json::json!({})), None)),
+        );
+        let ranker = EmbeddingRanker::new(Arc::new(QueryPath)).bm25_weight(0.0);
+        let context = crate::rank::RankContext::default();
+        let hits = ranker.rank(RankRequest { query: "a", limit: 1, catalog: &catalog, context: &context }).await;
+        assert_eq!(hits.unwrap_or_default().into_iter().map(|hit| hit.name).collect::<Vec<_>>(), ["b"]);
+        let explained = ranker.explain(&catalog, "a", 1).map(|e| e.hits.into_iter().map(|t| t.name).collect());
+        assert_eq!(explained.ok(), Some(vec!["b".to_owned()]));
     }
 
     #[tokio::test]
