@@ -390,10 +390,22 @@ pub(super) mod tests {
         }
     }
 
-    /// Writes a working BERT of `hidden` = 4, no layers, `positions` position embeddings and
+    /// Loads a working BERT of `hidden` = 4, no layers, `positions` position embeddings and
     /// the vocabulary `[PAD] [UNK] [CLS] [SEP] word`, with `sentence_bert_config.json` asking
-    /// for `max_seq_length` word pieces.
-    pub(in super::super) fn tiny_model(name: &str, positions: usize, max_seq_length: usize) -> std::path::PathBuf {
+    /// for `max_seq_length` word pieces, from a directory written for it and removed after.
+    pub(in super::super) fn tiny_model(
+        name: &str,
+        positions: usize,
+        max_seq_length: usize,
+    ) -> Result<BertEmbedder, EmbeddingError> {
+        let dir = write_tiny_model(name, positions, max_seq_length);
+        let model = BertEmbedder::load(&dir);
+        std::fs::remove_dir_all(&dir).ok();
+        model
+    }
+
+    /// The files [`tiny_model`] loads, in a directory of the temp dir named after `name`.
+    fn write_tiny_model(name: &str, positions: usize, max_seq_length: usize) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("tinytools-{name}-{}", std::process::id()));
         let write = |file: &str, bytes: &[u8]| {
             let path = dir.join(file);
@@ -437,18 +449,14 @@ pub(super) mod tests {
 
     #[test]
     fn a_model_with_too_few_positions_is_refused_not_a_panic() {
-        let dir = tiny_model("one-position", 1, 256);
-        let error = BertEmbedder::load(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        let error = tiny_model("one-position", 1, 256).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains("config.json") && error.contains("max_position_embeddings is 1"), "{error}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn an_input_longer_than_the_positions_is_cut_to_them() -> Result<(), EmbeddingError> {
         // The sentence config asks for more word pieces than the model has positions.
-        let dir = tiny_model("eight-positions", 8, 4_096);
-        let model = BertEmbedder::load(&dir)?;
-        std::fs::remove_dir_all(&dir).ok();
+        let model = tiny_model("eight-positions", 8, 4_096)?;
         let long = "word ".repeat(2_000);
         assert_eq!(model.token_ids(&long), [2, 4, 4, 4, 4, 4, 4, 3]);
         let vector = model.embed_one(&long);
@@ -460,9 +468,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_query_is_read_to_its_own_budget_and_a_tool_text_to_the_models() -> Result<(), EmbeddingError> {
-        let dir = tiny_model("query-budget", 512, 256);
-        let model = BertEmbedder::load(&dir)?;
-        std::fs::remove_dir_all(&dir).ok();
+        let model = tiny_model("query-budget", 512, 256)?;
         let long = "word ".repeat(300);
         let head = "word ".repeat(BertEmbedder::DEFAULT_QUERY_TOKENS - 2);
         assert_eq!(model.query_token_ids(&long).len(), BertEmbedder::DEFAULT_QUERY_TOKENS);
@@ -476,18 +482,14 @@ pub(super) mod tests {
         assert_eq!(model.embed_query(short)?, model.embed_one(short), "a short query is read whole");
         // Kept between [CLS] + [SEP] and the model's budget.
         assert_eq!(model.with_query_tokens(0).query_token_ids(&long), [2, 3]);
-        let dir = tiny_model("query-budget-max", 512, 256);
-        let model = BertEmbedder::load(&dir)?.with_query_tokens(usize::MAX);
-        std::fs::remove_dir_all(&dir).ok();
+        let model = tiny_model("query-budget-max", 512, 256)?.with_query_tokens(usize::MAX);
         assert_eq!(model.query_token_ids(&long), model.token_ids(&long));
         Ok(())
     }
 
     #[test]
     fn a_model_shorter_than_the_query_budget_reads_queries_to_its_own() -> Result<(), EmbeddingError> {
-        let dir = tiny_model("short-model", 16, 16);
-        let model = BertEmbedder::load(&dir)?;
-        std::fs::remove_dir_all(&dir).ok();
+        let model = tiny_model("short-model", 16, 16)?;
         assert_eq!(model.query_token_ids(&"word ".repeat(100)).len(), 16);
         Ok(())
     }

@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn a_distilled_model_gives_each_token_the_encoder_output() -> Result<(), EmbeddingError> {
-        let model = BertEmbedder::load(tiny_model("distill", 8, 8))?;
+        let model = tiny_model("distill", 8, 8)?;
         let reports = std::sync::Mutex::new(Vec::new());
         let outputs = TokenOutputs::distill(&model, |done, total| reports.lock().unwrap().push((done, total)))?;
         assert_eq!(outputs.distilled(), 2, "[UNK] and `word`");
