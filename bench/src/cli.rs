@@ -1,5 +1,5 @@
 //! What the benchmark's programs share on the command line: the start-up around their async
-//! `run`, and the names `--dialect` takes.
+//! `run`, the names `--dialect` takes, and whole-number options.
 
 use std::future::Future;
 
@@ -42,4 +42,14 @@ where
 /// ```
 pub fn dialect(name: &str) -> Result<Dialect, String> {
     tinytools_examples::live::dialect(name)
+}
+
+/// The whole number `flag` was given: `--flag takes a whole number` otherwise.
+///
+/// ```
+/// assert_eq!(tinytools_bench::cli::whole_number("--every", "10"), Ok(10));
+/// assert_eq!(tinytools_bench::cli::whole_number("--every", "ten"), Err("--every takes a whole number".to_owned()));
+/// ```
+pub fn whole_number(flag: &str, text: &str) -> Result<usize, String> {
+    text.parse().map_err(|_| format!("{flag} takes a whole number"))
 }

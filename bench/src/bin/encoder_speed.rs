@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use tinytools::rank::embedding::TextEmbedder;
+use tinytools_bench::cli::whole_number;
 use tinytools_bench::percentile::{percentile, sorted};
 use tinytools_examples::eval::{self, EvalQuery};
 use tinytools_examples::models;
@@ -96,9 +97,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--queries" => queries = PathBuf::from(value()?),
-            "--every" => every = value()?.parse().map_err(|e| format!("--every: {e}"))?,
-            "--repeats" => repeats = value()?.parse().map_err(|e| format!("--repeats: {e}"))?,
-            "--query-tokens" => query_tokens = Some(value()?.parse().map_err(|e| format!("--query-tokens: {e}"))?),
+            "--every" => every = whole_number(&arg, &value()?)?,
+            "--repeats" => repeats = whole_number(&arg, &value()?)?,
+            "--query-tokens" => query_tokens = Some(whole_number(&arg, &value()?)?),
             other => {
                 return Err(format!(
                     "unknown option `{other}`: --queries FILE, --every N, --repeats R, --query-tokens N"

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools_bench::cli::whole_number;
 use tinytools_bench::livemcp::{self, score};
 use tinytools_examples::{live, models};
 
@@ -159,11 +160,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             }
             "--vectors" => options.vectors = Some(value()?.into()),
             "--query-tokens" => {
-                options.query_tokens =
-                    Some(value()?.parse().map_err(|_| "--query-tokens takes a whole number".to_owned())?);
+                options.query_tokens = Some(whole_number(&flag, &value()?)?);
             }
             "--tasks" => {
-                options.tasks = Some(value()?.parse().map_err(|_| "--tasks takes a whole number".to_owned())?);
+                options.tasks = Some(whole_number(&flag, &value()?)?);
             }
             "--json" => {}
             "--expand" => options.expand = true,

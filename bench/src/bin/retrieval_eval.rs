@@ -32,6 +32,7 @@ use tinytools::rank::embedding::{EmbeddingRanker, StaticEmbedder};
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
+use tinytools_bench::cli::whole_number;
 use tinytools_bench::percentile::{percentile, sorted};
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, Scores};
 use tinytools_examples::models;
@@ -254,22 +255,17 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--tools" => options.tools = value()?.into(),
             "--queries" => options.queries = value()?.into(),
             "--ranker" => options.ranker = value()?,
-            "--limit" => options.limit = value()?.parse().map_err(|_| "--limit takes a whole number".to_owned())?,
+            "--limit" => options.limit = whole_number(&flag, &value()?)?,
             "--no-stem" => options.tokenizer.stem = false,
             "--no-stop" => options.tokenizer.stop_words = false,
-            "--prefix" => {
-                options.tokenizer.prefix = value()?.parse().map_err(|_| "--prefix takes a whole number".to_owned())?
-            }
+            "--prefix" => options.tokenizer.prefix = whole_number(&flag, &value()?)?,
             "--k1" => options.params.k1 = number(value()?)?,
             "--b" => options.params.b = number(value()?)?,
             "--bm25-weight" => options.bm25_weight = Some(number(value()?)?),
             "--vectors" => options.vectors = Some(value()?.into()),
             "--static-model" => options.static_model = Some(value()?.into()),
-            "--query-tokens" => {
-                options.query_tokens =
-                    Some(value()?.parse().map_err(|_| "--query-tokens takes a whole number".to_owned())?)
-            }
-            "--every" => options.every = value()?.parse().map_err(|_| "--every takes a whole number".to_owned())?,
+            "--query-tokens" => options.query_tokens = Some(whole_number(&flag, &value()?)?),
+            "--every" => options.every = whole_number(&flag, &value()?)?,
             "--weights" => {
                 let parts: Vec<f32> = value()?.split(',').map(|p| number(p.to_owned())).collect::<Result<_, _>>()?;
                 let [name, description, parameter_names, parameter_descriptions, family] = parts[..] else {
