@@ -15,6 +15,8 @@ Runs record `aids_acted` per task. Runs made before that field existed are read 
 import collections, json, os, sys
 
 # The opening words of what each aid writes (tinytools/src/run/aids/), for old transcripts.
+# Only replay_repeats, stop_repeats and ask_after_empty_reply are still in the crate; the others
+# left it on 2026-12-07 (issue 64; their code is at 98b66be) and stay here to read older runs.
 REPLAYED = "You already made this exact call in this conversation and it worked"
 FEEDBACK = [("The same tool call has returned the same result several times", "stop_repeats"),
             ("Answer the user now in plain text.", "ask_after_empty_reply"),

@@ -138,6 +138,8 @@ async fn a_pre_searching_host_offers_what_the_gateway_finds_for_the_task_and_cal
     let missing = PreSearch::new(&tinytools::ToolRegistry::new(), 3, 320).unwrap_err().to_string();
     assert!(missing.contains("`tool_search`"), "{missing}");
     spec.pre_search = Some(PreSearch::new(&spec.registry, 3, 320).unwrap());
+    // The host's pre-search asks for keywords under the small-model profile, as live_tasks runs.
+    spec.policy.discovery.pre_promotion = tinytools::run::RunPolicy::small_model().discovery.pre_promotion;
 
     for id in ["finance-premarket-trades", "finance-retirement-today"] {
         let task = tasks::get(id).expect("a task of the suite");

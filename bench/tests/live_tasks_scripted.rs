@@ -78,7 +78,7 @@ async fn the_aids_choice_reaches_the_run() {
     let mut model_calls = Vec::new();
     let ablation = AidsChoice::parse("small-without:ask_after_empty_reply").expect("an aid of small_model");
     for aids in AidsChoice::ALL.into_iter().chain([ablation]) {
-        let spec = bench::arm(ArmKind::Discovery, 60, 0, PrePromotion::default(), 8, aids).expect("the arm");
+        let spec = bench::arm(ArmKind::Discovery, 60, 0, small_model_pre(), 8, aids).expect("the arm");
         assert_eq!(spec.aids, aids);
         let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("No idea.")]));
         let result = bench::run_task(model, &spec, task).await;
@@ -119,4 +119,9 @@ async fn a_streamed_run_is_judged_like_a_plain_one_and_records_its_first_text() 
         let first = streamed.first_text_ms.expect("the answer's text streamed");
         assert!(first <= streamed.wall_ms, "{first} ms of {} ms", streamed.wall_ms);
     }
+}
+
+/// Pre-promotion under the small-model profile the suite runs: with the run's keyword request.
+fn small_model_pre() -> PrePromotion {
+    tinytools::run::RunPolicy::small_model().discovery.pre_promotion
 }

@@ -29,11 +29,7 @@ fn catalogue(tools: &[EvalTool], n: usize) -> Vec<(Arc<ToolSchema>, Option<Strin
             let tool = &tools[i % tools.len()];
             let copy = i / tools.len();
             let name = if copy == 0 { tool.id.clone() } else { format!("{}_copy{copy}", tool.id) };
-            let schema = ToolSchema {
-                name,
-                description: tool.description.clone(),
-                parameters: eval::normalize_schema(&tool.parameters),
-            };
+            let schema = ToolSchema::new(name, tool.description.clone(), eval::normalize_schema(&tool.parameters));
             (Arc::new(schema), None)
         })
         .collect()

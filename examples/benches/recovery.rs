@@ -29,11 +29,11 @@ fn reply(unit: &str, len: usize) -> String {
 }
 
 fn recovery(c: &mut Criterion) {
-    let tools = [ToolSchema {
-        name: "stock_quote".into(),
-        description: "Fetch a price.".into(),
-        parameters: json!({"type": "object", "properties": {"symbol": {"type": "string"}}}),
-    }];
+    let tools = [ToolSchema::new(
+        "stock_quote",
+        "Fetch a price.",
+        json!({"type": "object", "properties": {"symbol": {"type": "string"}}}),
+    )];
     let mut group = c.benchmark_group("recovery");
     group.sample_size(10);
     for (name, unit) in [("plain", PLAIN), ("braces", BRACES)] {

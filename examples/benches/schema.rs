@@ -15,14 +15,7 @@ fn schemas() -> Vec<ToolSchema> {
         Ok(tools) => tools,
         Err(err) => panic!("{err} (the benchmark reads shared/eval beside the checkout)"),
     };
-    tools
-        .into_iter()
-        .map(|t| ToolSchema {
-            name: t.id,
-            description: t.description,
-            parameters: eval::normalize_schema(&t.parameters),
-        })
-        .collect()
+    tools.into_iter().map(|t| ToolSchema::new(t.id, t.description, eval::normalize_schema(&t.parameters))).collect()
 }
 
 fn prepare(c: &mut Criterion) {

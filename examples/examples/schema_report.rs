@@ -122,7 +122,7 @@ fn schemas(tools_file: Option<&str>) -> Result<Vec<(ToolSchema, Option<SchemaCom
             .into_iter()
             .map(|t| {
                 let parameters = eval::normalize_schema(&t.parameters);
-                (ToolSchema { name: t.id, description: t.description, parameters }, None)
+                (ToolSchema::new(t.id, t.description, parameters), None)
             })
             .collect(),
         None => catalogue::all_direct_registry().iter().map(|t| (t.schema().clone(), t.compaction())).collect(),

@@ -85,7 +85,7 @@ pub struct Arm {
     /// The model's answer.
     pub answer: String,
     /// How the run ended, and what the run did about the model on the way (the aids that
-    /// acted, context shrinking), as `Debug` text: `"Answered after adopt_prose_calls"`.
+    /// acted, context shrinking), as `Debug` text: `"Answered after ask_after_empty_reply"`.
     pub ending: String,
 }
 

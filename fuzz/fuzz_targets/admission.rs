@@ -14,10 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(parameters) = serde_json::from_str::<Value>(schema) else { return };
     let Ok(args) = serde_json::from_str::<Value>(args) else { return };
     let mut registry = ToolRegistry::new();
-    let tool = Fixed {
-        schema: ToolSchema { name: "t".into(), description: "A tool.".into(), parameters },
-        exposure: ToolExposure::Direct,
-    };
+    let tool = Fixed { schema: ToolSchema::new("t", "A tool.", parameters), exposure: ToolExposure::Direct };
     if registry.register(tool).is_err() {
         return;
     }

@@ -10,9 +10,11 @@ use tinytools::{SchemaCompaction, ToolSchema};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(parameters) = serde_json::from_slice::<Value>(data) else { return };
-    let schema = ToolSchema { name: "t".into(), description: "A tool that does a thing. ".repeat(20), parameters };
+    let schema = ToolSchema::new("t", "A tool that does a thing. ".repeat(20), parameters);
     let budget = SchemaCompaction::UNLIMITED.with_max_description_bytes(80).with_max_schema_bytes(400);
-    for profile in [ProviderProfile::OPENAI, ProviderProfile::ANTHROPIC, ProviderProfile::GEMINI, ProviderProfile::PORTABLE] {
+    for profile in
+        [ProviderProfile::OPENAI, ProviderProfile::ANTHROPIC, ProviderProfile::GEMINI, ProviderProfile::PORTABLE]
+    {
         for strict in [false, true] {
             let preparation = SchemaPreparation::new(profile).with_strict(strict).with_compaction(budget);
             let once = preparation.prepare(&schema, None).schema;

@@ -32,17 +32,33 @@ impl Tool for Fixed {
 
 /// Declarations of a few tools of different shapes.
 pub fn schemas() -> Vec<ToolSchema> {
-    let tool = |name: &str, description: &str, parameters: Value| ToolSchema {
-        name: name.into(),
-        description: description.into(),
-        parameters,
-    };
+    let tool = |name: &str, description: &str, parameters: Value| ToolSchema::new(name, description, parameters);
     vec![
-        tool("stock_quote", "Fetch the latest price for a ticker symbol.", json!({"type": "object", "properties": {"symbol": {"type": "string", "description": "Ticker."}, "limit": {"type": "integer", "minimum": 0}}, "required": ["symbol"]})),
-        tool("read_file", "Read a file from the workspace.", json!({"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}}, "required": ["path"]})),
-        tool("calendar_invite", "Invite people to a meeting.", json!({"type": "object", "properties": {"title": {"type": "string"}, "attendees": {"type": "array", "items": {"type": "string", "format": "email"}}, "when": {"type": "object", "properties": {"start": {"type": "string"}, "minutes": {"type": "integer"}}, "required": ["start"]}}, "required": ["title", "attendees"]})),
-        tool("delete_file", "Delete a file.", json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})),
-        tool("weather_forecast", "Forecast the weather for a city.", json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer", "enum": [1, 3, 7]}}, "required": ["city"]})),
+        tool(
+            "stock_quote",
+            "Fetch the latest price for a ticker symbol.",
+            json!({"type": "object", "properties": {"symbol": {"type": "string", "description": "Ticker."}, "limit": {"type": "integer", "minimum": 0}}, "required": ["symbol"]}),
+        ),
+        tool(
+            "read_file",
+            "Read a file from the workspace.",
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}}, "required": ["path"]}),
+        ),
+        tool(
+            "calendar_invite",
+            "Invite people to a meeting.",
+            json!({"type": "object", "properties": {"title": {"type": "string"}, "attendees": {"type": "array", "items": {"type": "string", "format": "email"}}, "when": {"type": "object", "properties": {"start": {"type": "string"}, "minutes": {"type": "integer"}}, "required": ["start"]}}, "required": ["title", "attendees"]}),
+        ),
+        tool(
+            "delete_file",
+            "Delete a file.",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ),
+        tool(
+            "weather_forecast",
+            "Forecast the weather for a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer", "enum": [1, 3, 7]}}, "required": ["city"]}),
+        ),
     ]
 }
 

@@ -6,10 +6,7 @@ use serde_json::{Value, json};
 use tinytools::ToolRegistry;
 use tinytools::discovery::{PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{ChatModel, Message, ModelRequest, ModelResponse};
-use tinytools::run::aids::{
-    AdoptProseCalls, Aids, AskAboutUnusedValues, AskAfterEmptyReply, DropUndeclaredArguments, RefusePlaceholders,
-    ReplayRepeats, StopRepeats,
-};
+use tinytools::run::aids::Aids;
 use tinytools::run::{Agent, AidAction, EventSink, RunEvent, RunOutcome, RunPolicy};
 use tinytools::testkit::ScriptedModel;
 
@@ -32,23 +29,10 @@ impl EventSink for Recorder {
     }
 }
 
-/// Every aid the crate ships except the rejected `nudge_described_calls`, in the order they
-/// act: what the aids' own suites run under, so that each aid is tested beside the others it
-/// must yield to. Wider than [`Aids::small_model`], which keeps only the aids with evidence.
-pub fn every_aid() -> Aids {
-    Aids::none()
-        .with(ReplayRepeats)
-        .with(StopRepeats::default())
-        .with(RefusePlaceholders)
-        .with(DropUndeclaredArguments)
-        .with(AdoptProseCalls)
-        .with(AskAfterEmptyReply)
-        .with(AskAboutUnusedValues)
-}
-
-/// The default policy with [`every_aid`].
-pub fn every_aid_policy() -> RunPolicy {
-    RunPolicy::default().with_aids(every_aid())
+/// The default policy with the aids kept for small local models ([`Aids::small_model`]),
+/// nothing else of [`RunPolicy::small_model`]: what the aids' own suites run under.
+pub fn small_model_policy() -> RunPolicy {
+    RunPolicy::default().with_aids(Aids::small_model())
 }
 
 /// How many cases a property test runs: `PROPTEST_CASES` when set (a long local run is one

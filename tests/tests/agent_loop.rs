@@ -83,7 +83,11 @@ async fn events_fire_once_each_with_the_documented_fields() {
     assert_eq!((call_id.as_str(), query, ranker.as_str()), ("c1", &None, "bm25"), "no query without capture.tool_io");
     assert_eq!(matched[0], "stock_quote");
     assert!(top_confidence.is_some() && fallback.is_none() && shadow_matched.is_none());
-    assert!(events.contains(&RunEvent::DeferredToolCall { call_id: "c2".into(), tool_name: "stock_quote".into() }));
+    assert!(events.contains(&RunEvent::DeferredToolCall {
+        call_id: "c2".into(),
+        tool_name: "stock_quote".into(),
+        arguments: None
+    }));
     assert!(
         events.contains(&RunEvent::ToolsPromoted { names: matched.clone(), cause: Promotion::Searched }),
         "every match is promoted"
@@ -91,7 +95,7 @@ async fn events_fire_once_each_with_the_documented_fields() {
     let started: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::ToolStarted { .. })).collect();
     assert_eq!(
         started,
-        [&RunEvent::ToolStarted { call_id: "c2".into(), tool_name: "stock_quote".into() }],
+        [&RunEvent::ToolStarted { call_id: "c2".into(), tool_name: "stock_quote".into(), arguments: None }],
         "the bridge is not a tool"
     );
     assert!(events.contains(&RunEvent::ToolCompleted {

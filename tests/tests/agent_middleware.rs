@@ -81,16 +81,9 @@ async fn microcompaction_charges_tool_schemas_and_compacts_a_quarter_earlier() {
     let conversation: usize =
         messages.iter().map(|m| EstimatedTokens.count(&serde_json::to_string(m).unwrap_or_default())).sum();
     let threshold = conversation * 4 / 3; // the conversation alone uses three quarters of it
-    let small = vec![tinytools::ToolSchema {
-        name: "t".into(),
-        description: "tiny".into(),
-        parameters: json!({"type": "object"}),
-    }];
-    let quarter = vec![tinytools::ToolSchema {
-        name: "t".into(),
-        description: "word ".repeat(threshold * 9 / 20 + 50),
-        parameters: json!({"type": "object"}),
-    }];
+    let small = vec![tinytools::ToolSchema::new("t", "tiny", json!({"type": "object"}))];
+    let quarter =
+        vec![tinytools::ToolSchema::new("t", "word ".repeat(threshold * 9 / 20 + 50), json!({"type": "object"}))];
 
     let compact = MicrocompactMiddleware::new(threshold).keep_recent(1);
     assert!(!compact.gate(&messages, &small));
@@ -169,6 +162,13 @@ async fn tool_search_comes_after_the_name_sorted_direct_set_and_a_direct_call_is
     assert_eq!(names(&model.requests()[0]), ["alpha_lookup", "read_note", "zeta_report", "tool_search"]);
     let events = recorder.events();
     let deferred: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::DeferredToolCall { .. })).collect();
-    assert_eq!(deferred, [&RunEvent::DeferredToolCall { call_id: "f".into(), tool_name: "stock_quote".into() }]);
-    assert!(events.contains(&RunEvent::ToolStarted { call_id: "d".into(), tool_name: "alpha_lookup".into() }));
+    assert_eq!(
+        deferred,
+        [&RunEvent::DeferredToolCall { call_id: "f".into(), tool_name: "stock_quote".into(), arguments: None }]
+    );
+    assert!(events.contains(&RunEvent::ToolStarted {
+        call_id: "d".into(),
+        tool_name: "alpha_lookup".into(),
+        arguments: None
+    }));
 }

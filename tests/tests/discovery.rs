@@ -189,9 +189,7 @@ impl ToolRanker for Host {
     async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         assert!(request.context.conversation.is_empty(), "the bridge passes an empty context");
         match self {
-            Host::Answers(names) => {
-                Ok(names.iter().map(|n| RankedTool { name: (*n).to_owned(), confidence: Some(0.9) }).collect())
-            }
+            Host::Answers(names) => Ok(names.iter().map(|n| RankedTool::new(*n, Some(0.9))).collect()),
             Host::Fails => return Err(RankerError::unavailable("embedding service unreachable")),
             Host::Panics => panic!("ranker bug"),
             Host::Sleeps => {

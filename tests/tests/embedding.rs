@@ -90,7 +90,7 @@ fn a_text_longer_than_the_models_positions_is_cut_to_them() {
 
 fn tool(name: &str, description: &str) -> (ToolSchema, Option<String>) {
     let parameters = json!({"type": "object", "properties": {"query": {"type": "string"}}});
-    (ToolSchema { name: name.into(), description: description.into(), parameters }, None)
+    (ToolSchema::new(name, description, parameters), None)
 }
 
 fn catalogue() -> DeferredCatalog {

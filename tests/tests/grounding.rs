@@ -5,7 +5,6 @@
 //! a resumed conversation's results do.
 
 use std::sync::Arc;
-use tinytools_integration_tests::every_aid;
 
 use serde_json::{Value, json};
 use tinytools::model::{Message, ModelResponse};
@@ -179,7 +178,7 @@ async fn a_value_in_other_letter_case_is_refused_with_the_conversations_spelling
 async fn a_refused_call_is_checked_again_when_repeated_and_runs_once_the_look_up_grounds_it() {
     // Under the default aids and the small-model ones alike: a refusal is never replayed (only
     // a call that worked is), so each repeat meets the gate again.
-    for policy in [bridge_only(), bridge_only().with_aids(every_aid())] {
+    for policy in [bridge_only(), bridge_only().with_aids(Aids::small_model())] {
         let log = json!({"contact_id": "c_12", "notes": "renewal", "minutes": 15});
         let model = calling(vec![
             ("crm_log_call", log.clone()),

@@ -135,7 +135,8 @@ async fn words_the_keyword_model_echoes_from_its_instructions_promote_nothing() 
     let registry = catalogue::registry();
     let catalog = DeferredCatalog::new(&registry, |_| true);
     let query = format!("{CAPITAL}\ngeolocation api getlocation");
-    let request = RankRequest { query: &query, limit: 3, catalog: &catalog, context: &RankContext::default() };
+    let context = RankContext::default();
+    let request = RankRequest::new(&query, 3, &catalog, &context);
     let hits = Bm25Ranker.rank(request).await.expect("BM25 ranks");
     assert_eq!(hits.first().map(|hit| hit.name.as_str()), Some("datadog_query_metrics"), "{hits:?}");
 }

@@ -1,5 +1,6 @@
-//! `PrePromotion::model_keywords`: before query-aware discovery ranks a user message, the run's
-//! own model writes a line of search keywords for it. The request is the run's (usage, limits,
+//! `PrePromotion::model_keywords` (on in `RunPolicy::small_model`, off by default): before
+//! query-aware discovery ranks a user message, the run's own model writes a line of search
+//! keywords for it. The request is the run's (usage, limits,
 //! middleware, events), sees the message and no tool, and its answer only ever becomes search
 //! words; when it cannot be made or fails, the message is ranked as written.
 
@@ -32,6 +33,11 @@ fn keyword_events(events: &[RunEvent]) -> Vec<(Option<String>, Option<Usage>, Op
         .collect()
 }
 
+/// Pre-promotion with the keyword request, as the small-model profile has it.
+fn asking() -> PrePromotion {
+    PrePromotion::default().with_model_keywords(true)
+}
+
 fn policy(pre: PrePromotion) -> RunPolicy {
     RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_pre_promotion(pre))
 }
@@ -41,6 +47,7 @@ async fn the_run_s_model_names_the_service_and_the_tool_is_promoted() {
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]).with_keywords(["Hotel booking, search"]));
     let recorder = Arc::new(Recorder::default());
     let outcome = Agent::new(Arc::new(catalogue::registry()), model.clone())
+        .with_policy(policy(asking()))
         .with_events(recorder.clone())
         .run(vec![Message::user(SLEEP)])
         .await
@@ -76,7 +83,7 @@ async fn the_run_s_model_names_the_service_and_the_tool_is_promoted() {
 async fn switched_off_no_keyword_request_is_made_and_the_message_ranks_as_written() {
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]).with_keywords(["hotel booking search"]));
     Agent::new(Arc::new(catalogue::registry()), model.clone())
-        .with_policy(policy(PrePromotion::default().with_model_keywords(false)))
+        .with_policy(policy(asking().with_model_keywords(false)))
         .run(vec![Message::user(SLEEP)])
         .await
         .expect("runs");
@@ -93,7 +100,11 @@ async fn switched_off_no_keyword_request_is_made_and_the_message_ranks_as_writte
     let mut direct = tinytools::ToolRegistry::new();
     direct.register_as(Arc::new(NightShelter), ToolExposure::Direct).expect("registers");
     let direct_model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]));
-    Agent::new(Arc::new(direct), direct_model.clone()).run(vec![Message::user(SLEEP)]).await.expect("runs");
+    Agent::new(Arc::new(direct), direct_model.clone())
+        .with_policy(policy(asking()))
+        .run(vec![Message::user(SLEEP)])
+        .await
+        .expect("runs");
     assert!(model.keyword_requests().is_empty() && direct_model.keyword_requests().is_empty());
 }
 
@@ -104,7 +115,7 @@ async fn captured_the_event_carries_the_keywords_the_ranking_used() {
     );
     let recorder = Arc::new(Recorder::default());
     Agent::new(Arc::new(catalogue::registry()), model)
-        .with_policy(RunPolicy::default().with_capture(Capture::default().with_tool_io(true)))
+        .with_policy(policy(asking()).with_capture(Capture::default().with_tool_io(true)))
         .with_events(recorder.clone())
         .run(vec![Message::user(SLEEP)])
         .await
@@ -144,7 +155,7 @@ async fn the_keyword_request_is_the_run_s_usage_and_within_its_request_limit() {
         let model = Arc::new(Metered { turns: AtomicUsize::new(0), keywords: AtomicUsize::new(0) });
         let recorder = Arc::new(Recorder::default());
         let outcome = Agent::new(Arc::new(catalogue::registry()), model.clone())
-            .with_policy(RunPolicy::default().with_usage_limits(limits))
+            .with_policy(policy(asking()).with_usage_limits(limits))
             .with_events(recorder.clone())
             .run(vec![Message::user(SLEEP)])
             .await;
@@ -183,6 +194,7 @@ impl ChatModel for KeywordsDown {
 async fn a_failed_keyword_request_leaves_the_message_ranked_as_written_and_the_run_goes_on() {
     let recorder = Arc::new(Recorder::default());
     let outcome = Agent::new(Arc::new(catalogue::registry()), Arc::new(KeywordsDown))
+        .with_policy(policy(asking()))
         .with_events(recorder.clone())
         .run(vec![Message::user("What is ACME stock trading at?")])
         .await
@@ -212,6 +224,7 @@ impl Middleware for Redact {
 async fn the_keyword_request_passes_through_the_middleware_like_every_request() {
     let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]));
     Agent::new(Arc::new(catalogue::registry()), model.clone())
+        .with_policy(policy(asking()))
         .with_middleware(Arc::new(Redact))
         .run(vec![Message::user(SLEEP)])
         .await
@@ -230,6 +243,7 @@ async fn keywords_naming_a_hidden_tool_do_not_reach_it() {
     );
     let recorder = Arc::new(Recorder::default());
     Agent::new(Arc::new(registry), model.clone())
+        .with_policy(policy(asking()))
         .with_events(recorder.clone())
         .run(vec![Message::user(SLEEP)])
         .await
@@ -269,25 +283,38 @@ async fn under_a_gate_only_a_message_without_a_confident_hit_asks_for_keywords()
         (model.keyword_requests().len(), promotions(&recorder.events()))
     };
     // The message as written: its best hit and that hit's confidence.
-    let (asked, alone) = run(PrePromotion::default().with_model_keywords(false), STOCK).await;
+    let (asked, alone) = run(asking().with_model_keywords(false), STOCK).await;
     assert_eq!(asked, 0);
     let Some((best, confidence)) = alone.first().cloned() else { panic!("the message alone promotes: {alone:?}") };
     assert_eq!(best, "stock_quote");
 
     // A gate at that confidence: the message's own ranking is kept and no request is made.
-    let (asked, gated) = run(PrePromotion::default().with_model_keywords_below(Some(confidence)), STOCK).await;
+    let (asked, gated) = run(asking().with_model_keywords_below(Some(confidence)), STOCK).await;
     assert_eq!((asked, &gated), (0, &alone));
     // A gate just above it: the keywords are asked for and ranked with the message.
-    let (asked, above) = run(PrePromotion::default().with_model_keywords_below(Some(confidence + 0.01)), STOCK).await;
+    let (asked, above) = run(asking().with_model_keywords_below(Some(confidence + 0.01)), STOCK).await;
     assert_eq!(asked, 1);
     assert!(above.iter().any(|(name, _)| name == "hotel_search"), "the keywords were ranked: {above:?}");
 
     // A message that shares no word with its tool asks, and the keywords promote the tool.
-    let (asked, found) = run(PrePromotion::default().with_model_keywords_below(Some(0.2)), SLEEP).await;
+    let (asked, found) = run(asking().with_model_keywords_below(Some(0.2)), SLEEP).await;
     assert_eq!(asked, 1);
     assert!(found.iter().any(|(name, _)| name == "hotel_search"), "{found:?}");
     // Keywords off wins over the gate.
-    let (asked, _) =
-        run(PrePromotion::default().with_model_keywords(false).with_model_keywords_below(Some(0.2)), SLEEP).await;
+    let (asked, _) = run(asking().with_model_keywords(false).with_model_keywords_below(Some(0.2)), SLEEP).await;
     assert_eq!(asked, 0);
+}
+
+#[tokio::test]
+async fn the_default_run_asks_for_no_keywords_and_the_small_model_profile_does() {
+    let run = |agent: Agent, model: Arc<ScriptedModel>| async move {
+        agent.run(vec![Message::user(SLEEP)]).await.expect("runs");
+        (model.keyword_requests().len(), model.requests().len())
+    };
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]).with_keywords(["hotel booking"]));
+    let default = Agent::new(Arc::new(catalogue::registry()), model.clone());
+    assert_eq!(run(default, model).await, (0, 1), "one request for one turn, nothing else");
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("done")]).with_keywords(["hotel booking"]));
+    let small = Agent::new(Arc::new(catalogue::registry()), model.clone()).for_small_model();
+    assert_eq!(run(small, model).await, (1, 1));
 }

@@ -118,9 +118,11 @@ async fn anthropics_own_search_gets_the_surviving_catalogue_deferred_and_the_pre
     assert_eq!(searched.len(), 3);
     assert!(searched.iter().all(|(ranker, _)| *ranker == "anthropic:tool_search_tool_bm25"));
     assert_eq!(searched[0].1, ["stock_quote"]);
-    assert!(
-        events.contains(&RunEvent::DeferredToolCall { call_id: "toolu_00".into(), tool_name: "stock_quote".into() })
-    );
+    assert!(events.contains(&RunEvent::DeferredToolCall {
+        call_id: "toolu_00".into(),
+        tool_name: "stock_quote".into(),
+        arguments: None
+    }));
     let advertised = events.iter().find(|e| matches!(e, RunEvent::ToolsAdvertised { .. }));
     assert!(
         matches!(advertised, Some(RunEvent::ToolsAdvertised { direct: 1, deferred, native: true, .. }) if *deferred == expected.len())

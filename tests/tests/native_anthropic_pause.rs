@@ -152,7 +152,7 @@ async fn a_paused_turn_is_continued_and_the_run_sees_one_answer() {
 async fn a_streamed_paused_turn_tells_one_answer_with_the_usage_summed() {
     let replay = wire::serve(script(true)).await.expect("serves");
     let claude = client(&replay.base_url);
-    let request = ModelRequest { messages: vec![Message::user("What is ACME at?")], ..Default::default() };
+    let request = ModelRequest::new(vec![Message::user("What is ACME at?")], Vec::new());
     let mut stream = claude.stream(&request);
     let (mut text, mut usages, mut done) = (String::new(), Vec::new(), None);
     while let Some(event) = stream.next().await {
@@ -183,7 +183,7 @@ async fn a_turn_that_keeps_pausing_ends_in_a_clear_error_after_the_continuations
         let always: Arc<Responder> = Arc::new(move |_: &Recorded, _: &[Recorded]| reply(paused(), stream));
         let replay = wire::serve(always).await.expect("serves");
         let claude = client(&replay.base_url).with_max_continuations(2);
-        let request = ModelRequest { messages: vec![Message::user("What is ACME at?")], ..Default::default() };
+        let request = ModelRequest::new(vec![Message::user("What is ACME at?")], Vec::new());
         let error = if stream {
             claude.stream(&request).into_response().await.expect_err("still paused")
         } else {
@@ -207,7 +207,7 @@ async fn no_continuation_is_sent_when_the_client_allows_none() {
     let always: Arc<Responder> = Arc::new(|_: &Recorded, _: &[Recorded]| Reply::Json(paused()));
     let replay = wire::serve(always).await.expect("serves");
     let claude = client(&replay.base_url).with_max_continuations(0);
-    let request = ModelRequest { messages: vec![Message::user("What is ACME at?")], ..Default::default() };
+    let request = ModelRequest::new(vec![Message::user("What is ACME at?")], Vec::new());
     let error = claude.complete(&request).await.expect_err("paused");
     assert!(matches!(error, ModelError::TurnPaused { continuations: 0 }), "{error:?}");
     assert_eq!(replay.requests().len(), 1);

@@ -119,9 +119,11 @@ async fn hosted_tool_search_over_namespaces_of_the_surviving_catalogue() {
 
     assert!(events.iter().any(|e| matches!(e, RunEvent::ToolSearched { ranker, matched, call_id, .. }
         if ranker == "openai:tool_search" && matched == &["stock_quote"] && call_id.is_empty())));
-    assert!(
-        events.contains(&RunEvent::DeferredToolCall { call_id: "call_00".into(), tool_name: "stock_quote".into() })
-    );
+    assert!(events.contains(&RunEvent::DeferredToolCall {
+        call_id: "call_00".into(),
+        tool_name: "stock_quote".into(),
+        arguments: None
+    }));
     let usage = outcome.usage;
     assert_eq!(
         (usage.prompt_tokens, usage.cache_read_tokens, usage.completion_tokens),
@@ -158,7 +160,7 @@ async fn a_client_run_search_is_answered_with_tool_search_output_by_the_runs_ran
 async fn a_family_larger_than_the_namespace_limit_is_split() {
     let bridge = DiscoveryBridge::new(&catalogue::registry(), ToolDiscoveryPolicy::default())
         .with_native(Some(NativeSearch::Provider));
-    let request = ModelRequest { native_deferral: bridge.native_deferral(), ..ModelRequest::default() };
+    let request = ModelRequest::default().with_native_deferral(bridge.native_deferral());
     let gpt = OpenAiResponses::new("http://127.0.0.1:9/v1", "gpt-5.4", HttpOptions::default())
         .expect("client")
         .with_namespace_limit(2);

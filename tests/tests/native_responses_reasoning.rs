@@ -157,14 +157,14 @@ async fn reasoning_before_a_hosted_search_goes_back_with_it_and_the_rest_before_
 #[tokio::test]
 async fn without_encrypted_reasoning_neither_field_is_sent_and_other_providers_pass_over_the_items() {
     let items = ProviderItems::new("openai:responses", vec![reasoning("rs_1", "secret plan")]);
-    let request = ModelRequest {
-        messages: vec![
+    let request = ModelRequest::new(
+        vec![
             Message::user("What is ACME at?"),
             Message::ProviderItems(items),
             Message::Assistant { content: "ACME trades at 12.50.".into(), tool_calls: Vec::new() },
         ],
-        ..Default::default()
-    };
+        Vec::new(),
+    );
     let gpt = OpenAiResponses::openai("sk-test", "gpt-5.4").expect("client");
     let body = gpt.clone().with_encrypted_reasoning(false).body(&request);
     assert!(body.get("store").is_none() && body.get("include").is_none(), "{body}");

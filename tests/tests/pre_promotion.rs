@@ -175,7 +175,7 @@ impl ToolRanker for AlwaysWeather {
         "always-weather"
     }
     async fn rank(&self, _request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
-        Ok(vec![RankedTool { name: "weather_forecast".into(), confidence: Some(0.9) }])
+        Ok(vec![RankedTool::new("weather_forecast", Some(0.9))])
     }
 }
 

@@ -22,17 +22,17 @@ fn fast() -> HttpOptions {
 
 fn request() -> ModelRequest {
     let registry = catalogue::registry();
-    ModelRequest {
-        messages: vec![
+    ModelRequest::new(
+        vec![
             Message::system("Use tools."),
             Message::user("What is ACME at?"),
             Message::Assistant {
                 content: String::new(),
-                tool_calls: vec![tinytools::model::ToolCall {
-                    id: "call_1".into(),
-                    name: "tool_search".into(),
-                    arguments: r#"{"query":"stock price"}"#.into(),
-                }],
+                tool_calls: vec![tinytools::model::ToolCall::new(
+                    "call_1",
+                    "tool_search",
+                    r#"{"query":"stock price"}"#,
+                )],
             },
             Message::Tool {
                 call_id: "call_1".into(),
@@ -41,9 +41,8 @@ fn request() -> ModelRequest {
                 is_error: false,
             },
         ],
-        tools: registry.schemas(),
-        ..Default::default()
-    }
+        registry.schemas(),
+    )
 }
 
 /// An OpenAI Chat Completions answer with a tool call, as the API sends it.
@@ -264,9 +263,11 @@ async fn an_agent_runs_the_spec_task_against_a_chat_completions_server() {
         .expect("runs");
     assert_eq!(outcome.answer, "ACME is at its latest price.");
     assert_eq!(outcome.turns, 3);
-    // The keyword request (two messages) is the run's too; the turns' are one, three and five.
-    assert_eq!(outcome.usage.prompt_tokens, 200 + 100 + 300 + 500);
-    assert_eq!(outcome.usage.completion_tokens, 4 * 5);
+    // One request per turn, nothing else: the turns' requests hold one, three and five messages.
+    assert_eq!(outcome.usage.prompt_tokens, 100 + 300 + 500);
+    assert_eq!(outcome.usage.completion_tokens, 3 * 5);
+    let requests = server.received_requests().await.unwrap_or_default();
+    assert_eq!(requests.len(), 3, "exactly one model request per turn");
 }
 
 #[tokio::test]
@@ -312,12 +313,12 @@ async fn a_response_body_past_the_cap_is_refused_as_it_is_read() {
         .mount(&server)
         .await;
     let client = OpenAiCompatible::new(format!("{}/v1", server.uri()), "m", fast()).expect("client");
-    let capped = ModelRequest { max_response_bytes: Some(16 * 1024), ..request() };
+    let capped = request().with_max_response_bytes(Some(16 * 1024));
     let err = client.complete(&capped).await.expect_err("too large");
     assert!(matches!(err, ModelError::ResponseTooLarge { limit: 16_384 }), "{err}");
     assert!(err.to_string().contains("max_response_bytes"), "{err}");
     // Under the cap (the run's default among them) the same answer reads.
-    let roomy = ModelRequest { max_response_bytes: Some(1 << 20), ..request() };
+    let roomy = request().with_max_response_bytes(Some(1 << 20));
     assert_eq!(client.complete(&roomy).await.expect("reads").content.len(), 64 * 1024);
     assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 2, "a refused body is not retried");
 }

@@ -4,7 +4,6 @@
 //! GLOBX in USD, you can use the `stock_quote` function…" after the price had come back.
 
 use std::sync::Arc;
-use tinytools_integration_tests::every_aid;
 
 use serde_json::{Value, json};
 use tinytools::model::{Message, ModelResponse};
@@ -68,7 +67,7 @@ async fn a_reply_that_describes_a_call_that_ran_is_asked_once_for_its_answer() {
         ModelResponse::text(RESTATED),
         ModelResponse::text("GLOBX trades at $1,284.10."),
     ]));
-    let (outcome, events) = run(model.clone(), every_aid()).await;
+    let (outcome, events) = run(model.clone(), Aids::small_model()).await;
     assert_eq!((outcome.stop, outcome.answer.as_str()), (StopReason::Answered, "GLOBX trades at $1,284.10."));
     assert!(asked_again(&events), "{events:?}");
     let asked = model.requests()[2].messages.last().cloned();
@@ -81,7 +80,7 @@ async fn a_reply_that_describes_a_call_that_ran_is_asked_once_for_its_answer() {
         ModelResponse::text(RESTATED),
         ModelResponse::text(RESTATED),
     ]));
-    let (outcome, _) = run(model, every_aid()).await;
+    let (outcome, _) = run(model, Aids::small_model()).await;
     assert_eq!((outcome.answer.as_str(), outcome.turns), (RESTATED, 3));
 
     // A reply past 8 KiB is not read for a restatement.
@@ -90,7 +89,7 @@ async fn a_reply_that_describes_a_call_that_ran_is_asked_once_for_its_answer() {
         ModelResponse::calls([("c", "share_price", json!({"symbol": "GLOBX"}))]),
         ModelResponse::text(long.clone()),
     ]));
-    let (outcome, _) = run(model, every_aid()).await;
+    let (outcome, _) = run(model, Aids::small_model()).await;
     assert_eq!((outcome.answer.as_str(), outcome.turns), (long.as_str(), 2));
 
     // Without the request for an answer, the restatement is the answer.
@@ -98,7 +97,7 @@ async fn a_reply_that_describes_a_call_that_ran_is_asked_once_for_its_answer() {
         ModelResponse::calls([("c", "share_price", json!({"symbol": "GLOBX"}))]),
         ModelResponse::text(RESTATED),
     ]));
-    let (outcome, events) = run(model, every_aid().without("ask_after_empty_reply")).await;
+    let (outcome, events) = run(model, Aids::small_model().without("ask_after_empty_reply")).await;
     assert_eq!(outcome.answer, RESTATED);
     assert!(!events.iter().any(|e| matches!(e, RunEvent::AidActed { .. })), "{events:?}");
 }
@@ -114,7 +113,7 @@ async fn a_reply_that_names_the_tool_and_tells_a_value_it_brought_is_the_answer(
             ModelResponse::calls([("c", "share_price", json!({"symbol": "GLOBX"}))]),
             ModelResponse::text(answer),
         ]));
-        let (outcome, events) = run(model, every_aid()).await;
+        let (outcome, events) = run(model, Aids::small_model()).await;
         assert_eq!((outcome.answer.as_str(), outcome.turns), (answer, 2), "{events:?}");
     }
     // A reply that names no tool that ran is never a restatement, nor is one about a tool whose
@@ -127,7 +126,7 @@ async fn a_reply_that_names_the_tool_and_tells_a_value_it_brought_is_the_answer(
             ModelResponse::calls([("c", tool, json!({"symbol": "GLOBX"}))]),
             ModelResponse::text(answer),
         ]));
-        let (outcome, events) = run(model, every_aid()).await;
+        let (outcome, events) = run(model, Aids::small_model()).await;
         assert_eq!((outcome.answer.as_str(), outcome.turns), (answer, 2), "{events:?}");
     }
 }
@@ -143,7 +142,7 @@ async fn a_text_answer_is_told_by_its_new_words() {
             ModelResponse::text(reply),
             ModelResponse::text("Eggs, oat milk and coffee beans."),
         ]));
-        let (outcome, events) = run(model, every_aid()).await;
+        let (outcome, events) = run(model, Aids::small_model()).await;
         assert_eq!(asked_again(&events), asked, "{reply}: {events:?}");
         let answer = if asked { "Eggs, oat milk and coffee beans." } else { reply };
         assert_eq!(outcome.answer, answer);
@@ -158,7 +157,7 @@ async fn after_a_replayed_repeat_a_restated_call_is_asked_once_more_and_stays_th
         ModelResponse::text(RESTATED),
         ModelResponse::text("GLOBX is at $1,284.10."),
     ]));
-    let (outcome, events) = run(model.clone(), every_aid()).await;
+    let (outcome, events) = run(model.clone(), Aids::small_model()).await;
     assert_eq!(
         (outcome.stop, outcome.answer.as_str(), outcome.turns),
         (StopReason::Answered, "GLOBX is at $1,284.10.", 4)
@@ -200,6 +199,6 @@ async fn after_a_replayed_repeat_a_restated_call_is_asked_once_more_and_stays_th
         ModelResponse::text(RESTATED),
         ModelResponse::text(RESTATED),
     ]));
-    let (outcome, _) = run(model, every_aid()).await;
+    let (outcome, _) = run(model, Aids::small_model()).await;
     assert_eq!((outcome.stop, outcome.answer.as_str(), outcome.turns), (StopReason::Answered, RESTATED, 4));
 }

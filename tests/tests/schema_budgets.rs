@@ -13,7 +13,7 @@ use tinytools::{SchemaCompaction, Tool, ToolError, ToolRegistry, ToolSchema, too
 use tinytools_examples::eval::{self, EvalTool};
 
 fn tool_schema(parameters: Value) -> ToolSchema {
-    ToolSchema { name: "t".into(), description: "A tool for the tests.".into(), parameters }
+    ToolSchema::new("t", "A tool for the tests.", parameters)
 }
 
 fn preparations() -> Vec<SchemaPreparation> {
@@ -158,11 +158,7 @@ fn every_eval_schema_prepares_within_every_profile_and_budget() {
     let preparations = preparations();
     let mut checked = 0;
     for tool in eval_tools("bfcl").iter().chain(&eval_tools("metatool")) {
-        let canonical = ToolSchema {
-            name: "t".into(),
-            description: tool.description.clone(),
-            parameters: eval::normalize_schema(&tool.parameters),
-        };
+        let canonical = ToolSchema::new("t", tool.description.clone(), eval::normalize_schema(&tool.parameters));
         for preparation in &preparations {
             if let Err(problem) = check_prepared(preparation, &canonical) {
                 panic!("{}: {problem}", tool.id);
@@ -281,8 +277,7 @@ async fn admission_enforces_the_canonical_schema_whatever_the_projection_says() 
 fn a_tools_own_budget_replaces_the_runs() {
     let run = SchemaPreparation::new(ProviderProfile::ANTHROPIC).with_compaction(SchemaCompaction::THIRD_PARTY);
     let canonical = BookTable.parameters_schema();
-    let schema =
-        ToolSchema { name: "book_table".into(), description: BookTable.description().into(), parameters: canonical };
+    let schema = ToolSchema::new("book_table", BookTable.description(), canonical);
     let with_hint = run.prepare(&schema, BookTable.schema_compaction());
     let without = run.prepare(&schema, None);
     assert!(with_hint.report.as_ref().is_some_and(|r| r.after <= 120 || !r.fits));
@@ -296,8 +291,8 @@ fn third_party_is_codexs_mcp_budget_and_clips_descriptions_on_char_boundaries() 
         SchemaCompaction::THIRD_PARTY,
         SchemaCompaction::UNLIMITED.with_max_description_bytes(1_000).with_max_schema_bytes(5_000)
     );
-    let long = tool_schema(json!({"type": "object", "properties": {}}));
-    let long = ToolSchema { description: "é".repeat(700), ..long };
+    let mut long = tool_schema(json!({"type": "object", "properties": {}}));
+    long.description = "é".repeat(700);
     let (clipped, report) = SchemaCompaction::THIRD_PARTY.compact(&long);
     assert!(clipped.description.len() <= 1_000 && clipped.description.ends_with('…'));
     assert!(report.description_clipped);
@@ -307,11 +302,7 @@ fn third_party_is_codexs_mcp_budget_and_clips_descriptions_on_char_boundaries() 
 fn the_estimator_stays_near_o200k_and_leans_high_on_the_bfcl_schemas() {
     let schemas: Vec<ToolSchema> = eval_tools("bfcl")
         .into_iter()
-        .map(|t| ToolSchema {
-            name: t.id,
-            description: t.description,
-            parameters: eval::normalize_schema(&t.parameters),
-        })
+        .map(|t| ToolSchema::new(t.id, t.description, eval::normalize_schema(&t.parameters)))
         .collect();
     let real = count_tool_schema_tokens(&schemas, &TiktokenCounter::O200K) as f64;
     let estimate = count_tool_schema_tokens(&schemas, &EstimatedTokens) as f64;
@@ -349,7 +340,7 @@ async fn schemas_that_eat_a_quarter_of_the_window_shrink_a_conversation_that_fit
     const WINDOW: usize = 40_000;
     // A request may fill 90 % of the window: 36,000 estimated tokens.
     const FILL: usize = 36_000;
-    let schema = ToolSchema { name: "manual".into(), description: Manual.description().into(), parameters: json!({}) };
+    let schema = ToolSchema::new("manual", Manual.description(), json!({}));
     let cost = count_tool_schema_tokens(&[schema], &EstimatedTokens);
     assert!((9_000..=11_000).contains(&cost), "{cost}");
     // An earlier turn with a long result, then the question: about 31,000 estimated tokens.

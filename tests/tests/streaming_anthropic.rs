@@ -21,11 +21,10 @@ fn fast() -> HttpOptions {
 
 fn request() -> ModelRequest {
     let registry = tinytools_examples::catalogue::registry();
-    ModelRequest {
-        messages: vec![Message::system("Use tools."), Message::user("What are ACME and GLOBX at?")],
-        tools: registry.deferred_schemas().into_iter().filter(|t| t.name == "stock_quote").collect(),
-        ..Default::default()
-    }
+    ModelRequest::new(
+        vec![Message::system("Use tools."), Message::user("What are ACME and GLOBX at?")],
+        registry.deferred_schemas().into_iter().filter(|t| t.name == "stock_quote").collect(),
+    )
 }
 
 async fn read(client: &Anthropic, request: &ModelRequest) -> (Vec<StreamEvent>, Result<ModelResponse, ModelError>) {

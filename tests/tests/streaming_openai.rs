@@ -21,11 +21,10 @@ fn fast() -> HttpOptions {
 
 fn request() -> ModelRequest {
     let registry = tinytools_examples::catalogue::registry();
-    ModelRequest {
-        messages: vec![Message::user("What are ACME and GLOBX at?")],
-        tools: registry.deferred_schemas().into_iter().filter(|t| t.name == "stock_quote").collect(),
-        ..Default::default()
-    }
+    ModelRequest::new(
+        vec![Message::user("What are ACME and GLOBX at?")],
+        registry.deferred_schemas().into_iter().filter(|t| t.name == "stock_quote").collect(),
+    )
 }
 
 /// Reads a whole stream: its events before `Done`, and how it ended.
@@ -261,7 +260,7 @@ async fn the_byte_cap_and_the_time_limit_hold_for_a_stream() {
     }]])
     .await;
     let client = OpenAiCompatible::new(format!("{base}/v1"), "m", fast()).expect("client");
-    let capped = ModelRequest { max_response_bytes: Some(64 * 1024), ..request() };
+    let capped = request().with_max_response_bytes(Some(64 * 1024));
     let (events, response) = read(&client, &capped).await;
     assert!(matches!(response, Err(ModelError::ResponseTooLarge { limit: 65_536 })), "{response:?}");
     assert!(events.len() < 70, "stopped at the cap: {} deltas", events.len());

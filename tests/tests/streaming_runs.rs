@@ -26,8 +26,7 @@ fn script() -> Vec<ModelResponse> {
     vec![
         ModelResponse::calls([("call_1", "tool_search", json!({"query": "stock price"}))]).with_usage(300, 12),
         ModelResponse::calls([("call_2", "stock_quote", json!({"symbol": "ACME"}))]).with_usage(520, 14),
-        ModelResponse { content: "ACME trades at its latest price.".into(), ..ModelResponse::text("") }
-            .with_usage(700, 9),
+        ModelResponse::text("ACME trades at its latest price.").with_usage(700, 9),
     ]
 }
 
@@ -192,7 +191,7 @@ async fn a_streamed_run_over_a_chat_completions_server_ends_like_its_run() {
     let (outcome, events) = ran(model()).await;
     let (items, streamed_outcome, _) = streamed(model()).await;
     assert_eq!(outcome.answer, "ACME trades at its latest price.");
-    assert_eq!(outcome.usage.prompt_tokens, 60 + 300 + 520 + 700, "the keyword request is the run's");
+    assert_eq!(outcome.usage.prompt_tokens, 300 + 520 + 700, "one request per turn, no keyword request");
     assert_eq!(streamed_outcome, outcome);
     assert_eq!(events_of(&items), events);
     assert_streamed_in_order(&items, &streamed_outcome);
@@ -267,11 +266,10 @@ async fn cancelling_a_streamed_run_closes_the_model_stream_promptly() {
 
 fn quote_request() -> ModelRequest {
     let registry = catalogue::registry();
-    ModelRequest {
-        messages: vec![Message::system("Use tools."), Message::user("What is ACME at?")],
-        tools: registry.deferred_schemas().into_iter().filter(|t| t.name == "stock_quote").collect(),
-        ..Default::default()
-    }
+    ModelRequest::new(
+        vec![Message::system("Use tools."), Message::user("What is ACME at?")],
+        registry.deferred_schemas().into_iter().filter(|t| t.name == "stock_quote").collect(),
+    )
 }
 
 #[tokio::test]

@@ -89,7 +89,7 @@ impl Gateway {
                 return;
             }
             let context = tinytools::rank::RankContext::default();
-            let request = tinytools::rank::RankRequest { query: "tool", limit: 1, catalog: tools, context: &context };
+            let request = tinytools::rank::RankRequest::new("tool", 1, tools, &context);
             if let Err(error) = ranker.rank(request).await {
                 tracing::debug!(%error, "priming the ranker failed; searches will try again");
             }

@@ -31,10 +31,10 @@ pub fn listed_tools(catalog: &Catalog, names: ManifestNames) -> Vec<RemoteTool> 
 
 /// `call_tool`'s declaration.
 pub fn call_tool_schema() -> ToolSchema {
-    ToolSchema {
-        name: CALL_TOOL.to_owned(),
-        description: "Call a tool found with tool_search, by its name, with its arguments.".to_owned(),
-        parameters: json!({
+    ToolSchema::new(
+        CALL_TOOL,
+        "Call a tool found with tool_search, by its name, with its arguments.",
+        json!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "The tool's name, as tool_search gave it."},
@@ -42,7 +42,7 @@ pub fn call_tool_schema() -> ToolSchema {
             },
             "required": ["name", "arguments"]
         }),
-    }
+    )
 }
 
 /// A declaration as MCP lists it, with its annotations when it has valid ones.
@@ -106,12 +106,7 @@ mod tests {
     use super::*;
 
     fn tools(names: &[&str]) -> Vec<RemoteTool> {
-        names
-            .iter()
-            .map(|name| {
-                listed(&ToolSchema { name: (*name).into(), description: "d".into(), parameters: json!({}) }, None)
-            })
-            .collect()
+        names.iter().map(|name| listed(&ToolSchema::new(*name, "d", json!({})), None)).collect()
     }
 
     fn names(result: &ListToolsResult) -> Vec<String> {

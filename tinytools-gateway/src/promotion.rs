@@ -37,7 +37,7 @@ impl Promoted {
             }
             let description = found.get("description").and_then(Value::as_str).unwrap_or_default();
             let parameters = found.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({"type": "object"}));
-            tools.push(ToolSchema { name: name.to_owned(), description: description.to_owned(), parameters });
+            tools.push(ToolSchema::new(name, description, parameters));
             changed = true;
         }
         if tools.len() > limit {

@@ -33,7 +33,7 @@ impl ToolRanker for Fixed {
     async fn rank(&self, request: RankRequest<'_>) -> Result<Vec<RankedTool>, RankerError> {
         let name = self.0.ok_or_else(|| RankerError::unavailable("this test's ranker always fails"))?;
         let _ = request;
-        Ok(vec![RankedTool { name: name.to_owned(), confidence: Some(0.9) }])
+        Ok(vec![RankedTool::new(name, Some(0.9))])
     }
 }
 

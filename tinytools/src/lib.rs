@@ -135,6 +135,7 @@ pub use tool::{
 /// | `compaction` | `"third_party"` or `"unlimited"` | none |
 /// | `max_schema_bytes`, `max_description_bytes` | a byte count (overrides the preset's) | none |
 /// | `allow_unknown_arguments` | flag | off: an argument the fn does not take is refused (the schema says `additionalProperties: false`), and the model is told which exist |
+/// | `blocking` | flag | off: the fn is awaited as a task the run aborts on timeout or cancellation; `blocking` runs it on tokio's blocking pool instead, for a fn that blocks its thread (it then cannot be stopped mid-way; see [`Tool::blocking`]) |
 ///
 /// # Parameters
 ///

@@ -24,7 +24,7 @@ type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 ///
 /// let model = ScriptedModel::new([ModelResponse::text("hello")]);
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let request = ModelRequest { messages: vec![Message::user("hi")], ..Default::default() };
+/// let request = ModelRequest::new(vec![Message::user("hi")], Vec::new());
 /// assert_eq!(model.complete(&request).await.unwrap().content, "hello");
 /// assert_eq!(model.requests().len(), 1);
 /// assert!(model.complete(&request).await.is_err(), "the script has one turn");
@@ -90,7 +90,7 @@ impl ScriptedModel {
     /// use tinytools::testkit::ScriptedModel;
     ///
     /// let model = ScriptedModel::new([ModelResponse::text("hello")]).with_keywords(["stock quote"]);
-    /// let keywords = ModelRequest { purpose: RequestPurpose::Keywords, ..Default::default() };
+    /// let keywords = ModelRequest::default().with_purpose(RequestPurpose::Keywords);
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// assert_eq!(model.complete(&keywords).await.unwrap().content, "stock quote");
     /// assert_eq!(model.complete(&keywords).await.unwrap().content, "", "the keyword script is spent");

@@ -85,6 +85,10 @@ impl ArmSetup {
             }
             (_, None) => {}
         }
+        // The pool arms rank each query with the model's search keywords, as they always have
+        // (the library's default since issue 64 asks for none; `--no-keywords` is that).
+        let pre = discovery.pre_promotion.with_model_keywords(true);
+        let discovery = discovery.with_pre_promotion(pre);
         let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(MAX_TURNS);
         let mut pool = ToolRegistry::new();
         let mut wire_name_collisions = 0;

@@ -234,11 +234,11 @@ mod tests {
     use tinytools::model::ToolCall;
 
     fn call(id: &str, name: &str, args: &str) -> ToolCall {
-        ToolCall { id: id.into(), name: name.into(), arguments: args.into() }
+        ToolCall::new(id, name, args)
     }
 
     fn started(id: &str) -> RunEvent {
-        RunEvent::ToolStarted { call_id: id.into(), tool_name: String::new() }
+        RunEvent::ToolStarted { call_id: id.into(), tool_name: String::new(), arguments: None }
     }
 
     #[test]

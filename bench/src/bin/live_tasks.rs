@@ -52,15 +52,19 @@
 //! defaults: the library's); `--ranker bm25|minilm` (the deferred arms' ranker: BM25 by
 //! default, or the embedding ranker with the model `.ci/models` unpacks; the gateway arm then
 //! starts the gateway with `--embedding-model`, which needs it built with `--features embedding`);
+//! `--profile small-model|default` (default `small-model`, `RunPolicy::small_model`: the aids
+//! `small` and the run's own keyword request; `default` is what a run gets with no profile, a
+//! hosted model's: aids `standard`, no keyword request; give it before `--aids` and
+//! `--no-keywords`, which refine it);
 //! `--no-keywords` (pre-promotion ranks each message as written, without the search keywords
-//! the run's model writes for it by default, `PrePromotion::model_keywords`; the gateway arm's
+//! the run's model writes for it under the small-model profile, `PrePromotion::model_keywords`; the gateway arm's
 //! host pre-search likewise, `GatewayPreSearch::with_keywords`; the report counts
 //! those requests apart, `keyword_calls` and `keyword_tokens`); `--keyword-gate X` (the
 //! keywords only for a message whose own best hit is under confidence X,
 //! `PrePromotion::model_keywords_below`; the gateway arm's pre-search asks every time); `--stream` (every run streams, `Agent::stream`: the same loop over the
 //! provider's SSE stream; each result records when the first text arrived); `--max-turns N` (default 8); `--aids none|standard|small|small-without:AID` (the aids
 //! every run of every arm gets, `tinytools_bench::apply_aids`: `none` the loop's core alone,
-//! `standard` the library's default, `small` the small-model preset, `small-without:AID` that
+//! `standard` the library's default, `small` the small-model preset (the default here), `small-without:AID` that
 //! preset less one aid, an ablation; recorded as `aids` in the report); `--timeout-secs N` (provider
 //! timeout, default 900: a cold first call on two cores takes minutes); `--lanes N` (the
 //! all-Direct arm runs alone first, its long prompt filling a small server's shared context;
@@ -80,6 +84,7 @@ use tinytools::discovery::PrePromotion;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::ToolRanker;
+use tinytools::run::RunPolicy;
 use tinytools_bench::tasks::{self, Task};
 use tinytools_bench::{
     self as bench, AidsChoice, ArmKind, ArmSpec, GatewayBinaries, GatewaySetup, KeywordModel, PreSearch,
@@ -306,9 +311,11 @@ impl Options {
             dialect: Dialect::Auto,
             manifest_tokens: SUITE_MANIFEST_TOKENS,
             distractors: 1_000,
-            pre_promotion: PrePromotion::default(),
+            // The small-model profile, selected explicitly (`RunPolicy::small_model`): the
+            // suite runs small local models. `--profile default` is a hosted model's default.
+            pre_promotion: RunPolicy::small_model().discovery.pre_promotion,
             max_turns: 8,
-            aids: AidsChoice::default(),
+            aids: AidsChoice::Small,
             timeout: Duration::from_secs(900),
             json: false,
             transcripts: None,
@@ -338,6 +345,17 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
             continue;
         }
         match arg.as_str() {
+            "--profile" => match value()?.as_str() {
+                "small-model" => {
+                    options.pre_promotion.model_keywords = true;
+                    options.aids = AidsChoice::Small;
+                }
+                "default" => {
+                    options.pre_promotion.model_keywords = false;
+                    options.aids = AidsChoice::Standard;
+                }
+                other => return Err(format!("unknown profile {other}: small-model or default")),
+            },
             "--arms" => {
                 options.arms = value()?
                     .split(',')

@@ -228,7 +228,7 @@ impl ToolRanker for CustomBm25 {
             .index
             .search(request.query, request.limit)
             .into_iter()
-            .map(|hit| RankedTool { name: self.names[hit.doc].clone(), confidence: Some(hit.confidence) })
+            .map(|hit| RankedTool::new(self.names[hit.doc].clone(), Some(hit.confidence)))
             .collect())
     }
 }

@@ -50,7 +50,7 @@ struct Call<'a> {
 /// use tinytools_bench::tasks;
 ///
 /// let task = tasks::get("finance-share-price").unwrap();
-/// let call = ToolCall { id: "1".into(), name: "stock_quote".into(), arguments: r#"{"symbol":"globx"}"#.into() };
+/// let call = ToolCall::new("1", "stock_quote", r#"{"symbol":"globx"}"#);
 /// let messages = vec![
 ///     Message::user(task.prompt),
 ///     Message::Assistant { content: String::new(), tool_calls: vec![call] },
@@ -316,8 +316,9 @@ fn result_value(matched: &[&Call<'_>], step: usize, pointer: &str) -> Result<Val
 }
 
 /// A result's JSON: the whole content, or what follows a first line the run put before the
-/// tool's own output (the `drop_undeclared_arguments` aid's "`stock_quote` does not take
-/// `vs_currency`, so it ran without it:").
+/// tool's own output (an aid's note on a call it ran on other arguments, such as the removed
+/// `drop_undeclared_arguments`' "`stock_quote` does not take `vs_currency`, so it ran without
+/// it:").
 fn json_of(content: &str) -> Option<Value> {
     serde_json::from_str(content)
         .ok()
@@ -402,11 +403,7 @@ mod tests {
 
     /// A run of finance-price-to-slack whose quote came back as `quote`.
     fn price_to_slack(quote: &str) -> Vec<Message> {
-        let call = |id: &str, name: &str, arguments: &str| ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        };
+        let call = |id: &str, name: &str, arguments: &str| ToolCall::new(id, name, arguments);
         let answer = |id: &str, name: &str, content: &str| Message::Tool {
             call_id: id.into(),
             name: name.into(),

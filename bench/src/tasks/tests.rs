@@ -20,7 +20,7 @@ impl Transcript {
 
     fn call(mut self, name: &str, arguments: &str, content: &str, is_error: bool) -> Self {
         let id = format!("call_{}", self.messages.len());
-        let call = ToolCall { id: id.clone(), name: name.into(), arguments: arguments.into() };
+        let call = ToolCall::new(id.clone(), name, arguments);
         self.messages.push(Message::Assistant { content: String::new(), tool_calls: vec![call] });
         self.messages.push(Message::Tool { call_id: id, name: name.into(), content: content.into(), is_error });
         self
@@ -232,11 +232,7 @@ fn an_errored_result_fails_and_a_retry_that_works_passes() {
     assert!(retried.answer("42.16 km").success);
     let unanswered = Message::Assistant {
         content: String::new(),
-        tool_calls: vec![ToolCall {
-            id: "x".into(),
-            name: "unit_convert".into(),
-            arguments: r#"{"value": 26.2, "from_unit": "mi", "to_unit": "km"}"#.into(),
-        }],
+        tool_calls: vec![ToolCall::new("x", "unit_convert", r#"{"value": 26.2, "from_unit": "mi", "to_unit": "km"}"#)],
     };
     failed(&judge(t, &[Message::user(t.prompt), unanswered]), "no result");
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-pub(crate) use tinytools_integration_tests::every_aid_policy;
+pub(crate) use tinytools_integration_tests::small_model_policy;
 
 use serde_json::json;
 use tinytools::model::{ModelRequest, ModelResponse};

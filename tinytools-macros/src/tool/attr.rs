@@ -9,7 +9,7 @@ use syn::{Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Token};
 use super::Errors;
 
 /// Every key `#[tool]` accepts, for "did you mean" and the unknown-key message.
-pub(crate) const KEYS: [&str; 14] = [
+pub(crate) const KEYS: [&str; 15] = [
     "name",
     "ident",
     "crate",
@@ -24,6 +24,7 @@ pub(crate) const KEYS: [&str; 14] = [
     "max_schema_bytes",
     "max_description_bytes",
     "allow_unknown_arguments",
+    "blocking",
 ];
 
 /// The attribute's keys, each with its literal (and so its span).
@@ -45,6 +46,8 @@ pub(crate) struct ToolAttr {
     pub(crate) max_schema_bytes: Option<LitInt>,
     pub(crate) max_description_bytes: Option<LitInt>,
     pub(crate) allow_unknown_arguments: Option<Flag>,
+    /// The tool blocks its thread: the run calls it on the blocking pool.
+    pub(crate) blocking: Option<Flag>,
 }
 
 /// A boolean key: `read_only` alone means `read_only = true`.
@@ -75,6 +78,7 @@ impl ToolAttr {
             max_schema_bytes: own.max_schema_bytes.or(group.max_schema_bytes),
             max_description_bytes: own.max_description_bytes.or(group.max_description_bytes),
             allow_unknown_arguments: own.allow_unknown_arguments.or(group.allow_unknown_arguments),
+            blocking: own.blocking.or(group.blocking),
         }
     }
 
@@ -113,6 +117,7 @@ impl ToolAttr {
             "destructive" => set(&mut self.destructive, flag(meta, &key, errors), meta, &key, errors),
             "idempotent" => set(&mut self.idempotent, flag(meta, &key, errors), meta, &key, errors),
             "open_world" => set(&mut self.open_world, flag(meta, &key, errors), meta, &key, errors),
+            "blocking" => set(&mut self.blocking, flag(meta, &key, errors), meta, &key, errors),
             "allow_unknown_arguments" => {
                 set(&mut self.allow_unknown_arguments, flag(meta, &key, errors), meta, &key, errors);
             }

@@ -141,6 +141,7 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
         });
         quote!(.with_grounding(&[#(#rules),*]))
     });
+    let blocking = tool.blocking.then(|| quote!(.with_blocking(true)));
     let states: Vec<&syn::Type> = tool_fn.states().map(|(_, inner)| inner).collect();
     let required_state = (!states.is_empty()).then(|| {
         quote! {
@@ -156,7 +157,8 @@ fn spec(tool_fn: &ToolFn, tool: &Tool) -> TokenStream {
                 #family
                 #annotations
                 #compaction
-                #grounding;
+                #grounding
+                #blocking;
             &SPEC
         }
 

@@ -35,6 +35,8 @@ pub(crate) struct Tool {
     pub(crate) allow_unknown_arguments: bool,
     /// Each `#[grounded]` argument's wire name and its source tools, in parameter order.
     pub(crate) grounding: Vec<(String, Vec<String>)>,
+    /// The tool blocks its thread (`#[tool(blocking)]`).
+    pub(crate) blocking: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -118,6 +120,7 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
         argument_docs,
         allow_unknown_arguments: attr.allow_unknown_arguments.is_some_and(|flag| flag.value),
         grounding,
+        blocking: attr.blocking.is_some_and(|flag| flag.value),
     })
 }
 

@@ -18,7 +18,10 @@ mod streaming;
 use std::sync::Arc;
 
 use crate::ToolSchema;
-use crate::model::{ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, ToolCall};
+use crate::model::{
+    ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, ToolCall,
+    aid_calls_as_notes,
+};
 
 /// How tools reach the model and calls come back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,12 +55,12 @@ impl Dialect {
     /// )]));
     /// let speaking = Dialect::PFormat.wrap(model.clone());
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let tool = tinytools::ToolSchema {
-    ///     name: "stock_quote".into(),
-    ///     description: "Fetch a price.".into(),
-    ///     parameters: serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
-    /// };
-    /// let request = ModelRequest { messages: vec![tinytools::model::Message::user("ACME?")], tools: vec![tool], ..Default::default() };
+    /// let tool = tinytools::ToolSchema::new(
+    ///     "stock_quote",
+    ///     "Fetch a price.",
+    ///     serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
+    /// );
+    /// let request = ModelRequest::new(vec![tinytools::model::Message::user("ACME?")], vec![tool]);
     /// let response = speaking.complete(&request).await.unwrap();
     /// assert_eq!(response.content, "Checking.");
     /// assert_eq!(response.tool_calls[0].arguments, r#"{"symbol":"ACME"}"#);
@@ -171,7 +174,7 @@ impl Dialect {
         // by construction, never read back from the text (a user's message may start with
         // anything).
         let mut after_results = false;
-        for message in &request.messages {
+        for message in aid_calls_as_notes(&request.messages).iter() {
             let is_result = matches!(message, Message::Tool { .. });
             match message {
                 Message::System { content } if !system_done => {

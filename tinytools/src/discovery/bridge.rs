@@ -66,6 +66,7 @@ pub struct DiscoveryBridge {
 
 /// One `tool_search` call's answer.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct SearchAnswer {
     /// What the model reads.
     pub result: ToolResult,

@@ -9,6 +9,7 @@ use crate::unwind::{CatchUnwind, catch_call};
 
 /// What one ranking produced, and how: the material of a `ToolSearched` event.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct RankOutcome {
     /// The matches, best first, every one a tool of the catalogue.
     pub matched: Vec<RankedTool>,

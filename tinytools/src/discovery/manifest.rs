@@ -22,6 +22,7 @@ pub enum ManifestDetail {
 
 /// The manifest text and the rung of the ladder it reached.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Manifest {
     /// The text embedded in `tool_search`'s description (empty for [`ManifestDetail::Nothing`]).
     pub text: String,
@@ -39,7 +40,7 @@ impl Manifest {
     /// use tinytools::ToolSchema;
     ///
     /// let tool = |name: &str, description: &str| {
-    ///     (ToolSchema { name: name.into(), description: description.into(), parameters: serde_json::json!({"type": "object"}) }, None)
+    ///     (ToolSchema::new(name, description, serde_json::json!({"type": "object"})), None)
     /// };
     /// let catalog = DeferredCatalog::from_tools([
     ///     tool("stock_quote", "Fetch the latest price for a ticker symbol. Delayed 15 minutes."),
@@ -97,7 +98,7 @@ fn count(catalog: &DeferredCatalog) -> String {
 /// use tinytools::ToolSchema;
 ///
 /// let tool = |name: &str, family: Option<&str>| {
-///     (ToolSchema { name: name.into(), description: "A tool.".into(), parameters: serde_json::json!({"type": "object"}) }, family.map(str::to_owned))
+///     (ToolSchema::new(name, "A tool.", serde_json::json!({"type": "object"})), family.map(str::to_owned))
 /// };
 /// let catalog = DeferredCatalog::from_tools([tool("a", Some("mail")), tool("b", Some("finance")), tool("c", None)]);
 /// assert_eq!(families_line(&catalog).as_deref(), Some("Their families: finance, mail (and 1 tool without one)."));

@@ -138,9 +138,9 @@ pub struct ToolDiscoveryPolicy {
 /// let bridge_only = ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off());
 /// assert!(!bridge_only.pre_promotion.enabled);
 ///
-/// assert!(PrePromotion::default().model_keywords, "the run's model writes search keywords");
-/// let plain = PrePromotion::default().with_model_keywords(false);
-/// assert!(!plain.model_keywords);
+/// assert!(!PrePromotion::default().model_keywords, "one model request per turn, nothing more");
+/// let asking = PrePromotion::default().with_model_keywords(true);
+/// assert!(asking.model_keywords);
 /// // Keywords only for a message whose own best hit is under 0.2.
 /// let gated = PrePromotion::default().with_model_keywords_below(Some(0.2));
 /// assert_eq!(gated.model_keywords_below, Some(0.2));
@@ -185,12 +185,13 @@ pub struct PrePromotion {
     /// ([`ExpandingRanker`](crate::rank::ExpandingRanker) documents how). A failed request
     /// leaves the message ranked as it is.
     ///
-    /// On by default: a user's everyday words often share none with the tool they need, and
-    /// the keywords bridge that gap (the measurements behind the default are in
-    /// `docs/live.md`). Turn it off when every request must be a turn of the conversation,
-    /// when the model searches well on its own, or when requests already use the tools' own
-    /// words: on an external benchmark whose queries do, the keywords put the right tool in
-    /// the first request a little less often than the message alone (`docs/retrieval.md`).
+    /// Off by default: a run makes one model request per turn and nothing behind the host's
+    /// back. [`RunPolicy::small_model`](crate::run::RunPolicy::small_model) turns it on: a
+    /// small local model's user's everyday words often share none with the tool they need,
+    /// and the keywords bridge that gap (on the project's own live suite the 1.5B model
+    /// gained 4–6 tasks with them, the 0.5B nothing; `docs/live.md`). On an external
+    /// benchmark whose queries use the tools' own words they cost a little
+    /// (`docs/retrieval.md`, `docs/external.md`).
     pub model_keywords: bool,
     /// With [`model_keywords`](Self::model_keywords) on, asks for the keywords only when the
     /// message as written finds no hit at or above this confidence (`None`: always ask). A
@@ -215,7 +216,7 @@ impl Default for PrePromotion {
             token_budget: 600,
             after_tool_result: 0,
             runner_up_floor: 0.0,
-            model_keywords: true,
+            model_keywords: false,
             model_keywords_below: None,
         }
     }

@@ -38,11 +38,11 @@ pub const MAX_COMPARED_NAME_BYTES: usize = 128;
 /// assert!(text.contains("tool_search"), "{text}");
 /// assert!(!text.contains("stock_qoute"));
 ///
-/// let quote = ToolSchema {
-///     name: "stock_quote".into(),
-///     description: "Fetch a price.".into(),
-///     parameters: serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
-/// };
+/// let quote = ToolSchema::new(
+///     "stock_quote",
+///     "Fetch a price.",
+///     serde_json::json!({"type": "object", "required": ["symbol"], "properties": {"symbol": {"type": "string"}}}),
+/// );
 /// let text = unknown_tool_answer("get_stock_price", ["read_note"], true, &[quote]).to_model_text();
 /// assert!(text.contains("- `stock_quote` takes {symbol: string}"), "{text}");
 /// ```

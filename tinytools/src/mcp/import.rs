@@ -131,6 +131,7 @@ impl McpImport {
 
 /// What an import or refresh did, tool by tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportReport {
     /// The registry names now imported, in the server's order.
     pub imported: Vec<String>,
@@ -142,6 +143,7 @@ pub struct ImportReport {
 
 /// A server tool that was not imported.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SkippedTool {
     /// Its name on the server.
     pub remote_name: String,

@@ -2,12 +2,14 @@
 //! exchanges, and the [`ModelStream`] of an answer as it is written. Provider clients implement
 //! it; `testkit::ScriptedModel` replays turns for tests.
 
+mod aid_call;
 mod items;
 mod native;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
+pub use aid_call::aid_calls_as_notes;
 pub use items::ProviderItems;
 pub use native::{DeferredTool, NativeDeferral, NativeSearch, ProviderSearch};
 pub use stream::{ModelStream, StreamEvent};
@@ -15,7 +17,16 @@ pub use stream::{ModelStream, StreamEvent};
 use crate::ToolSchema;
 
 /// One tool call the model made.
+///
+/// ```
+/// use tinytools::model::ToolCall;
+///
+/// let call = ToolCall::new("call_1", "stock_quote", r#"{"symbol":"ACME"}"#);
+/// assert_eq!((call.id.as_str(), call.name.as_str()), ("call_1", "stock_quote"));
+/// assert_eq!(call.arguments, r#"{"symbol":"ACME"}"#);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The provider's id for the call; tool results answer it.
     pub id: String,
@@ -23,6 +34,14 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as the provider sent them: JSON text (possibly malformed).
     pub arguments: String,
+}
+
+impl ToolCall {
+    /// A call of tool `name` with the provider's `id` and `arguments` (JSON text, as the
+    /// provider sent it).
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Self { id: id.into(), name: name.into(), arguments: arguments.into() }
+    }
 }
 
 /// A message of the conversation.
@@ -76,6 +95,17 @@ pub enum Message {
     /// `reasoning` items), just before that turn: the provider that wrote them hands them
     /// back as they came, and other providers pass over them.
     ProviderItems(ProviderItems),
+    /// A call the run made for the model's reply just before it (an
+    /// [aid](crate::run::aids)'s [`TakeCall`](crate::run::aids::ReplyAction::TakeCall)): the
+    /// model did not emit it. Its result follows as the [`Message::Tool`] answering `call.id`.
+    /// Providers send the two as one note of the run in a user turn, never as the model's own
+    /// call ([`aid_calls_as_notes`]); hosts tell it from the model's calls.
+    AidCall {
+        /// The aid that took it.
+        aid: String,
+        /// The call, with the id the run gave it.
+        call: ToolCall,
+    },
 }
 
 impl Message {
@@ -198,7 +228,24 @@ impl RequestPurpose {
 }
 
 /// What is sent to the model.
+///
+/// Build one with [`new`](Self::new) (or [`Default`]) and the `with_` setters:
+///
+/// ```
+/// use tinytools::ToolSchema;
+/// use tinytools::model::{Message, ModelRequest, RequestPurpose};
+///
+/// let quote =
+///     ToolSchema::new("stock_quote", "Fetch the latest price for a ticker symbol.", serde_json::json!({"type": "object"}));
+/// let request = ModelRequest::new(vec![Message::user("What is ACME at?")], vec![quote])
+///     .with_callable_by_name(vec!["read_note".into()])
+///     .with_max_response_bytes(Some(64 * 1024));
+/// assert_eq!((request.messages.len(), request.tools.len()), (1, 1));
+/// assert_eq!(request.max_response_bytes, Some(64 * 1024));
+/// assert_eq!(request.purpose, RequestPurpose::Turn);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelRequest {
     /// The conversation so far.
     pub messages: Vec<Message>,
@@ -228,8 +275,72 @@ pub struct ModelRequest {
     pub purpose: RequestPurpose,
 }
 
+impl ModelRequest {
+    /// A request of `messages`, offering `tools`; everything else as [`Default`] has it.
+    pub fn new(messages: Vec<Message>, tools: Vec<ToolSchema>) -> Self {
+        Self { messages, tools, ..Self::default() }
+    }
+
+    /// The same request with tools the model may also call by name (see
+    /// [`callable_by_name`](Self::callable_by_name)).
+    #[must_use]
+    pub fn with_callable_by_name(mut self, names: Vec<String>) -> Self {
+        self.callable_by_name = names;
+        self
+    }
+
+    /// The same request with the largest response body the client may read (see
+    /// [`max_response_bytes`](Self::max_response_bytes)).
+    #[must_use]
+    pub fn with_max_response_bytes(mut self, limit: Option<usize>) -> Self {
+        self.max_response_bytes = limit;
+        self
+    }
+
+    /// The same request with the tools annotated destructive (see
+    /// [`destructive`](Self::destructive)).
+    #[must_use]
+    pub fn with_destructive(mut self, names: Vec<String>) -> Self {
+        self.destructive = names;
+        self
+    }
+
+    /// The same request with the tools the provider is to defer itself (see
+    /// [`native_deferral`](Self::native_deferral)).
+    #[must_use]
+    pub fn with_native_deferral(mut self, deferral: Option<NativeDeferral>) -> Self {
+        self.native_deferral = deferral;
+        self
+    }
+
+    /// The same request sent for `purpose`.
+    #[must_use]
+    pub fn with_purpose(mut self, purpose: RequestPurpose) -> Self {
+        self.purpose = purpose;
+        self
+    }
+}
+
 /// What the model answered.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Build one with [`text`](Self::text), [`calls`](Self::calls) or [`new`](Self::new) (or
+/// [`Default`]: no text, no calls) and the `with_` setters:
+///
+/// ```
+/// use tinytools::model::{ModelResponse, ToolCall, Usage};
+///
+/// let call = ToolCall::new("call_1", "stock_quote", r#"{"symbol":"ACME"}"#);
+/// let response = ModelResponse::new("Let me look.", vec![call.clone()])
+///     .with_reported_usage(Usage::new(120, 9).with_cache(100, 0));
+/// assert_eq!(response.tool_calls, [call]);
+/// assert_eq!(response.usage.map(|u| u.cache_read_tokens), Some(100));
+///
+/// let called = ModelResponse::default().with_tool_calls(response.tool_calls.clone());
+/// assert!(called.content.is_empty() && called.usage.is_none());
+/// assert_eq!(called.tool_calls.len(), 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelResponse {
     /// Its text.
     pub content: String,
@@ -248,34 +359,48 @@ pub struct ModelResponse {
 }
 
 impl ModelResponse {
+    /// An answer of `content` and `tool_calls` (either may be empty), with no usage.
+    pub fn new(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self { content: content.into(), tool_calls, ..Self::default() }
+    }
+
     /// A plain text answer (ends a run).
     pub fn text(content: impl Into<String>) -> Self {
-        Self {
-            content: content.into(),
-            tool_calls: Vec::new(),
-            usage: None,
-            searches: Vec::new(),
-            provider_items: None,
-        }
+        Self::new(content, Vec::new())
     }
 
     /// An answer that calls tools: `(id, name, arguments JSON)`.
     pub fn calls<'a>(calls: impl IntoIterator<Item = (&'a str, &'a str, serde_json::Value)>) -> Self {
-        let tool_calls = calls
-            .into_iter()
-            .map(|(id, name, arguments)| ToolCall {
-                id: id.into(),
-                name: name.into(),
-                arguments: arguments.to_string(),
-            })
-            .collect();
-        Self { content: String::new(), tool_calls, usage: None, searches: Vec::new(), provider_items: None }
+        let tool_calls =
+            calls.into_iter().map(|(id, name, arguments)| ToolCall::new(id, name, arguments.to_string())).collect();
+        Self::new(String::new(), tool_calls)
+    }
+
+    /// The same response with its text replaced by `content`.
+    #[must_use]
+    pub fn with_content(mut self, content: impl Into<String>) -> Self {
+        self.content = content.into();
+        self
+    }
+
+    /// The same response with its tool calls replaced by `tool_calls`.
+    #[must_use]
+    pub fn with_tool_calls(mut self, tool_calls: Vec<ToolCall>) -> Self {
+        self.tool_calls = tool_calls;
+        self
     }
 
     /// The same response with usage.
     #[must_use]
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
         self.usage = Some(Usage::new(prompt_tokens, completion_tokens));
+        self
+    }
+
+    /// The same response with the usage the provider reported, cache counts and all.
+    #[must_use]
+    pub fn with_reported_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
         self
     }
 

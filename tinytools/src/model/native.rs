@@ -51,11 +51,8 @@ impl DeferredTool {
 /// use tinytools::model::{DeferredTool, NativeDeferral, NativeSearch};
 /// use tinytools::ToolSchema;
 ///
-/// let quote = ToolSchema {
-///     name: "stock_quote".into(),
-///     description: "Fetch the latest price for a ticker symbol.".into(),
-///     parameters: serde_json::json!({"type": "object"}),
-/// };
+/// let quote =
+///     ToolSchema::new("stock_quote", "Fetch the latest price for a ticker symbol.", serde_json::json!({"type": "object"}));
 /// let deferral = NativeDeferral::new(vec![DeferredTool::new(quote, Some("finance".into()))], NativeSearch::Provider);
 /// assert_eq!(deferral.family_of("stock_quote"), Some("finance"));
 /// assert!(deferral.get("read_note").is_none());

@@ -47,6 +47,7 @@ impl Bm25Params {
 
 /// One hit: the document's position in the order the documents were given, and its score.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Bm25Hit {
     /// Index of the document.
     pub doc: usize,

@@ -44,8 +44,6 @@ pub struct DeferredCatalog {
     /// Name-sorted and unique: [`get`](Self::get) binary-searches it.
     tools: Vec<CatalogTool>,
     index: Bm25Index,
-    /// The weights the index was built with, for [`subset`](Self::subset).
-    weights: FieldWeights,
     /// The numbers the tools' names have as words (`operation_7_of_service_3`): the only ones
     /// a query's numbers may match.
     name_numbers: Vec<String>,
@@ -111,16 +109,7 @@ impl DeferredCatalog {
                 }
             });
         }
-        Self { tools: list, index, weights, name_numbers }
-    }
-
-    /// The tools `keep` admits, as a catalogue of their own, indexed afresh (so BM25's word
-    /// weights are theirs): how a run ranks a handful of tools among themselves, where ranking
-    /// the whole catalogue would return only its best [`max_limit`] hits.
-    ///
-    /// [`max_limit`]: crate::discovery::ToolDiscoveryPolicy::max_limit
-    pub(crate) fn subset(&self, keep: impl Fn(&CatalogTool) -> bool) -> Self {
-        Self::index(self.tools.iter().filter(|tool| keep(tool)).cloned().collect(), &self.weights)
+        Self { tools: list, index, name_numbers }
     }
 
     /// The tool of that name, if the catalogue holds it.
@@ -161,7 +150,7 @@ impl DeferredCatalog {
     ///
     /// let tool = |name: &str, description: &str| {
     ///     let parameters = serde_json::json!({"type": "object"});
-    ///     (ToolSchema { name: name.into(), description: description.into(), parameters }, None)
+    ///     (ToolSchema::new(name, description, parameters), None)
     /// };
     /// let catalog = DeferredCatalog::from_tools([
     ///     tool("aws_list_instances", "List EC2 instances in a region, such as us-east-1."),

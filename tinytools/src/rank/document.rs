@@ -79,11 +79,11 @@ impl FieldWeights {
 /// use tinytools::ToolSchema;
 /// use tinytools::rank::{Bm25Index, FieldWeights, ToolDocument};
 ///
-/// let quote = ToolSchema {
-///     name: "stock_quote".into(),
-///     description: "Fetch the latest price for a ticker symbol.".into(),
-///     parameters: json!({"type": "object", "properties": {"symbol": {"type": "string"}}}),
-/// };
+/// let quote = ToolSchema::new(
+///     "stock_quote",
+///     "Fetch the latest price for a ticker symbol.",
+///     json!({"type": "object", "properties": {"symbol": {"type": "string"}}}),
+/// );
 /// let document = ToolDocument::new(&quote, Some("finance"));
 /// let index = Bm25Index::with_fields([document.fields(FieldWeights::default())]);
 /// assert_eq!(index.search("finance symbol", 1)[0].doc, 0);

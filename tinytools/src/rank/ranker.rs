@@ -15,7 +15,15 @@ pub struct RankContext {
 }
 
 /// One tool a ranker proposes.
+///
+/// ```
+/// use tinytools::rank::RankedTool;
+///
+/// let hit = RankedTool::new("stock_quote", Some(0.9));
+/// assert_eq!((hit.name.as_str(), hit.confidence), ("stock_quote", Some(0.9)));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct RankedTool {
     /// The tool's name as the catalogue knows it. Names the catalogue does not hold are
     /// dropped before anything reaches the model.
@@ -24,8 +32,28 @@ pub struct RankedTool {
     pub confidence: Option<f32>,
 }
 
+impl RankedTool {
+    /// Tool `name`, proposed with `confidence` (`None` when the ranker cannot say).
+    pub fn new(name: impl Into<String>, confidence: Option<f32>) -> Self {
+        Self { name: name.into(), confidence }
+    }
+}
+
 /// Everything a ranker is asked with.
+///
+/// ```
+/// use tinytools::ToolSchema;
+/// use tinytools::rank::{DeferredCatalog, RankContext, RankRequest};
+///
+/// let quote = ToolSchema::new("stock_quote", "Fetch a stock price.", serde_json::json!({"type": "object"}));
+/// let catalog = DeferredCatalog::from_tools([(quote, None)]);
+/// let context = RankContext::default();
+/// let request = RankRequest::new("stock price", 5, &catalog, &context);
+/// let narrower = request.with_query("stock quote");
+/// assert_eq!((narrower.query, narrower.limit), ("stock quote", 5));
+/// ```
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct RankRequest<'a> {
     /// The model's words: what it wants to do.
     pub query: &'a str,
@@ -35,6 +63,19 @@ pub struct RankRequest<'a> {
     pub catalog: &'a DeferredCatalog,
     /// Anything else the caller knows (empty from the bridge).
     pub context: &'a RankContext,
+}
+
+impl<'a> RankRequest<'a> {
+    /// A request for at most `limit` tools of `catalog` that fit `query`, with `context`.
+    pub fn new(query: &'a str, limit: usize, catalog: &'a DeferredCatalog, context: &'a RankContext) -> Self {
+        Self { query, limit, catalog, context }
+    }
+
+    /// The same request for `query` (a ranker that rewrites the query before another ranks).
+    #[must_use]
+    pub fn with_query(self, query: &'a str) -> Self {
+        Self { query, ..self }
+    }
 }
 
 /// Why a host ranker gave no ranking. A search never fails on it: BM25 answers, and the
@@ -107,7 +148,7 @@ impl From<super::embedding::EmbeddingError> for RankerError {
 ///             .iter()
 ///             .filter(|tool| tool.schema().name.starts_with(request.query))
 ///             .take(request.limit)
-///             .map(|tool| RankedTool { name: tool.schema().name.clone(), confidence: None })
+///             .map(|tool| RankedTool::new(tool.schema().name.clone(), None))
 ///             .collect())
 ///     }
 /// }

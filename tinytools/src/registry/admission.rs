@@ -29,6 +29,7 @@ pub const MAX_ARGUMENT_DEPTH: usize = 64;
 /// data. `Display` shows the summary, so [`ToolError`]'s `Display`, the run's events and logs
 /// carry no argument value; [`ToolError::to_model_result`] shows the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Violation {
     /// JSON pointer to the offending value (`/options/limit`); empty for the arguments object.
     pub pointer: String,

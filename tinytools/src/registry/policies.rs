@@ -6,11 +6,19 @@ use crate::{ToolAnnotations, ToolExposure};
 
 /// What policy middleware knows about one tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolPolicy {
     /// Its exposure.
     pub exposure: ToolExposure,
     /// Its side-effect classification.
     pub annotations: ToolAnnotations,
+}
+
+impl ToolPolicy {
+    /// The policy of a tool of `exposure` and `annotations`.
+    pub const fn new(exposure: ToolExposure, annotations: ToolAnnotations) -> Self {
+        Self { exposure, annotations }
+    }
 }
 
 /// A name → [`ToolPolicy`] snapshot, as [`ToolRegistry::policies`](crate::ToolRegistry::policies)
@@ -24,7 +32,7 @@ pub struct ToolPolicy {
 ///
 /// let policies: ToolPolicies = [(
 ///     "stock_quote".to_owned(),
-///     ToolPolicy { exposure: ToolExposure::Deferred, annotations: ToolAnnotations::READ_ONLY },
+///     ToolPolicy::new(ToolExposure::Deferred, ToolAnnotations::READ_ONLY),
 /// )]
 /// .into_iter()
 /// .collect();

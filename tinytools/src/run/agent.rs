@@ -24,8 +24,9 @@ use crate::{CancellationToken, ToolContext, ToolRegistry};
 /// [`rule`](Middleware::rule), the agent's own [`with_rule`](Self::with_rule)) into one
 /// [`Surface`]: what exists for this run. Before the first model call, query-aware discovery
 /// ([`PrePromotion`](crate::discovery::PrePromotion)) promotes the deferred tools that best
-/// match the new user message, ranked with a line of search keywords the model writes for it
-/// first (one short request of the run, no tools; `PrePromotion::model_keywords`). Each turn sends the Direct tools (and `tool_search` when
+/// match the new user message (ranked locally: the default run makes exactly one model
+/// request per turn; [`for_small_model`](Self::for_small_model) adds a keyword request).
+/// Each turn sends the Direct tools (and `tool_search` when
 /// anything is deferred), then every promoted tool, in the order promoted; runs the model's
 /// tool calls concurrently, keeping their results in call order; and stops when the model
 /// answers without calling a tool (**a reply without calls is the answer**), the turn limit is
@@ -125,6 +126,29 @@ impl Agent {
     pub fn with_policy(mut self, policy: RunPolicy) -> Self {
         self.policy = policy;
         self
+    }
+
+    /// Runs with [`RunPolicy::small_model`], the profile for small local models: its aids and
+    /// a search-keyword request before each user message is ranked. Replaces the policy set
+    /// so far; later `with_*` calls refine it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tinytools::ToolRegistry;
+    /// use tinytools::run::Agent;
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// let agent = Agent::new(Arc::new(ToolRegistry::new()), Arc::new(ScriptedModel::new([]))).for_small_model();
+    /// assert!(agent.policy().discovery.pre_promotion.model_keywords);
+    /// ```
+    #[must_use]
+    pub fn for_small_model(self) -> Self {
+        self.with_policy(RunPolicy::small_model())
+    }
+
+    /// The run policy.
+    pub fn policy(&self) -> &RunPolicy {
+        &self.policy
     }
 
     /// Sets the [aids](super::aids) (default [`Aids::standard`]): `Aids::none()` for the core

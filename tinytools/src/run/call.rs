@@ -1,6 +1,6 @@
-//! One tool call of a run: gates, the intrinsic search, admission (and what a refused call
-//! is answered with), the grounding gate, execution off the run's task with its timeout, and
-//! the answers to names the model may not call.
+//! One tool call of a run: the arguments that execute, gates, the intrinsic search, admission
+//! (and what a refused call is answered with), the grounding gate, execution with its timeout,
+//! and the answers to names the model may not call.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::events::RunEvent;
+use super::execution::Execution;
 use super::promotion::ranked;
+use super::seam::Adjustment;
 use super::state::Run;
 use crate::discovery::unknown_call_query;
 use crate::middleware::ToolGate;
@@ -17,9 +19,17 @@ use crate::schema::drop_absent_nulls;
 use crate::tool::{TOOL_SEARCH, argument_notes, type_signature};
 use crate::{ToolContext, ToolError, ToolExposure, ToolResult};
 
+/// What [`RunEvent::ArgumentsAdjusted`] names as `by` when strict mode dropped the `null`s of
+/// omitted optional properties.
+const STRICT_SCHEMA: &str = "strict_schema";
+
 impl Run<'_> {
-    /// Answers one call; `arguments` replaces the call's own when an aid adjusted them.
-    pub(super) async fn call(&self, call: &ToolCall, arguments: Option<&str>) -> CallAnswer {
+    /// Answers one call. `adjusted` holds the arguments an aid asked to run it on instead.
+    ///
+    /// Every gate, every event and the tool itself see one call: the model's, with the
+    /// arguments that execute (the aid's, then with strict mode's absent `null`s removed).
+    /// Each adjustment is reported first as [`RunEvent::ArgumentsAdjusted`].
+    pub(super) async fn call(&self, call: &ToolCall, adjusted: Option<&Adjustment>) -> CallAnswer {
         let surface = self.bridge.surface();
         let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.answers_search();
         let exposure = surface.exposure(&call.name);
@@ -31,6 +41,8 @@ impl Run<'_> {
             self.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
             return self.unknown_name(call).await;
         }
+        let executed = self.executed(call, adjusted);
+        let call = &executed;
         for middleware in self.setup.middleware {
             if let ToolGate::Deny(reason) = middleware.before_tool(call).await {
                 self.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: reason.clone() });
@@ -41,20 +53,19 @@ impl Run<'_> {
             return self.search(call).await;
         }
         if exposure == Some(ToolExposure::Deferred) {
-            self.emit(RunEvent::DeferredToolCall { call_id: call.id.clone(), tool_name: call.name.clone() });
+            let arguments = self.captured(&call.arguments);
+            self.emit(RunEvent::DeferredToolCall { call_id: call.id.clone(), tool_name: call.name.clone(), arguments });
         }
-        let given = arguments.unwrap_or(&call.arguments);
-        let strict = self.strict_arguments(&call.name, given);
-        let arguments = strict.as_deref().unwrap_or(given);
-        let args = match self.setup.registry.admit(&call.name, arguments) {
+        let args = match self.setup.registry.admit(&call.name, &call.arguments) {
             Ok(admitted) => admitted.into_args(),
-            Err(error) => return self.refused(call, exposure, arguments, &error),
+            Err(error) => return self.refused(call, exposure, &error),
         };
-        if let Some(refusal) = self.grounds.refusal(&self.gate(), &call.name, arguments) {
+        if let Some(refusal) = self.grounds.refusal(&self.gate(), &call.name, &call.arguments) {
             self.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: refusal.reason });
             return CallAnswer { sources: refusal.promote, ..CallAnswer::just(refusal.answer) };
         }
-        self.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone() });
+        let arguments = self.captured(&call.arguments);
+        self.emit(RunEvent::ToolStarted { call_id: call.id.clone(), tool_name: call.name.clone(), arguments });
         let mut result = match self.execute(call, args).await {
             Ok(result) => {
                 self.emit(RunEvent::ToolCompleted {
@@ -73,40 +84,62 @@ impl Run<'_> {
         CallAnswer { ran_ok, ..CallAnswer::just(result) }
     }
 
-    /// Runs an admitted call on the blocking pool, so that a tool which blocks its thread
-    /// cannot hold up the run: the call races its timeout and the run's cancellation from the
-    /// run's own task, and either way its token fires so a cooperative tool can stop. A tool
-    /// that never yields keeps its pool thread until it returns; the run has moved on.
+    /// The call as it will execute: the model's name and id, on the aid's arguments when one
+    /// adjusted them, then without the `null`s strict mode drops. Each change is an event.
+    fn executed(&self, call: &ToolCall, adjusted: Option<&Adjustment>) -> ToolCall {
+        let mut executed = call.clone();
+        if let Some(adjustment) = adjusted {
+            self.adjusted(call, adjustment.aid, &adjustment.arguments);
+            executed.arguments.clone_from(&adjustment.arguments);
+        }
+        if let Some(strict) = self.strict_arguments(&executed.name, &executed.arguments) {
+            self.adjusted(&executed, STRICT_SCHEMA, &strict);
+            executed.arguments = strict;
+        }
+        executed
+    }
+
+    /// Reports that `by` changed `call`'s arguments to `arguments`.
+    fn adjusted(&self, call: &ToolCall, by: &str, arguments: &str) {
+        self.emit(RunEvent::ArgumentsAdjusted {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            by: by.to_owned(),
+            before: self.captured(&call.arguments),
+            after: self.captured(arguments),
+        });
+    }
+
+    /// A tool input as events may carry it: only under `capture.tool_io`.
+    fn captured(&self, arguments: &str) -> Option<String> {
+        self.policy().capture.tool_io.then(|| arguments.to_owned())
+    }
+
+    /// Runs an admitted call as a task the run owns ([`Execution`]), racing its timeout and the
+    /// run's cancellation. However the race ends before the tool does (timeout, cancellation,
+    /// or this future dropped with the run), the task is aborted and the call's token fires: an
+    /// async tool stops at its next `.await` and nothing of it runs afterwards. A tool that
+    /// [blocks](crate::Tool::blocking) runs on the blocking pool and cannot be stopped
+    /// mid-way; the run answers on time all the same.
     async fn execute(&self, call: &ToolCall, args: Value) -> Result<ToolResult, ToolError> {
-        let mut ctx = ToolContext::new(call.id.as_str()).with_cancellation(self.cancel.child_token());
+        let token = self.cancel.child_token();
+        let mut ctx = ToolContext::new(call.id.as_str()).with_cancellation(token.clone());
         if let Some(state) = self.setup.state {
             ctx = state(ctx);
         }
-        let token = ctx.cancellation().clone();
+        let blocking = self.setup.registry.get(&call.name).is_some_and(|tool| tool.spec().blocking);
         let work = Arc::clone(self.setup.registry).run_admitted(call.name.clone(), args, ctx);
+        // Fires the token unless the tool finished: on timeout, cancellation and drop alike.
+        let fire = token.drop_guard();
+        let task = Execution::start(work, blocking, &call.name);
         let timeout: Duration = self.policy().tool_timeout;
-        let task = async {
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    let inner = handle.clone();
-                    match handle.spawn_blocking(move || inner.block_on(work)).await {
-                        Ok(outcome) => outcome,
-                        Err(error) => Err(ToolError::Panicked { tool: call.name.clone(), message: error.to_string() }),
-                    }
-                }
-                Err(_) => work.await,
-            }
-        };
         match tokio::time::timeout(timeout, self.cancel.run_until_cancelled(task)).await {
-            Ok(Some(outcome)) => outcome,
-            Ok(None) => {
-                token.cancel();
-                Err(ToolError::Cancelled { tool: call.name.clone() })
+            Ok(Some(outcome)) => {
+                fire.disarm();
+                outcome
             }
-            Err(_) => {
-                token.cancel();
-                Err(ToolError::TimedOut { tool: call.name.clone(), after: timeout })
-            }
+            Ok(None) => Err(ToolError::Cancelled { tool: call.name.clone() }),
+            Err(_) => Err(ToolError::TimedOut { tool: call.name.clone(), after: timeout }),
         }
     }
 
@@ -134,16 +167,10 @@ impl Run<'_> {
     /// a made-up grounded value among the bad arguments told at once (fixing the shape alone
     /// would only earn the grounding refusal on the next turn). A deferred tool's refusal
     /// promotes it.
-    fn refused(
-        &self,
-        call: &ToolCall,
-        exposure: Option<ToolExposure>,
-        arguments: &str,
-        error: &ToolError,
-    ) -> CallAnswer {
+    fn refused(&self, call: &ToolCall, exposure: Option<ToolExposure>, error: &ToolError) -> CallAnswer {
         let mut reason = error.to_string();
         let mut answer = CallAnswer::just(self.rejection(&call.name, error));
-        if let Some(refusal) = self.grounds.refusal(&self.gate(), &call.name, arguments) {
+        if let Some(refusal) = self.grounds.refusal(&self.gate(), &call.name, &call.arguments) {
             reason = format!("{reason}; {}", refusal.reason);
             let text = format!("{}\n\n{}", answer.result.to_model_text(), refusal.answer.to_model_text());
             answer.result = ToolResult::error(text);

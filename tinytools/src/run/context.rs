@@ -179,7 +179,16 @@ fn units(messages: &[Message]) -> Vec<std::ops::Range<usize>> {
             Some(Message::Assistant { .. }) => turn + 1,
             _ => turn.max(i + 1),
         };
-        if matches!(messages.get(turn), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty()) {
+        // An aid's call is one unit with its result, like an assistant turn with calls.
+        let calls = match messages.get(turn) {
+            Some(Message::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
+            Some(Message::AidCall { .. }) => {
+                end = turn + 1;
+                true
+            }
+            _ => false,
+        };
+        if calls {
             while end < messages.len() && matches!(messages[end], Message::Tool { .. }) {
                 end += 1;
             }

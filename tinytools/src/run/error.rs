@@ -25,6 +25,7 @@ use crate::model::{ModelError, Usage};
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[error("the run stopped after {turns} model call(s): {source}")]
+#[non_exhaustive]
 pub struct RunError {
     /// Why.
     #[source]
@@ -64,6 +65,7 @@ pub enum RunFailure {
     },
     provider_message.as_ref().map_or_else(String::new, |said| format!("; the provider said: {said}"))
 )]
+#[non_exhaustive]
 pub struct ContextOverflow {
     /// The run's estimate of the smallest request it could make.
     pub estimated_tokens: usize,

@@ -76,12 +76,31 @@ pub enum RunEvent {
         /// What promoted them.
         cause: Promotion,
     },
-    /// A deferred tool was called by its own name.
+    /// A deferred tool was called by its own name (after every `before_tool` gate let it
+    /// through, before admission).
     DeferredToolCall {
         /// The call.
         call_id: String,
         /// The tool.
         tool_name: String,
+        /// The arguments that run, as the gates saw them (only under `capture.tool_io`).
+        arguments: Option<String>,
+    },
+    /// Something other than the model changed a call's arguments before any gate saw it: an
+    /// [aid](super::aids)'s [`RunWith`](super::aids::CallAction::RunWith), or strict mode
+    /// dropping the `null`s of omitted optional properties. From here on every gate, event and
+    /// the tool see `after`.
+    ArgumentsAdjusted {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// Who changed them: the aid's name, or `"strict_schema"`.
+        by: String,
+        /// The arguments before (only under `capture.tool_io`).
+        before: Option<String>,
+        /// The arguments after (only under `capture.tool_io`).
+        after: Option<String>,
     },
     /// An admitted call is about to run. Exactly one `ToolCompleted` or `ToolFailed` follows.
     ToolStarted {
@@ -89,6 +108,9 @@ pub enum RunEvent {
         call_id: String,
         /// The tool.
         tool_name: String,
+        /// The arguments it runs on, exactly as every gate saw them (only under
+        /// `capture.tool_io`).
+        arguments: Option<String>,
     },
     /// A call returned a result (`is_error` when the tool refused).
     ToolCompleted {

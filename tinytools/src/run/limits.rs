@@ -51,6 +51,7 @@ pub enum UsageLimit {
     "the run reached its usage limit: {used} {what} against a limit of {allowed} (RunPolicy::usage_limits); raise the limit or split the task",
     what = match limit { UsageLimit::Requests => "model requests", UsageLimit::TotalTokens => "tokens" }
 )]
+#[non_exhaustive]
 pub struct UsageLimitExceeded {
     /// The limit reached.
     pub limit: UsageLimit,

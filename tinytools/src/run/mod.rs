@@ -17,6 +17,7 @@ mod call;
 mod context;
 mod error;
 mod events;
+mod execution;
 mod grounding;
 mod keywords;
 mod limits;

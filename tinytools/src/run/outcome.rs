@@ -20,6 +20,7 @@ pub enum StopReason {
 
 /// What a run produced.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct RunOutcome {
     /// The model's last text.
     pub answer: String,

@@ -8,7 +8,10 @@ use super::limits::{RunCaps, UsageLimits};
 use crate::discovery::ToolDiscoveryPolicy;
 use crate::schema::SchemaPreparation;
 
-/// What governs one run. Defaults are safe: discovery on with the spec's limits, schemas sent
+/// What governs one run. Defaults are for the model the user brought, usually a strong hosted
+/// one: exactly one model request per turn, nothing asked behind the host's back
+/// ([`RunPolicy::small_model`] is the one profile for small local models). Defaults are
+/// safe: discovery on with the spec's limits, schemas sent
 /// as declared, every registered tool admitted, 16 model turns, one minute per tool call,
 /// tool inputs and outputs kept out of events, the [standard aids](Aids::standard), no usage limits, the
 /// [`RunCaps`] defaults, and no known context window (a provider's context-length error still
@@ -107,6 +110,31 @@ impl Default for RunPolicy {
 }
 
 impl RunPolicy {
+    /// The profile for a small local model (a 0.5B–7B model on llama.cpp, Ollama or vLLM),
+    /// the one switch for what helped such models on the project's measurements
+    /// (`docs/aids.md`, `docs/live.md`): the [`Aids::small_model`] aids, and query-aware
+    /// discovery ranking each user message with a line of search keywords the model writes
+    /// for it first ([`PrePromotion::model_keywords`](crate::discovery::PrePromotion::model_keywords)):
+    /// **one more model request per user message**. Everything else is the default. A
+    /// strong hosted model needs none of it: keep [`RunPolicy::default`], which makes
+    /// exactly one model request per turn.
+    ///
+    /// ```
+    /// use tinytools::run::{Aids, RunPolicy};
+    ///
+    /// let small = RunPolicy::small_model();
+    /// assert!(small.discovery.pre_promotion.model_keywords);
+    /// assert_eq!(small.aids.names(), Aids::small_model().names());
+    /// let hosted = RunPolicy::default();
+    /// assert!(!hosted.discovery.pre_promotion.model_keywords);
+    /// assert_eq!(hosted.aids.names(), Aids::standard().names());
+    /// ```
+    pub fn small_model() -> Self {
+        let mut policy = Self::default().with_aids(Aids::small_model());
+        policy.discovery.pre_promotion = policy.discovery.pre_promotion.with_model_keywords(true);
+        policy
+    }
+
     /// Sets the discovery policy.
     #[must_use]
     pub fn with_discovery(mut self, discovery: ToolDiscoveryPolicy) -> Self {

@@ -29,14 +29,27 @@ pub(super) enum OnReply {
     Answer,
     /// Feedback was sent; the next request offers this.
     Feedback(Next),
-    /// Run this call for it.
-    Call(ToolCall),
+    /// Run this call the aid took for it.
+    Call {
+        /// The aid.
+        aid: &'static str,
+        /// The call.
+        call: ToolCall,
+    },
+}
+
+/// Arguments an aid asked a call to run on instead of the model's.
+pub(super) struct Adjustment {
+    /// The aid.
+    pub(super) aid: &'static str,
+    /// The arguments (JSON text).
+    pub(super) arguments: String,
 }
 
 /// What becomes of one call.
 pub(super) enum Fate {
-    /// Run it, on these arguments if an aid adjusted them, its result led by the aid's note.
-    Run { arguments: Option<String>, note: Option<String> },
+    /// Run it, on other arguments if an aid adjusted them, its result led by the aid's note.
+    Run { adjusted: Option<Adjustment>, note: Option<String> },
     /// Answered by an aid without running.
     Answer { result: ToolResult, promote: Vec<String>, aid: &'static str },
     /// Past the turn's cap: not run.
@@ -60,7 +73,7 @@ impl Run<'_> {
                     if self.may_take(aid, &call.name) {
                         let action = AidAction::TookCall { call_id: call.id.clone(), tool_name: call.name.clone() };
                         self.emit(RunEvent::AidActed { aid: aid.name().to_owned(), action });
-                        return OnReply::Call(call);
+                        return OnReply::Call { aid: aid.name(), call };
                     }
                     tracing::debug!(target: "tinytools::run", aid = aid.name(), tool = %call.name, "taken call ignored");
                 }
@@ -86,7 +99,10 @@ impl Run<'_> {
                     CallAction::RunWith { arguments, note } if self.may_adjust(aid, &call.name) => {
                         let action = AidAction::AdjustedCall { call_id: call.id.clone(), tool_name: call.name.clone() };
                         self.emit(RunEvent::AidActed { aid: aid.name().to_owned(), action });
-                        return Fate::Run { arguments: Some(arguments), note: Some(note) };
+                        return Fate::Run {
+                            adjusted: Some(Adjustment { aid: aid.name(), arguments }),
+                            note: Some(note),
+                        };
                     }
                     CallAction::RunWith { .. } => {
                         tracing::debug!(target: "tinytools::run", aid = aid.name(), tool = %call.name, "adjusted call ignored");
@@ -94,7 +110,7 @@ impl Run<'_> {
                 }
             }
         }
-        Fate::Run { arguments: None, note: None }
+        Fate::Run { adjusted: None, note: None }
     }
 
     /// After a turn's calls were answered: the first aid with feedback sends it (never at the

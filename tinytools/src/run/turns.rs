@@ -60,10 +60,9 @@ impl Run<'_> {
                         next = then;
                         continue;
                     }
-                    OnReply::Call(call) => {
-                        if let Some(Message::Assistant { tool_calls, .. }) = self.transcript.messages.last_mut() {
-                            tool_calls.push(call.clone());
-                        }
+                    OnReply::Call { aid, call } => {
+                        // The aid's, not the model's: kept as such, after the reply.
+                        self.transcript.messages.push(Message::AidCall { aid: aid.to_owned(), call: call.clone() });
                         calls.push(call);
                     }
                 }
@@ -95,7 +94,7 @@ impl Run<'_> {
         let this = &*self;
         let answers = join_all(calls.iter().zip(&fates).map(|(call, fate)| async move {
             match fate {
-                Fate::Run { arguments, .. } => Some(this.call(call, arguments.as_deref()).await),
+                Fate::Run { adjusted, .. } => Some(this.call(call, adjusted.as_ref()).await),
                 Fate::Answer { .. } | Fate::OverCap => None,
             }
         }))

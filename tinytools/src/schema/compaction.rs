@@ -89,6 +89,7 @@ pub enum CompactionRung {
 
 /// What compaction did to one schema.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompactionReport {
     /// Parameters bytes (compact JSON) before.
     pub before: usize,
@@ -121,13 +122,13 @@ impl SchemaCompaction {
     /// use tinytools::ToolSchema;
     /// use tinytools::schema::{CompactionRung, SchemaCompaction};
     ///
-    /// let schema = ToolSchema {
-    ///     name: "search".into(),
-    ///     description: "Search the catalogue. ".repeat(10),
-    ///     parameters: json!({"type": "object", "required": ["q"], "properties": {
+    /// let schema = ToolSchema::new(
+    ///     "search",
+    ///     "Search the catalogue. ".repeat(10),
+    ///     json!({"type": "object", "required": ["q"], "properties": {
     ///         "q": {"type": "string", "description": "What to look for, in a few words."},
     ///         "page": {"type": "integer", "description": "Which page of results."}}}),
-    /// };
+    /// );
     /// let budget = SchemaCompaction::UNLIMITED.with_max_description_bytes(40).with_max_schema_bytes(100);
     /// let (compact, report) = budget.compact(&schema);
     /// assert!(compact.description.len() <= 40 && compact.description.ends_with('…'));

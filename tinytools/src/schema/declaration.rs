@@ -12,11 +12,7 @@ use serde_json::Value;
 /// use serde_json::json;
 /// use tinytools::ToolSchema;
 ///
-/// let schema = ToolSchema {
-///     name: "read_note".into(),
-///     description: "Read a note.".into(),
-///     parameters: json!({"type": "object", "properties": {}}),
-/// };
+/// let schema = ToolSchema::new("read_note", "Read a note.", json!({"type": "object", "properties": {}}));
 /// assert_eq!(
 ///     schema.to_compact_json(),
 ///     r#"{"name":"read_note","description":"Read a note.","parameters":{"properties":{},"type":"object"}}"#
@@ -24,6 +20,7 @@ use serde_json::Value;
 /// assert_eq!(schema.byte_len(), schema.to_compact_json().len());
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolSchema {
     /// The tool's name.
     pub name: String,
@@ -34,6 +31,12 @@ pub struct ToolSchema {
 }
 
 impl ToolSchema {
+    /// The declaration of tool `name`: its `description` and the JSON Schema of its arguments
+    /// object (`parameters`).
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self { name: name.into(), description: description.into(), parameters }
+    }
+
     /// The declaration as compact JSON: what it costs on the wire.
     pub fn to_compact_json(&self) -> String {
         // Serializing strings and `Value`s into a String cannot fail.

@@ -26,12 +26,12 @@ use crate::ToolSchema;
 /// use tinytools::ToolSchema;
 /// use tinytools::schema::{ProviderProfile, SchemaPreparation};
 ///
-/// let schema = ToolSchema {
-///     name: "stock_quote".into(),
-///     description: "Fetch the latest price for a ticker symbol.".into(),
-///     parameters: json!({"type": "object", "required": ["symbol"], "properties": {
+/// let schema = ToolSchema::new(
+///     "stock_quote",
+///     "Fetch the latest price for a ticker symbol.",
+///     json!({"type": "object", "required": ["symbol"], "properties": {
 ///         "symbol": {"type": "string"}, "limit": {"type": "integer", "format": "uint32", "minimum": 0}}}),
-/// };
+/// );
 /// let openai = SchemaPreparation::new(ProviderProfile::OPENAI).with_strict(true);
 /// let prepared = openai.prepare(&schema, None).schema;
 /// assert_eq!(prepared.parameters["required"], json!(["symbol", "limit"]));
@@ -53,6 +53,7 @@ pub struct SchemaPreparation {
 
 /// A projected declaration, and what compaction did to it.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PreparedSchema {
     /// What is sent.
     pub schema: ToolSchema,

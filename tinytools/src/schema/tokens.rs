@@ -80,7 +80,7 @@ impl TokenCounter for TiktokenCounter {
 /// use tinytools::ToolSchema;
 /// use tinytools::schema::{EstimatedTokens, count_tool_schema_tokens};
 ///
-/// let schema = ToolSchema { name: "t".into(), description: "d".into(), parameters: json!({"type": "object"}) };
+/// let schema = ToolSchema::new("t", "d", json!({"type": "object"}));
 /// assert_eq!(count_tool_schema_tokens(&[schema.clone()], &EstimatedTokens), (schema.byte_len() * 2).div_ceil(9));
 /// ```
 pub fn count_tool_schema_tokens(schemas: &[ToolSchema], counter: &dyn TokenCounter) -> usize {

@@ -125,6 +125,22 @@ pub trait Tool: Send + Sync {
         Vec::new()
     }
 
+    /// Whether the tool blocks its thread while it runs (CPU-bound work, a blocking client,
+    /// `std::thread::sleep`). Default: `false`.
+    ///
+    /// A run calls an async tool as a task it owns: on the tool's timeout, on the run's
+    /// cancellation and when the run itself is dropped, the task is aborted, its
+    /// [cancellation token](ToolContext::cancellation) fires, and nothing of it runs after its
+    /// next `.await`. A tool that says `true` is called on tokio's blocking pool instead, so
+    /// it cannot stall the runtime's workers; the run still answers on time and its token
+    /// still fires, but **a blocking tool cannot be stopped mid-way**: it runs to its end on
+    /// its pool thread. Say `true` only when the tool truly blocks, and check the token
+    /// between steps if it can stop early. `#[tool(blocking)]` sets it; a synchronous
+    /// `#[tool]` fn already runs its body on the blocking pool and needs no flag.
+    fn blocking(&self) -> bool {
+        false
+    }
+
     /// Runs the tool on arguments that already passed admission.
     ///
     /// `Ok` with [`ToolResult::error`], or `Err` holding a [`Refusal`], means "ran and

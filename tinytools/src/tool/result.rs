@@ -32,6 +32,7 @@ pub enum ToolContent {
 /// assert!(refused.is_error);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The output, in order.
     pub content: Vec<ToolContent>,
@@ -41,6 +42,11 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A result of these parts; `is_error` when the tool ran and refused.
+    pub fn new(content: Vec<ToolContent>, is_error: bool) -> Self {
+        Self { content, is_error }
+    }
+
     /// A successful text result.
     pub fn text(text: impl Into<String>) -> Self {
         Self { content: vec![ToolContent::Text(text.into())], is_error: false }

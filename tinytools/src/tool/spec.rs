@@ -48,6 +48,10 @@ pub struct ToolSpec {
     pub compaction: Option<SchemaCompaction>,
     /// The arguments whose values must come from the conversation ([`Grounding`]).
     pub grounding: &'static [Grounding],
+    /// The tool blocks its thread (CPU work, blocking I/O): the run calls it on tokio's
+    /// blocking pool, and it is the one kind of tool a timeout or cancellation cannot stop
+    /// mid-way (see [`Tool::blocking`]). Default: `false`.
+    pub blocking: bool,
 }
 
 impl ToolSpec {
@@ -61,6 +65,7 @@ impl ToolSpec {
             annotations: ToolAnnotations::UNCLASSIFIED,
             compaction: None,
             grounding: &[],
+            blocking: false,
         }
     }
 
@@ -79,6 +84,7 @@ impl ToolSpec {
             annotations: tool.annotations(),
             compaction: tool.schema_compaction(),
             grounding: tool.grounding(),
+            blocking: tool.blocking(),
         }
     }
 
@@ -124,6 +130,21 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_grounding(mut self, grounding: &'static [Grounding]) -> Self {
         self.grounding = grounding;
+        self
+    }
+
+    /// Sets whether the tool blocks its thread (see [`blocking`](Self::blocking)); what
+    /// `#[tool(blocking)]` writes.
+    ///
+    /// ```
+    /// use tinytools::ToolSpec;
+    ///
+    /// static RESIZE: ToolSpec = ToolSpec::new("resize_image", "Resize an image file.").with_blocking(true);
+    /// assert!(RESIZE.blocking && !ToolSpec::new("now", "The time.").blocking);
+    /// ```
+    #[must_use]
+    pub const fn with_blocking(mut self, blocking: bool) -> Self {
+        self.blocking = blocking;
         self
     }
 }

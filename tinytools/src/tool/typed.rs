@@ -132,6 +132,10 @@ impl<T: TypedTool> Tool for T {
         self.spec().grounding
     }
 
+    fn blocking(&self) -> bool {
+        self.spec().blocking
+    }
+
     fn required_state(&self) -> Vec<RequiredState> {
         TypedTool::required_state(self)
     }

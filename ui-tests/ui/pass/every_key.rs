@@ -49,7 +49,7 @@ fn celsius() -> Unit {
 /// # Arguments
 ///
 /// * `title` - The note's exact title.
-#[tool(exposure = "hidden", destructive, idempotent, max_schema_bytes = 2_000, max_description_bytes = 100)]
+#[tool(exposure = "hidden", destructive, idempotent, max_schema_bytes = 2_000, max_description_bytes = 100, blocking)]
 fn delete_note(title: String, ctx: &ToolContext) -> ToolResult {
     ToolResult::text(format!("deleted {title} in call {}", ctx.call_id()))
 }
@@ -81,6 +81,7 @@ fn main() {
     let budget = delete.schema_compaction().expect("a budget");
     assert_eq!((budget.max_description_bytes, budget.max_schema_bytes), (Some(100), Some(2_000)));
     assert!(delete.annotations().destructive && delete.annotations().idempotent);
+    assert!(delete.blocking() && !weather.blocking());
 
     let hello = Hello;
     assert_eq!(hello.description(), "Greets whoever asks.");

@@ -130,7 +130,7 @@ impl Anthropic {
     /// use tinytools::providers::Anthropic;
     ///
     /// let claude = Anthropic::new("sk-ant-secret", "claude-haiku-4-5")?;
-    /// let request = ModelRequest { messages: vec![Message::system("Use tools."), Message::user("Hi")], ..Default::default() };
+    /// let request = ModelRequest::new(vec![Message::system("Use tools."), Message::user("Hi")], Vec::new());
     /// let body = claude.body(&request);
     /// assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
     /// assert_eq!(claude.with_prompt_caching(false).body(&request)["system"], "Use tools.");

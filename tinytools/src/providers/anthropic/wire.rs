@@ -20,7 +20,7 @@
 use serde_json::{Value, json};
 
 use crate::discovery::search_answer_names;
-use crate::model::{Message, ModelRequest, NativeDeferral, NativeSearch, ProviderSearch, ToolCall};
+use crate::model::{Message, ModelRequest, NativeDeferral, NativeSearch, ProviderSearch, ToolCall, aid_calls_as_notes};
 use crate::tool::TOOL_SEARCH;
 
 /// Which of Anthropic's tool search tools a natively deferred request carries.
@@ -68,7 +68,7 @@ pub(super) fn body(request: &ModelRequest, options: &Options<'_>) -> Value {
     let native = request.native_deferral.as_ref();
     let mut system = Vec::new();
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
+    for message in aid_calls_as_notes(&request.messages).iter() {
         let (role, blocks) = match message {
             Message::System { content } => {
                 system.push(content.clone());
@@ -90,6 +90,8 @@ pub(super) fn body(request: &ModelRequest, options: &Options<'_>) -> Value {
             Message::ProviderSearch(search) => ("assistant", search.wire.clone()),
             // Another provider's items (OpenAI's reasoning): Anthropic reads none of them.
             Message::ProviderItems(_) => continue,
+            // A note by now (`aid_calls_as_notes`).
+            Message::AidCall { .. } => continue,
         };
         match turns.last_mut() {
             Some((last, existing)) if *last == role => existing.extend(blocks),

@@ -6,7 +6,9 @@ mod stream;
 use serde_json::{Value, json};
 
 use super::ConfigError;
-use crate::model::{ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall};
+use crate::model::{
+    ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall, aid_calls_as_notes,
+};
 use crate::providers::endpoint::Endpoint;
 use crate::providers::http::{HttpOptions, MAX_RESPONSE_BYTES};
 use crate::providers::stream::sse_stream;
@@ -159,7 +161,7 @@ impl OpenAiCompatible {
 
     /// The request body for a model request.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let messages: Vec<Value> = request.messages.iter().filter_map(message).collect();
+        let messages: Vec<Value> = aid_calls_as_notes(&request.messages).iter().filter_map(message).collect();
         let mut body = json!({"model": self.model, "messages": messages});
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request
@@ -197,7 +199,8 @@ fn message(message: &Message) -> Option<Value> {
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
         Message::Tool { call_id, content, .. } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-        Message::ProviderSearch(_) | Message::ProviderItems(_) => return None,
+        // An aid's call is a note by now (`aid_calls_as_notes`).
+        Message::ProviderSearch(_) | Message::ProviderItems(_) | Message::AidCall { .. } => return None,
     })
 }
 

@@ -41,7 +41,7 @@ pub const NAMESPACE_LIMIT: usize = 10;
 ///
 /// let gpt = OpenAiResponses::openai("sk-secret", "gpt-5.4")?.with_max_output_tokens(512);
 /// assert!(!format!("{gpt:?}").contains("secret"));
-/// let body = gpt.body(&ModelRequest { messages: vec![Message::user("Hi")], ..Default::default() });
+/// let body = gpt.body(&ModelRequest::new(vec![Message::user("Hi")], Vec::new()));
 /// assert_eq!(body["input"][0], serde_json::json!({"role": "user", "content": "Hi"}));
 /// assert_eq!(body["max_output_tokens"], 512);
 /// assert_eq!((&body["store"], &body["include"][0]), (&serde_json::json!(false), &serde_json::json!("reasoning.encrypted_content")));

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use crate::discovery::search_answer_names;
 use crate::model::{
     DeferredTool, Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, NativeSearch, ProviderItems,
-    ProviderSearch, ToolCall,
+    ProviderSearch, ToolCall, aid_calls_as_notes,
 };
 use crate::providers::usage::responses_usage;
 use crate::tool::TOOL_SEARCH;
@@ -139,7 +139,7 @@ pub(super) fn tools(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>)
 pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>) -> Vec<Value> {
     let client_search = request.native_deferral.as_ref().is_some_and(|native| native.search == NativeSearch::Client);
     let mut items = Vec::new();
-    for message in &request.messages {
+    for message in aid_calls_as_notes(&request.messages).iter() {
         match message {
             Message::System { content } => items.push(json!({"role": "system", "content": content})),
             Message::User { content } | Message::Feedback { content } => {
@@ -163,7 +163,8 @@ pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>)
             Message::ProviderItems(provider) if provider.is_from(RESPONSES) => {
                 items.extend(provider.items.iter().cloned());
             }
-            Message::ProviderItems(_) => {}
+            // An aid's call is a note by now (`aid_calls_as_notes`).
+            Message::ProviderItems(_) | Message::AidCall { .. } => {}
         }
     }
     items

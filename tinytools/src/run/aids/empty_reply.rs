@@ -4,7 +4,6 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::unused_values::scalars;
 use super::{ANSWER_FROM_RESULT, Aid, Feedback, ReplyAction, RunView, prose};
 use crate::model::Message;
 use crate::tool::TOOL_SEARCH;
@@ -129,6 +128,21 @@ fn result_values(content: &str) -> Vec<String> {
     values.retain(|value| seen.insert(value.clone()));
     values.truncate(MAX_VALUES);
     values
+}
+
+/// The strings and numbers in `value`, however deep, in order (booleans and nulls left out).
+fn scalars(value: &Value) -> Vec<&Value> {
+    fn walk<'v>(value: &'v Value, into: &mut Vec<&'v Value>) {
+        match value {
+            Value::String(_) | Value::Number(_) => into.push(value),
+            Value::Array(items) => items.iter().for_each(|item| walk(item, into)),
+            Value::Object(members) => members.values().for_each(|item| walk(item, into)),
+            Value::Bool(_) | Value::Null => {}
+        }
+    }
+    let mut into = Vec::new();
+    walk(value, &mut into);
+    into
 }
 
 #[cfg(test)]

@@ -17,8 +17,10 @@
 //!
 //! Presets ([`Aids`]): `none`; `standard`, the default — at most one stop, said in one
 //! feedback, after the same call returned the same result several times in a row; and
-//! `small_model`, the aids kept for small local models. The other aids are opt-in by name
-//! (`docs/aids.md` has the evidence for each choice).
+//! `small_model`, the aids kept for small local models. This crate ships those three aids
+//! ([`StopRepeats`], [`ReplayRepeats`], [`AskAfterEmptyReply`]); any other is the host's own
+//! [`Aid`] (`docs/aids.md` has the evidence for each choice, and for the aids removed because
+//! they gained nothing).
 //!
 //! ```
 //! use tinytools::run::aids::{Aids, StopRepeats};
@@ -32,26 +34,16 @@
 //!
 //! [`RunEvent::AidActed`]: super::RunEvent::AidActed
 
-mod adoption;
 mod empty_reply;
-mod nudge;
-mod placeholder;
 mod prose;
 mod repeats;
-mod undeclared;
-mod unused_values;
 mod view;
 
 use std::fmt;
 use std::sync::Arc;
 
-pub use adoption::AdoptProseCalls;
 pub use empty_reply::AskAfterEmptyReply;
-pub use nudge::NudgeDescribedCalls;
-pub use placeholder::RefusePlaceholders;
 pub use repeats::{ReplayRepeats, StopRepeats};
-pub use undeclared::DropUndeclaredArguments;
-pub use unused_values::AskAboutUnusedValues;
 pub use view::RunView;
 
 use crate::ToolResult;
@@ -137,8 +129,9 @@ pub enum ReplyAction {
     Accept,
     /// Ask the model again with this feedback.
     Feedback(Feedback),
-    /// Run this call as if the model had made it (the transcript keeps the reply's text with
-    /// the call). Ignored unless the tool is offered this turn and read-only, or the aid
+    /// Run this call for the reply, through every gate a model's call passes. It stays the
+    /// aid's: the transcript keeps it as a [`Message::AidCall`] after the reply, and providers
+    /// are sent it as a note of the run, never as the model's call. Ignored unless the tool is offered this turn and read-only, or the aid
     /// [takes side-effect calls](Aid::takes_side_effect_calls).
     TakeCall(ToolCall),
 }
@@ -235,8 +228,8 @@ impl Aids {
     }
 
     /// The aids kept for small local models, in the order they act: [`ReplayRepeats`],
-    /// [`StopRepeats`] and [`AskAfterEmptyReply`]. The other aids stay available by name
-    /// ([`Aids::with`]); `docs/aids.md` has the evidence behind each choice.
+    /// [`StopRepeats`] and [`AskAfterEmptyReply`]; `docs/aids.md` has the evidence behind
+    /// each choice.
     pub fn small_model() -> Self {
         Self::none().with(ReplayRepeats).with(StopRepeats::default()).with(AskAfterEmptyReply)
     }
@@ -278,31 +271,6 @@ impl fmt::Debug for Aids {
     }
 }
 
-/// Items as a sentence lists them: "a", "a and b", "a, b and c".
-pub(crate) fn listed(items: &[impl AsRef<str>]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.as_ref().to_owned(),
-        [first @ .., last] => {
-            let first: Vec<&str> = first.iter().map(AsRef::as_ref).collect();
-            format!("{} and {}", first.join(", "), last.as_ref())
-        }
-    }
-}
-
 /// The request for the answer once a tool has answered (shared by the aids that ask for it).
 pub(crate) const ANSWER_FROM_RESULT: &str =
     "The tool has answered (above). Now tell the user what it answered, in one sentence, with the values it gave.";
-
-#[cfg(test)]
-mod tests {
-    use super::listed;
-
-    #[test]
-    fn items_are_listed_as_a_sentence_lists_them() {
-        assert_eq!(listed(&[] as &[&str]), "");
-        assert_eq!(listed(&["`a`"]), "`a`");
-        assert_eq!(listed(&["a", "b"]), "a and b");
-        assert_eq!(listed(&["a".to_owned(), "b".to_owned(), "c".to_owned()]), "a, b and c");
-    }
-}
