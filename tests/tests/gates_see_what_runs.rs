@@ -152,8 +152,8 @@ async fn every_gate_and_event_sees_the_adjusted_arguments_the_tool_runs_on() {
         .with_events(events.clone());
     agent.run(vec![Message::user("Say hello in #general")]).await.expect("the run ends");
     let executed = json!({"channel": "#ops", "text": "hi"}).to_string();
-    assert_eq!(*witness.before.lock().expect("lock"), [executed.clone()]);
-    assert_eq!(*witness.after.lock().expect("lock"), [executed.clone()]);
+    assert_eq!(witness.before.lock().expect("lock").as_slice(), std::slice::from_ref(&executed));
+    assert_eq!(witness.after.lock().expect("lock").as_slice(), std::slice::from_ref(&executed));
     let events = events.events();
     let seen: Vec<Option<String>> = events
         .iter()
@@ -180,8 +180,8 @@ async fn strict_modes_rewrite_is_what_the_gates_see_and_is_reported() {
         .with_events(events.clone());
     agent.run(vec![Message::user("Say yo in #random")]).await.expect("the run ends");
     let executed = json!({"channel": "#random", "text": "yo"}).to_string();
-    assert_eq!(*witness.before.lock().expect("lock"), [executed.clone()]);
-    assert_eq!(*witness.after.lock().expect("lock"), [executed.clone()]);
+    assert_eq!(witness.before.lock().expect("lock").as_slice(), std::slice::from_ref(&executed));
+    assert_eq!(witness.after.lock().expect("lock").as_slice(), std::slice::from_ref(&executed));
     let events = events.events();
     let adjusted: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::ArgumentsAdjusted { .. })).collect();
     let [RunEvent::ArgumentsAdjusted { by, after, .. }] = adjusted.as_slice() else { panic!("{events:?}") };
