@@ -15,6 +15,7 @@
 //! cargo run --release -p tinytools-bench --bin retrieval_eval -- ...       # tool_search's ranking on a public set
 //! cargo run --release -p tinytools-bench --bin livemcp_retrieval -- ...    # the same on LiveMCPBench's tasks
 //! cargo run --release -p tinytools-bench --bin bfcl -- ...                 # BFCL end to end, scored by its own checker
+//! cargo run --release -p tinytools-bench --bin typed_output -- ...         # typed output: 24 extractions (docs/typed-output.md)
 //! ```
 //!
 //! The eval sets (BFCL, MetaTool) are read at run time from `../shared/eval` beside the
@@ -35,6 +36,7 @@ mod schedule;
 mod scripted;
 mod servers;
 pub mod tasks;
+pub mod typed;
 mod warm;
 
 use std::sync::Arc;

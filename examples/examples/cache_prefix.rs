@@ -74,10 +74,14 @@ async fn arm(provider: &str, mode: DiscoveryMode, pre_promotion: bool) -> Result
     };
     let pre = if pre_promotion { PrePromotion::default() } else { PrePromotion::off() };
     let discovery = ToolDiscoveryPolicy::default().with_mode(mode).with_pre_promotion(pre);
-    let agent =
-        Agent::new(Arc::new(catalogue::registry()), model).with_policy(RunPolicy::default().with_discovery(discovery));
+    let agent = Agent::builder(model)
+        .instructions(SYSTEM_PROMPT)
+        .registry(catalogue::registry())
+        .policy(RunPolicy::default().with_discovery(discovery))
+        .build()
+        .map_err(|e| e.to_string())?;
     let outcome = agent
-        .run(vec![Message::system(SYSTEM_PROMPT), Message::user(TASK)])
+        .run(vec![Message::user(TASK)])
         .await
         .map_err(|e| format!("{provider} {mode:?}: the run failed: {e}"))?;
     if outcome.stop != StopReason::Answered {

@@ -179,8 +179,11 @@ async fn first_request_tools(registry: ToolRegistry) -> Vec<ToolSchema> {
     let model = Arc::new(tinytools::testkit::ScriptedModel::new([tinytools::model::ModelResponse::text("-")]));
     let policy = RunPolicy::default()
         .with_discovery(ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET));
-    let agent = Agent::new(Arc::new(registry), model.clone()).with_policy(policy);
-    let _ = agent.run(vec![Message::system(live::SYSTEM_PROMPT), Message::user(TASK)]).await;
+    let Ok(agent) = Agent::builder(model.clone()).instructions(live::SYSTEM_PROMPT).registry(registry).policy(policy).build()
+    else {
+        return Vec::new();
+    };
+    let _ = agent.run(vec![Message::user(TASK)]).await;
     model.requests().first().map(|request| request.tools.clone()).unwrap_or_default()
 }
 
@@ -204,14 +207,21 @@ async fn scripted_run(registry: ToolRegistry) {
     let log = events.clone();
     let policy = RunPolicy::default()
         .with_discovery(ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET));
-    let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy).with_events(Arc::new(
-        move |event: &RunEvent| {
+    let agent = Agent::builder(model)
+        .instructions(live::SYSTEM_PROMPT)
+        .registry(registry)
+        .policy(policy)
+        .on_event(move |event: &RunEvent| {
             if let Ok(mut log) = log.lock() {
                 log.push(event.clone());
             }
-        },
-    ));
-    match agent.run(vec![Message::system(live::SYSTEM_PROMPT), Message::user(TASK)]).await {
+        })
+        .build();
+    let agent = match agent {
+        Ok(agent) => agent,
+        Err(err) => return println!("the agent could not be built: {err}"),
+    };
+    match agent.run(vec![Message::user(TASK)]).await {
         Ok(outcome) => {
             for event in events.lock().map(|e| e.clone()).unwrap_or_default() {
                 println!("  event: {}", serde_json::to_string(&event).unwrap_or_default());

@@ -13,7 +13,6 @@
 //! cargo run -p tinytools-examples --example mcp_import -- --json    # the figures as JSON
 //! ```
 
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
@@ -128,7 +127,10 @@ async fn scripted_run(registry: ToolRegistry, preparation: SchemaPreparation) ->
         format!("In Tokyo it is {}.", time.and_then(|t| t["datetime"].as_str()).unwrap_or("unknown"))
     });
     let policy = RunPolicy::default().with_tool_schemas(preparation);
-    let agent = Agent::new(Arc::new(registry), Arc::new(model)).with_policy(policy);
+    let agent = match Agent::builder(model).registry(registry).policy(policy).build() {
+        Ok(agent) => agent,
+        Err(err) => return json!({"error": err.to_string()}),
+    };
     match agent.run(vec![Message::user("What time is it in Tokyo?")]).await {
         Ok(outcome) => json!({
             "promoted": outcome.transcript.promoted().collect::<Vec<_>>(),

@@ -71,9 +71,14 @@ async fn run() -> Result<(), String> {
         Arc::new(claude.map_err(|e| e.to_string())?)
     };
     let policy = RunPolicy::default().with_discovery(ToolDiscoveryPolicy::default().with_mode(mode));
-    let agent = Agent::new(Arc::new(catalogue::registry()), model).with_policy(policy);
+    let agent = Agent::builder(model)
+        .instructions(SYSTEM_PROMPT)
+        .registry(catalogue::registry())
+        .policy(policy)
+        .build()
+        .map_err(|e| e.to_string())?;
     let started = Instant::now();
-    let mut stream = agent.stream(vec![Message::system(SYSTEM_PROMPT), Message::user(TASK)]);
+    let mut stream = agent.stream(vec![Message::user(TASK)]);
     let mut writing = 0;
     while let Some(item) = stream.next().await {
         match item {

@@ -82,10 +82,14 @@ async fn run() -> Result<(), String> {
         .with_max_tokens(512);
     // The dialect reads calls a model writes as text (a small local model often does) at the
     // end of each turn; its text still streams.
-    let agent = Agent::new(Arc::new(catalogue::registry()), options.dialect.wrap(Arc::new(client)));
+    let agent = Agent::builder(options.dialect.wrap(Arc::new(client)))
+        .instructions(SYSTEM_PROMPT)
+        .registry(catalogue::registry())
+        .build()
+        .map_err(|e| e.to_string())?;
     let started = Instant::now();
     let mut first_text: Option<Duration> = None;
-    let mut stream = agent.stream(vec![Message::system(SYSTEM_PROMPT), Message::user(&options.question)]);
+    let mut stream = agent.stream(vec![Message::user(&options.question)]);
     while let Some(item) = stream.next().await {
         match item {
             RunStreamItem::TextDelta { text, .. } => {

@@ -5,7 +5,9 @@ use std::sync::Mutex;
 
 use futures_util::StreamExt;
 
-use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, RequestPurpose, StreamEvent};
+use crate::model::{
+    ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, RequestPurpose, StreamEvent,
+};
 
 type Turn = Box<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 
@@ -37,6 +39,7 @@ pub struct ScriptedModel {
     keyword_requests: Mutex<Vec<ModelRequest>>,
     /// Streams text and arguments in pieces of this many characters (0: whole).
     pieces: usize,
+    profile: ModelProfile,
 }
 
 impl ScriptedModel {
@@ -55,7 +58,16 @@ impl ScriptedModel {
             keywords: Vec::new(),
             keyword_requests: Mutex::new(Vec::new()),
             pieces: 0,
+            profile: ModelProfile::default(),
         }
+    }
+
+    /// The same script, reporting `profile` (to play a model with native structured output
+    /// or deferral, say).
+    #[must_use]
+    pub fn with_profile(mut self, profile: ModelProfile) -> Self {
+        self.profile = profile;
+        self
     }
 
     /// Streams each answer as a provider would: its text, and each call's arguments, in pieces
@@ -117,6 +129,10 @@ impl ScriptedModel {
 
 #[async_trait::async_trait]
 impl ChatModel for ScriptedModel {
+    fn profile(&self) -> ModelProfile {
+        self.profile
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         if request.purpose == RequestPurpose::Keywords {
             let index = match self.keyword_requests.lock() {

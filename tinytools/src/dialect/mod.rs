@@ -254,11 +254,14 @@ impl DialectModel {
 
 #[async_trait::async_trait]
 impl ChatModel for DialectModel {
-    /// The inner model's, except that a text dialect cannot defer tools natively: it sends no
-    /// native tools at all.
+    /// The inner model's, except that a text dialect cannot defer tools natively (it sends no
+    /// native tools at all) nor constrain the answer to a schema (a constrained answer could
+    /// not carry its text calls): a typed run asks for the shape in words.
     fn profile(&self) -> ModelProfile {
         let inner = self.inner.profile();
-        inner.with_native_deferral(inner.native_deferral && self.native())
+        inner
+            .with_native_deferral(inner.native_deferral && self.native())
+            .with_structured_output(inner.structured_output && self.native())
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -5,6 +5,7 @@
 mod aid_call;
 mod items;
 mod native;
+mod output;
 mod stream;
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use aid_call::aid_calls_as_notes;
 pub use items::ProviderItems;
 pub use native::{DeferredTool, NativeDeferral, NativeSearch, ProviderSearch};
+pub use output::{OutputSchema, OutputSchemaError};
 pub use stream::{ModelStream, StreamEvent};
 
 use crate::ToolSchema;
@@ -273,6 +275,13 @@ pub struct ModelRequest {
     /// Why the run sends it: a turn (the default) or a side request for search keywords.
     #[serde(default, skip_serializing_if = "RequestPurpose::is_turn")]
     pub purpose: RequestPurpose,
+    /// The shape the final answer must have (a typed run,
+    /// [`Agent::run_typed`](crate::run::Agent::run_typed)), when the model's
+    /// [profile](ModelProfile::structured_output) takes structured output natively: the
+    /// provider sends it in its own field. `None` otherwise (a model without it is asked in
+    /// words, in the request's messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputSchema>,
 }
 
 impl ModelRequest {
@@ -317,6 +326,13 @@ impl ModelRequest {
     #[must_use]
     pub fn with_purpose(mut self, purpose: RequestPurpose) -> Self {
         self.purpose = purpose;
+        self
+    }
+
+    /// The same request with the shape its answer must have (see [`output`](Self::output)).
+    #[must_use]
+    pub fn with_output(mut self, output: Option<OutputSchema>) -> Self {
+        self.output = output;
         self
     }
 }
@@ -441,11 +457,17 @@ pub struct ModelProfile {
     /// model that cannot.
     #[serde(default)]
     pub native_deferral: bool,
+    /// The provider constrains an answer to a JSON Schema itself
+    /// ([`ModelRequest::output`]): OpenAI's `response_format`, Responses' `text.format`,
+    /// Anthropic's `output_config.format`. A typed run asks any other model for the shape in
+    /// words; either way the run validates the answer.
+    #[serde(default)]
+    pub structured_output: bool,
 }
 
 impl Default for ModelProfile {
     fn default() -> Self {
-        Self { native_tool_calling: true, native_deferral: false }
+        Self { native_tool_calling: true, native_deferral: false, structured_output: false }
     }
 }
 
@@ -461,6 +483,13 @@ impl ModelProfile {
     #[must_use]
     pub const fn with_native_deferral(mut self, native_deferral: bool) -> Self {
         self.native_deferral = native_deferral;
+        self
+    }
+
+    /// Sets whether the provider constrains answers to a JSON Schema itself.
+    #[must_use]
+    pub const fn with_structured_output(mut self, structured_output: bool) -> Self {
+        self.structured_output = structured_output;
         self
     }
 }
@@ -566,6 +595,22 @@ pub trait ChatModel: Send + Sync {
             stream::iter(events)
         });
         ModelStream::new(events)
+    }
+}
+
+/// A shared model is a model: `Agent::builder(model.clone())` keeps a handle on it.
+#[async_trait::async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
+    fn profile(&self) -> ModelProfile {
+        (**self).profile()
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        (**self).complete(request).await
+    }
+
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        (**self).stream(request)
     }
 }
 

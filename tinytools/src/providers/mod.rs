@@ -27,6 +27,7 @@ mod anthropic;
 mod endpoint;
 mod http;
 mod openai;
+mod output;
 mod responses;
 mod sse;
 mod stream;

@@ -2,17 +2,24 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
 use super::aids::{Aid, Aids};
+use super::builder::AgentBuilder;
 use super::error::RunError;
+use super::error::RunFailure;
 use super::events::EventSink;
+use super::instructions::Instructions;
 use super::outcome::RunOutcome;
+use super::output::{self, OutputSpec, Typed, TypedRunStream};
 use super::policy::RunPolicy;
 use super::state::{Run, Setup, ToolState};
 use super::stream::{RunStream, RunStreamItem};
 use super::transcript::Transcript;
 use crate::discovery::DiscoveryBridge;
 use crate::middleware::Middleware;
-use crate::model::{ChatModel, Message, NativeSearch};
+use crate::model::{ChatModel, Message, NativeSearch, OutputSchema, Usage};
 use crate::pump::{Outlet, Pump};
 use crate::schema::{EstimatedTokens, TokenCounter};
 use crate::surface::{AllowList, Rule, Surface};
@@ -83,9 +90,16 @@ pub struct Agent {
     counter: Arc<dyn TokenCounter>,
     state: Option<Arc<ToolState>>,
     rules: Vec<Arc<dyn Rule>>,
+    instructions: Option<Instructions>,
 }
 
 impl Agent {
+    /// The one obvious way to make an agent: a model, then its instructions, tools, policy,
+    /// middleware and events, then [`build`](AgentBuilder::build). See [`AgentBuilder`].
+    pub fn builder(model: impl ChatModel + 'static) -> AgentBuilder {
+        AgentBuilder::new(Arc::new(model))
+    }
+
     /// An agent with the default policy, no middleware, no event sink.
     pub fn new(registry: Arc<ToolRegistry>, model: Arc<dyn ChatModel>) -> Self {
         Self {
@@ -97,7 +111,16 @@ impl Agent {
             counter: Arc::new(EstimatedTokens),
             state: None,
             rules: Vec::new(),
+            instructions: None,
         }
+    }
+
+    /// Sets the host's [`Instructions`] (a system prompt), sent first on every request of
+    /// every run, never kept in a transcript.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<Instructions>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
     }
 
     /// Adds a narrowing rule (a host predicate such as `|subject: Subject<'_>| ...`): evaluated
@@ -215,7 +238,81 @@ impl Agent {
         messages: Vec<Message>,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, RunError> {
-        self.drive(Transcript { messages, patches: Vec::new() }, cancel, true, None).await
+        self.drive(Transcript { messages, patches: Vec::new() }, cancel, true, None, None).await
+    }
+
+    /// [`run`](Self::run) for an answer of type `T`: the model's final answer must be a JSON
+    /// value that matches `T`'s schema (schemars). A provider with native structured output
+    /// ([`ModelProfile::structured_output`](crate::model::ModelProfile::structured_output))
+    /// is sent the schema in its own field; any other model is asked for it in words. An
+    /// answer that misses gets one [feedback](Message::Feedback) turn listing what was wrong,
+    /// up to [`RunPolicy::output_retries`] times (each counted against the turn and usage
+    /// limits), then the run ends with [`RunFailure::Output`], which keeps the last answer.
+    /// Tools, deferral and the aids work as in any run.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tinytools::model::{Message, ModelResponse};
+    /// use tinytools::run::{Agent, RunEvent};
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+    /// struct Contact {
+    ///     /// Full name.
+    ///     name: String,
+    ///     /// Age in years.
+    ///     age: u32,
+    /// }
+    ///
+    /// let model = Arc::new(ScriptedModel::new([
+    ///     ModelResponse::text(r#"{"name": "Ada Lovelace", "age": "thirty-six"}"#),
+    ///     ModelResponse::text(r#"{"name": "Ada Lovelace", "age": 36}"#),
+    /// ]));
+    /// let agent = Agent::builder(model.clone()).instructions("Extract the contact.").build()?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let typed = agent.run_typed::<Contact>(vec![Message::user("Ada Lovelace, 36, mathematician")]).await?;
+    /// assert_eq!(typed.output, Contact { name: "Ada Lovelace".into(), age: 36 });
+    /// assert_eq!(typed.outcome.turns, 2); // the first answer missed and was sent back
+    /// # Ok::<(), tinytools::run::RunError>(())
+    /// # }).unwrap();
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`run`](Self::run); and [`RunFailure::OutputSchema`] before any request when `T`
+    /// cannot be asked for (not an object at its root, or recursive),
+    /// [`RunFailure::Output`] when no answer matched.
+    pub async fn run_typed<T: DeserializeOwned + JsonSchema>(&self, messages: Vec<Message>) -> Result<Typed<T>, RunError> {
+        let transcript = Transcript { messages, patches: Vec::new() };
+        let spec = match self.output_spec::<T>() {
+            Ok(spec) => spec,
+            Err(source) => return Err(RunError { source, transcript, turns: 0, usage: Usage::default() }),
+        };
+        let result = self.drive(transcript, CancellationToken::new(), true, None, Some(&spec)).await;
+        output::typed(result, &spec.schema.name)
+    }
+
+    /// [`run_typed`](Self::run_typed) as a stream: the items of [`stream`](Self::stream) (the
+    /// answer's JSON text as it is written), then [`TypedRunStream::finish`] gives the answer
+    /// as `T`.
+    pub fn stream_typed<T: DeserializeOwned + JsonSchema>(&self, messages: Vec<Message>) -> TypedRunStream<'_, T> {
+        let spec = self.output_spec::<T>();
+        let name = spec.as_ref().map_or_else(|_| String::new(), |spec| spec.schema.name.clone());
+        let transcript = Transcript { messages, patches: Vec::new() };
+        let cancel = CancellationToken::new();
+        let pump = Pump::new(move |tap| async move {
+            match spec {
+                Ok(spec) => self.drive(transcript, cancel, true, Some(&tap), Some(&spec)).await,
+                Err(source) => Err(RunError { source, transcript, turns: 0, usage: Usage::default() }),
+            }
+        });
+        TypedRunStream::new(RunStream::new(pump), name)
+    }
+
+    /// `T`'s output schema, checked, for this agent's model.
+    fn output_spec<T: JsonSchema>(&self) -> Result<OutputSpec, RunFailure> {
+        let schema = OutputSchema::of::<T>()?;
+        Ok(OutputSpec::new(schema, self.model.profile().structured_output)?)
     }
 
     /// [`run`](Self::run) as a stream: the model's text as it is written (each model call
@@ -234,7 +331,7 @@ impl Agent {
     /// dropped (its connection closed) and the outcome's stop reason is `Cancelled`.
     pub fn stream_until_cancelled(&self, messages: Vec<Message>, cancel: CancellationToken) -> RunStream<'_> {
         let transcript = Transcript { messages, patches: Vec::new() };
-        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, true, Some(&tap)).await }))
+        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, true, Some(&tap), None).await }))
     }
 
     /// Continues a run from its transcript. Promoted tools come back only if the current rules
@@ -244,7 +341,7 @@ impl Agent {
     /// # Errors
     /// As [`run`](Self::run).
     pub async fn resume(&self, transcript: Transcript) -> Result<RunOutcome, RunError> {
-        self.drive(transcript, CancellationToken::new(), false, None).await
+        self.drive(transcript, CancellationToken::new(), false, None, None).await
     }
 
     /// [`resume`](Self::resume) as a stream, as [`stream`](Self::stream) is to
@@ -255,7 +352,7 @@ impl Agent {
     /// [`RunEvent`]: super::RunEvent
     pub fn resume_stream(&self, transcript: Transcript) -> RunStream<'_> {
         let cancel = CancellationToken::new();
-        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, false, Some(&tap)).await }))
+        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, false, Some(&tap), None).await }))
     }
 
     /// Who searches natively deferred tools this run: the policy's provider-native mode, when
@@ -280,6 +377,7 @@ impl Agent {
         cancel: CancellationToken,
         fresh: bool,
         tap: Option<&Outlet<RunStreamItem>>,
+        output: Option<&OutputSpec>,
     ) -> Result<RunOutcome, RunError> {
         let setup = Setup {
             registry: &self.registry,
@@ -290,6 +388,8 @@ impl Agent {
             counter: self.counter.as_ref(),
             state: self.state.as_deref(),
             tap,
+            instructions: self.instructions.as_ref(),
+            output,
         };
         let bridge = DiscoveryBridge::over(self.surface(), self.policy.discovery.clone())
             .with_preparation(self.policy.tool_schemas)

@@ -10,7 +10,7 @@ use super::limits::Spent;
 use super::state::Run;
 use super::stream::RunStreamItem;
 use crate::ToolSchema;
-use crate::model::{ModelError, ModelRequest, ModelResponse, NativeDeferral, RequestPurpose, StreamEvent};
+use crate::model::{Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, RequestPurpose, StreamEvent};
 use crate::schema::count_tool_schema_tokens;
 
 /// What every request of a run offers the model, fixed at the run's start: the surface's
@@ -44,14 +44,19 @@ impl Run<'_> {
     /// but keeps its native deferral: a provider that loaded deferred tools in the
     /// conversation needs their declarations for as long as the conversation names them.
     async fn build_request(&self, offer: &Offer, no_tools: bool) -> ModelRequest {
+        let mut messages = Vec::with_capacity(self.transcript.messages.len() + 1);
+        messages.extend(self.system_prompt().map(Message::system));
+        messages.extend(self.transcript.messages.iter().cloned());
+        let output = self.setup.output.filter(|output| output.native).map(|output| output.schema.clone());
         let mut request = ModelRequest {
-            messages: self.transcript.messages.clone(),
+            messages,
             tools: offer.tools.clone(),
             callable_by_name: offer.callable_by_name.clone(),
             max_response_bytes: Some(self.policy().caps.max_response_bytes),
             destructive: Vec::new(),
             native_deferral: offer.native.clone(),
             purpose: RequestPurpose::Turn,
+            output,
         };
         if no_tools {
             request.tools.clear();
@@ -72,6 +77,17 @@ impl Run<'_> {
             middleware.before_send(&mut request.messages, &request.tools).await;
         }
         request
+    }
+
+    /// The system message the run puts first on every request: the host's instructions, and
+    /// a typed run's output schema in words for a model that cannot take it natively.
+    fn system_prompt(&self) -> Option<String> {
+        let instructions = self.setup.instructions.map(|instructions| instructions.render(&self.view()));
+        let asked = self.setup.output.filter(|output| !output.native).map(super::output::OutputSpec::prompt);
+        match (instructions, asked) {
+            (Some(text), Some(asked)) => Some(format!("{text}\n\n{asked}")),
+            (text, asked) => text.or(asked),
+        }
     }
 
     /// Asks the model for this turn's answer. Shrinks the conversation first when

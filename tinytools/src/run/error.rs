@@ -1,8 +1,9 @@
 //! [`RunError`]: a run that could not go on, and why ([`RunFailure`]).
 
 use super::limits::UsageLimitExceeded;
+use super::output::OutputInvalid;
 use super::transcript::Transcript;
-use crate::model::{ModelError, Usage};
+use crate::model::{ModelError, OutputSchemaError, Usage};
 
 /// A run that could not go on. The transcript so far and the usage so far are kept.
 ///
@@ -52,6 +53,12 @@ pub enum RunFailure {
     /// The conversation does not fit the model's window even after shrinking it.
     #[error(transparent)]
     ContextOverflow(#[from] ContextOverflow),
+    /// A typed run's output type cannot be asked for (found before any request).
+    #[error(transparent)]
+    OutputSchema(#[from] OutputSchemaError),
+    /// A typed run's model never gave an answer that matches the output type.
+    #[error(transparent)]
+    Output(#[from] Box<OutputInvalid>),
 }
 
 /// The conversation could not be shrunk to fit the model's window.

@@ -156,6 +156,14 @@ pub enum RunEvent {
         /// Why.
         reason: String,
     },
+    /// A typed run's answer did not match its output schema: the run told the model what was
+    /// wrong (a [feedback](crate::model::Message::Feedback) message) and asks again.
+    OutputRejected {
+        /// The model call whose answer it was (1-based).
+        turn: usize,
+        /// What was wrong, one line each.
+        errors: Vec<String>,
+    },
 }
 
 /// What promoted deferred tools into a run's tools array.

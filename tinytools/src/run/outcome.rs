@@ -1,5 +1,7 @@
 //! How a run ended: [`RunOutcome`] and its [`StopReason`].
 
+use serde_json::Value;
+
 use super::transcript::Transcript;
 use crate::model::Usage;
 
@@ -32,4 +34,7 @@ pub struct RunOutcome {
     pub turns: usize,
     /// Usage summed over the calls that reported it.
     pub usage: Usage,
+    /// A typed run's answer as the JSON value that matched its output schema
+    /// ([`Agent::run_typed`](super::Agent::run_typed)); `None` for an untyped run.
+    pub output: Option<Value>,
 }

@@ -64,6 +64,10 @@ pub struct RunPolicy {
     /// [`RunFailure::ContextOverflow`](super::RunFailure::ContextOverflow)); either way a
     /// provider's context-length error shrinks the conversation and retries once.
     pub context_window: Option<usize>,
+    /// How many more answers a typed run ([`Agent::run_typed`](super::Agent::run_typed))
+    /// asks for after one that misses its output schema (default 2): each is one feedback
+    /// turn, counted against `max_turns` and the usage limits like every other.
+    pub output_retries: usize,
 }
 
 /// What events may carry beyond names and counts.
@@ -105,6 +109,7 @@ impl Default for RunPolicy {
             usage_limits: UsageLimits::default(),
             caps: RunCaps::default(),
             context_window: None,
+            output_retries: 2,
         }
     }
 }
@@ -133,6 +138,13 @@ impl RunPolicy {
         let mut policy = Self::default().with_aids(Aids::small_model());
         policy.discovery.pre_promotion = policy.discovery.pre_promotion.with_model_keywords(true);
         policy
+    }
+
+    /// Sets how many more answers a typed run asks for after one that misses its schema.
+    #[must_use]
+    pub fn with_output_retries(mut self, retries: usize) -> Self {
+        self.output_retries = retries;
+        self
     }
 
     /// Sets the discovery policy.

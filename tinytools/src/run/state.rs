@@ -7,8 +7,10 @@ use std::sync::Arc;
 use super::aids::RunView;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
+use super::instructions::Instructions;
 use super::limits::Spent;
 use super::outcome::{RunOutcome, StopReason};
+use super::output::OutputSpec;
 use super::policy::RunPolicy;
 use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
@@ -34,6 +36,10 @@ pub(super) struct Setup<'a> {
     /// Where a streamed run's items go ([`Agent::stream`](super::Agent::stream)); `None`
     /// for [`Agent::run`](super::Agent::run).
     pub(super) tap: Option<&'a Outlet<RunStreamItem>>,
+    /// The host's instructions, sent first on every request.
+    pub(super) instructions: Option<&'a Instructions>,
+    /// A typed run's output.
+    pub(super) output: Option<&'a OutputSpec>,
 }
 
 /// One run in progress.
@@ -178,7 +184,7 @@ impl Run<'_> {
     }
 
     pub(super) fn finish(self, answer: String, stop: StopReason, usage: Usage) -> RunOutcome {
-        RunOutcome { answer, stop, transcript: self.transcript, turns: self.turn, usage }
+        RunOutcome { answer, stop, transcript: self.transcript, turns: self.turn, usage, output: None }
     }
 
     /// Query-aware discovery: when the conversation ends with a user message, ranks it against

@@ -9,6 +9,7 @@ use super::call::CallAnswer;
 use super::error::RunError;
 use super::events::{Promotion, RunEvent};
 use super::outcome::{RunOutcome, StopReason};
+use super::output::Settle;
 use super::seam::{Fate, Next, OnReply};
 use super::state::Run;
 use crate::ToolContent;
@@ -20,6 +21,7 @@ impl Run<'_> {
         let mut spent = std::mem::take(&mut self.spent);
         let mut answer = String::new();
         let mut next = Next::Tools;
+        let mut checked = 0;
         while self.turn < self.policy().max_turns {
             if self.cancel.is_cancelled() {
                 return Ok(self.finish(answer, StopReason::Cancelled, spent.usage));
@@ -46,7 +48,8 @@ impl Run<'_> {
             if next == Next::Final {
                 // Asked for the final answer: calls in this reply are not run.
                 self.transcript.messages.push(Message::Assistant { content: response.content, tool_calls: Vec::new() });
-                return Ok(self.finish(answer, StopReason::RepeatedCalls, spent.usage));
+                let settled = self.check_output(&answer, &mut checked, false);
+                return self.conclude(answer, StopReason::RepeatedCalls, spent.usage, settled);
             }
             next = Next::Tools;
             let mut calls = response.tool_calls.clone();
@@ -55,7 +58,10 @@ impl Run<'_> {
                 .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
             if calls.is_empty() {
                 match self.on_reply(&answer).await {
-                    OnReply::Answer => return Ok(self.finish(answer, StopReason::Answered, spent.usage)),
+                    OnReply::Answer => match self.check_output(&answer, &mut checked, true) {
+                        Settle::Retry => continue,
+                        settled => return self.conclude(answer, StopReason::Answered, spent.usage, settled),
+                    },
                     OnReply::Feedback(then) => {
                         next = then;
                         continue;

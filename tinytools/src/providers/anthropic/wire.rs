@@ -119,6 +119,9 @@ pub(super) fn body(request: &ModelRequest, options: &Options<'_>) -> Value {
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
     }
+    if let Some(output) = &request.output {
+        body["output_config"] = crate::providers::output::anthropic_output_config(output);
+    }
     body
 }
 

@@ -177,6 +177,9 @@ impl OpenAiCompatible {
         if let Some(temperature) = self.temperature {
             body["temperature"] = json!(temperature);
         }
+        if let Some(output) = &request.output {
+            body["response_format"] = super::output::chat_response_format(output);
+        }
         body
     }
 }

@@ -149,6 +149,9 @@ impl OpenAiResponses {
         if let Some(max) = request.purpose.cap(self.max_output_tokens) {
             body["max_output_tokens"] = json!(max);
         }
+        if let Some(output) = &request.output {
+            body["text"] = super::output::responses_text(output);
+        }
         if self.encrypted_reasoning {
             body["store"] = json!(false);
             body["include"] = json!(["reasoning.encrypted_content"]);

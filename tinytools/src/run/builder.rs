@@ -1,0 +1,201 @@
+//! [`AgentBuilder`]: a model, its instructions, tools, policy, middleware and events, then
+//! [`build`](AgentBuilder::build).
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::agent::Agent;
+use super::aids::Aids;
+use super::events::EventSink;
+use super::instructions::Instructions;
+use super::policy::RunPolicy;
+use crate::middleware::Middleware;
+use crate::model::ChatModel;
+use crate::surface::Rule;
+use crate::tool::ToolGroup;
+use crate::{RegistryError, Tool, ToolContext, ToolRegistry};
+
+/// One registration, kept until [`AgentBuilder::build`] so that every mistake is reported
+/// there, in order.
+type Registration = Box<dyn FnOnce(&mut ToolRegistry) -> Result<(), RegistryError> + Send>;
+
+/// Builds an [`Agent`] ([`Agent::builder`]): the model, then anything else in any order.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tinytools::model::{Message, ModelResponse};
+/// use tinytools::run::{Agent, RunEvent};
+/// use tinytools::testkit::ScriptedModel;
+/// use tinytools::tool;
+///
+/// /// Fetch the latest price for a ticker symbol.
+/// #[tool(exposure = "deferred", family = "finance")]
+/// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { format!("{symbol} 12.50") }
+///
+/// let model = Arc::new(ScriptedModel::new([
+///     ModelResponse::calls([("c1", "stock_quote", json!({"symbol": "ACME"}))]),
+///     ModelResponse::text("ACME trades at 12.50."),
+/// ]));
+/// let agent = Agent::builder(model.clone())
+///     .instructions("You answer questions about stocks in one sentence.")
+///     .tool(StockQuote)
+///     .on_event(|event: &RunEvent| tracing::debug!(?event))
+///     .build()?;
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let outcome = agent.run(vec![Message::user("What is ACME trading at?")]).await?;
+/// assert_eq!(outcome.answer, "ACME trades at 12.50.");
+/// let first = &model.requests()[0];
+/// assert_eq!(first.messages[0], Message::system("You answer questions about stocks in one sentence."));
+/// # Ok::<(), tinytools::run::RunError>(())
+/// # }).unwrap();
+/// # Ok::<(), tinytools::RegistryError>(())
+/// ```
+#[must_use = "an agent builder does nothing until `build` is called"]
+pub struct AgentBuilder {
+    model: Arc<dyn ChatModel>,
+    registry: ToolRegistry,
+    registrations: Vec<Registration>,
+    policy: RunPolicy,
+    instructions: Option<Instructions>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    events: Option<Arc<dyn EventSink>>,
+    rules: Vec<Arc<dyn Rule>>,
+    tool_state: Option<Arc<dyn Fn(ToolContext) -> ToolContext + Send + Sync>>,
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("tools", &(self.registry.len() + self.registrations.len()))
+            .field("instructions", &self.instructions)
+            .field("middleware", &self.middleware.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    pub(super) fn new(model: Arc<dyn ChatModel>) -> Self {
+        Self {
+            model,
+            registry: ToolRegistry::new(),
+            registrations: Vec::new(),
+            policy: RunPolicy::default(),
+            instructions: None,
+            middleware: Vec::new(),
+            events: None,
+            rules: Vec::new(),
+            tool_state: None,
+        }
+    }
+
+    /// The host's instructions: text, or [`Instructions::dynamic`]. Sent first on every
+    /// request of every run (streamed, typed and resumed ones too); never a message the
+    /// caller manages.
+    pub fn instructions(mut self, instructions: impl Into<Instructions>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool (a `#[tool]` fn's struct, or any [`Tool`]), with its declared exposure.
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.registrations.push(Box::new(move |registry| registry.register(tool).map(drop)));
+        self
+    }
+
+    /// Adds a `#[tools]` group: all its tools, or none.
+    pub fn group<G: ToolGroup>(mut self, group: G) -> Self {
+        self.registrations.push(Box::new(move |registry| registry.register_group(group).map(drop)));
+        self
+    }
+
+    /// Starts from an existing registry (its tools and state); tools added with
+    /// [`tool`](Self::tool) and [`group`](Self::group) join it.
+    pub fn registry(mut self, registry: ToolRegistry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// Adds state every tool can read ([`State<T>`](crate::State)).
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.registry.insert_state(value);
+        self
+    }
+
+    /// Sets the run policy (default [`RunPolicy::default`]: for a strong hosted model).
+    pub fn policy(mut self, policy: RunPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Uses [`RunPolicy::small_model`], the profile for small local models. Replaces the
+    /// policy set so far.
+    pub fn for_small_model(self) -> Self {
+        self.policy(RunPolicy::small_model())
+    }
+
+    /// Sets the [aids](super::aids).
+    pub fn aids(mut self, aids: Aids) -> Self {
+        self.policy.aids = aids;
+        self
+    }
+
+    /// Adds a middleware; they run in the order added.
+    pub fn middleware(mut self, middleware: impl Middleware + 'static) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Adds a middleware the host also keeps a handle on.
+    pub fn shared_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    /// Sends every [`RunEvent`](super::RunEvent) to `sink` (a closure, or any [`EventSink`]).
+    pub fn on_event(mut self, sink: impl EventSink + 'static) -> Self {
+        self.events = Some(Arc::new(sink));
+        self
+    }
+
+    /// Adds a narrowing rule (see [`Agent::with_rule`]).
+    pub fn rule(mut self, rule: impl Rule + 'static) -> Self {
+        self.rules.push(Arc::new(rule));
+        self
+    }
+
+    /// Adds host state to every tool call's [`ToolContext`] (see [`Agent::with_tool_state`]).
+    pub fn tool_state(mut self, state: impl Fn(ToolContext) -> ToolContext + Send + Sync + 'static) -> Self {
+        self.tool_state = Some(Arc::new(state));
+        self
+    }
+
+    /// The agent.
+    ///
+    /// # Errors
+    /// The first [`RegistryError`] of the tools added (a name taken twice, a bad name, an
+    /// invalid schema, a tool's state missing), in the order they were added.
+    pub fn build(self) -> Result<Agent, RegistryError> {
+        let mut registry = self.registry;
+        for register in self.registrations {
+            register(&mut registry)?;
+        }
+        let mut agent = Agent::new(Arc::new(registry), self.model).with_policy(self.policy);
+        if let Some(instructions) = self.instructions {
+            agent = agent.with_instructions(instructions);
+        }
+        for middleware in self.middleware {
+            agent = agent.with_middleware(middleware);
+        }
+        if let Some(sink) = self.events {
+            agent = agent.with_events(sink);
+        }
+        for rule in self.rules {
+            agent = agent.with_rule(rule);
+        }
+        if let Some(state) = self.tool_state {
+            agent = agent.with_tool_state(move |context| state(context));
+        }
+        Ok(agent)
+    }
+}
