@@ -1,7 +1,7 @@
 //! Native deferral with the Anthropic client against a local server on 127.0.0.1 replaying
 //! the Messages API's documented tool-search payloads (`tinytools_examples::wire::anthropic`,
 //! whose shapes come from the "Tool search tool" and "Streaming Messages" pages): the request
-//! (deferral flags, the search tool, the beta header, cache breakpoints never on a deferred
+//! (deferral flags, the search tool, no beta header, cache breakpoints never on a deferred
 //! tool, Hidden and narrowed tools absent), the answer's search blocks handed back, the events,
 //! admission of a call to a natively found tool, and a client-run search answered by the run's
 //! ranker. No test touches the network.
@@ -70,7 +70,7 @@ async fn anthropics_own_search_gets_the_surviving_catalogue_deferred_and_the_pre
     assert_eq!(requests.len(), 4, "three search-and-call turns, then the answer");
     let first = &requests[0];
     assert_eq!(first.path, "/v1/messages");
-    assert_eq!(first.header("anthropic-beta"), Some("advanced-tool-use-2025-11-20"));
+    assert_eq!(first.header("anthropic-beta"), None, "tool search is generally available");
     let tools = tools(first);
     assert_eq!(tools[0], json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}));
     assert_eq!(tools[1]["name"], "read_note");
@@ -96,13 +96,15 @@ async fn anthropics_own_search_gets_the_surviving_catalogue_deferred_and_the_pre
     assert_eq!(first.body["system"][0]["cache_control"]["type"], "ephemeral");
     assert!(requests.iter().all(|request| tools == self::tools(request)), "the tools array never changes");
 
-    // The answer's search blocks go back as they came, before the call they served.
+    // The answer goes back as it came: its text, the search blocks, the call they served.
     let turn = &requests[1].body["messages"][1];
     assert_eq!(turn["role"], "assistant");
     let [used, result] = anthropic::tool_search("srvtoolu_00", "stock price of a ticker", &["stock_quote"]);
     let blocks = turn["content"].as_array().expect("blocks");
-    assert_eq!((&blocks[0], &blocks[1]), (&used, &result));
-    assert_eq!(blocks.last().map(|b| &b["name"]), Some(&json!("stock_quote")));
+    assert_eq!(blocks.len(), 4);
+    assert_eq!(blocks[0], anthropic::text("Let me find a tool for: stock price of a ticker."));
+    assert_eq!((&blocks[1], &blocks[2]), (&used, &result));
+    assert_eq!(blocks[3]["name"], "stock_quote");
     let answered = requests[1].body["messages"][2]["content"].as_array().cloned().unwrap_or_default();
     let ids: Vec<&Value> = answered.iter().map(|block| &block["tool_use_id"]).collect();
     assert_eq!(ids, [&json!("toolu_00")], "never a tool_result for the server's own search");

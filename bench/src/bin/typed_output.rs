@@ -81,8 +81,8 @@ async fn run(options: Options) -> Result<(), String> {
         Some(temperature) => client.with_temperature(temperature),
         None => client,
     };
-    let profile = client.profile().with_structured_output(options.structured_output);
-    let model: Arc<dyn ChatModel> = Arc::new(Profiled { inner: client, profile });
+    let profile = OpenAiCompatible::profile_for(&options.model).with_structured_output(options.structured_output);
+    let model: Arc<dyn ChatModel> = Arc::new(client.with_profile(profile));
     let tasks: Vec<(usize, typed::Task)> = typed::tasks()
         .into_iter()
         .enumerate()
@@ -127,24 +127,4 @@ async fn run(options: Options) -> Result<(), String> {
         println!("dev: {}\nheld-out: {}\nwall: {wall_s:.0} s", report["dev"], report["held_out"]);
     }
     Ok(())
-}
-
-/// The client with the profile the run asks for (`--structured-output`).
-struct Profiled {
-    inner: OpenAiCompatible,
-    profile: tinytools::model::ModelProfile,
-}
-
-#[async_trait::async_trait]
-impl ChatModel for Profiled {
-    fn profile(&self) -> tinytools::model::ModelProfile {
-        self.profile
-    }
-
-    async fn complete(
-        &self,
-        request: &tinytools::model::ModelRequest,
-    ) -> Result<tinytools::model::ModelResponse, tinytools::model::ModelError> {
-        self.inner.complete(request).await
-    }
 }

@@ -32,6 +32,13 @@ impl Recorded {
 pub enum Reply {
     /// `200` with this JSON body.
     Json(Value),
+    /// An error status (such as `400`) with this JSON body, as the provider refuses a request.
+    Error {
+        /// The HTTP status.
+        status: u16,
+        /// The provider's error body.
+        body: Value,
+    },
     /// `200` with `text/event-stream`: each string one event (its `event:`/`data:` lines and
     /// blank line), written `pace` apart.
     Sse {
@@ -87,14 +94,8 @@ async fn answer(mut socket: TcpStream, responder: Arc<Responder>, requests: Arc<
         reply
     };
     match reply {
-        Reply::Json(body) => {
-            let body = body.to_string();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = socket.write_all(format!("{head}{body}").as_bytes()).await;
-        }
+        Reply::Json(body) => write_json(&mut socket, "200 OK", &body).await,
+        Reply::Error { status, body } => write_json(&mut socket, &format!("{status} Error"), &body).await,
         Reply::Sse { events, pace } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
             if socket.write_all(head.as_bytes()).await.is_err() {
@@ -109,6 +110,15 @@ async fn answer(mut socket: TcpStream, responder: Arc<Responder>, requests: Arc<
         }
     }
     let _ = socket.shutdown().await;
+}
+
+async fn write_json(socket: &mut TcpStream, status: &str, body: &Value) {
+    let body = body.to_string();
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = socket.write_all(format!("{head}{body}").as_bytes()).await;
 }
 
 /// One request: its head (path, headers) and its `content-length` JSON body.

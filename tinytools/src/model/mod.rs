@@ -6,6 +6,7 @@ mod aid_call;
 mod items;
 mod native;
 mod output;
+mod profile;
 mod stream;
 
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,7 @@ pub use aid_call::aid_calls_as_notes;
 pub use items::ProviderItems;
 pub use native::{DeferredTool, NativeDeferral, NativeSearch, ProviderSearch};
 pub use output::{OutputSchema, OutputSchemaError};
+pub use profile::ModelProfile;
 pub use stream::{ModelStream, StreamEvent};
 
 use crate::ToolSchema;
@@ -94,8 +96,9 @@ pub enum Message {
     /// it, and other providers pass over it.
     ProviderSearch(ProviderSearch),
     /// Items of the model's next turn that only its provider reads (OpenAI Responses'
-    /// `reasoning` items), just before that turn: the provider that wrote them hands them
-    /// back as they came, and other providers pass over them.
+    /// `reasoning` items, or the turn's whole output in its order: see [`ProviderItems`]), just
+    /// before that turn: the provider that wrote them hands them back as they came, and other
+    /// providers pass over them.
     ProviderItems(ProviderItems),
     /// A call the run made for the model's reply just before it (an
     /// [aid](crate::run::aids)'s [`TakeCall`](crate::run::aids::ReplyAction::TakeCall)): the
@@ -367,9 +370,11 @@ pub struct ModelResponse {
     /// Searches the provider ran itself before this answer (native deferral), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub searches: Vec<ProviderSearch>,
-    /// Items of this answer that only its provider reads (OpenAI Responses' `reasoning`
-    /// items): the run keeps them in the conversation just before the answer's turn
-    /// ([`Message::ProviderItems`]) and the provider hands them back. Never part of `content`.
+    /// Items of this answer that only its provider reads (the answer's whole output in its
+    /// order, when the text and calls alone would not say it: OpenAI Responses' `reasoning`
+    /// items, Anthropic's search blocks): the run keeps them in the conversation just before
+    /// the answer's turn ([`Message::ProviderItems`]) and the provider hands them back. Never
+    /// part of `content`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_items: Option<ProviderItems>,
 }
@@ -432,64 +437,6 @@ impl ModelResponse {
     #[must_use]
     pub fn with_search(mut self, search: ProviderSearch) -> Self {
         self.searches.push(search);
-        self
-    }
-}
-
-/// What a model can do.
-///
-/// ```
-/// use tinytools::model::ModelProfile;
-///
-/// assert!(ModelProfile::default().native_tool_calling);
-/// let prompted = ModelProfile::default().with_native_tool_calling(false);
-/// assert!(!prompted.native_tool_calling);
-/// assert!(!ModelProfile::default().native_deferral);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ModelProfile {
-    /// The provider parses tool calls natively (otherwise a prompt dialect is needed).
-    pub native_tool_calling: bool,
-    /// The provider defers tool declarations itself and loads what a search finds
-    /// ([`ModelRequest::native_deferral`]): Anthropic's `defer_loading`, OpenAI Responses'
-    /// `tool_search`. A run asked for `DiscoveryMode::ProviderNative` uses the bridge with a
-    /// model that cannot.
-    #[serde(default)]
-    pub native_deferral: bool,
-    /// The provider constrains an answer to a JSON Schema itself
-    /// ([`ModelRequest::output`]): OpenAI's `response_format`, Responses' `text.format`,
-    /// Anthropic's `output_config.format`. A typed run asks any other model for the shape in
-    /// words; either way the run validates the answer.
-    #[serde(default)]
-    pub structured_output: bool,
-}
-
-impl Default for ModelProfile {
-    fn default() -> Self {
-        Self { native_tool_calling: true, native_deferral: false, structured_output: false }
-    }
-}
-
-impl ModelProfile {
-    /// Sets whether the provider parses tool calls natively.
-    #[must_use]
-    pub const fn with_native_tool_calling(mut self, native_tool_calling: bool) -> Self {
-        self.native_tool_calling = native_tool_calling;
-        self
-    }
-
-    /// Sets whether the provider defers tool declarations itself.
-    #[must_use]
-    pub const fn with_native_deferral(mut self, native_deferral: bool) -> Self {
-        self.native_deferral = native_deferral;
-        self
-    }
-
-    /// Sets whether the provider constrains answers to a JSON Schema itself.
-    #[must_use]
-    pub const fn with_structured_output(mut self, structured_output: bool) -> Self {
-        self.structured_output = structured_output;
         self
     }
 }

@@ -14,6 +14,13 @@
 //! `OpenAiResponses` keeps a reasoning model's `reasoning` items across requests
 //! ([`ProviderItems`](crate::model::ProviderItems)).
 //!
+//! What a model can do ([`ModelProfile`](crate::model::ModelProfile): native deferral,
+//! reasoning items, structured output, parallel calls) comes from a table of model families per
+//! provider (`capabilities.rs`), which a host overrides with `with_profile`: a model whose
+//! family cannot defer natively gets the run's `tool_search` bridge, and only a reasoning model
+//! is asked for encrypted reasoning. A turn goes back as the provider wrote it, in its order
+//! (`turns.rs`), and a provider's own items (searches, reasoning) never go to another provider.
+//!
 //! All stream ([`ChatModel::stream`](crate::model::ChatModel::stream)) over server-sent
 //! events (`sse.rs` decodes them, `stream.rs` reads the body within the caps, and each
 //! provider's own `stream.rs` assembles its events). One module per provider (`openai/`,
@@ -24,6 +31,7 @@
 //! and dropping it closes the connection.
 
 mod anthropic;
+mod capabilities;
 mod endpoint;
 mod http;
 mod openai;
@@ -31,6 +39,7 @@ mod output;
 mod responses;
 mod sse;
 mod stream;
+mod turns;
 mod usage;
 
 pub use anthropic::Anthropic;

@@ -11,14 +11,20 @@ pub use wire::AnthropicToolSearch;
 use serde_json::{Value, json};
 
 use super::ConfigError;
+use super::capabilities::{ANTHROPIC, profile_for};
 use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
 use crate::providers::http::{ApiKey, Http, HttpOptions, MAX_RESPONSE_BYTES, redacted_url};
 use crate::providers::usage::anthropic_usage;
 use pause::{MAX_CONTINUATIONS, Turn, paused_too_long};
 use stream::Segment;
-use wire::{Options, TOOL_SEARCH_BETA, read_blocks};
+use wire::{Options, read_blocks};
 
 /// An Anthropic Messages client.
+///
+/// What the model can do comes from its family ([`profile_for`](Self::profile_for)): the
+/// models Anthropic lists for tool search (Claude Sonnet 4.5, Opus 4.5, Haiku 4.5 and later)
+/// defer natively, so a run asking for provider-native deferral with an older model uses the
+/// run's `tool_search` bridge. [`with_profile`](Self::with_profile) replaces it.
 ///
 /// ```
 /// use tinytools::providers::Anthropic;
@@ -37,6 +43,7 @@ pub struct Anthropic {
     caching: bool,
     search: AnthropicToolSearch,
     max_continuations: usize,
+    profile: ModelProfile,
 }
 
 /// The base URL (without credentials it may carry) and the model only: never the key.
@@ -68,16 +75,52 @@ impl Anthropic {
         model: impl Into<String>,
         options: HttpOptions,
     ) -> Result<Self, ConfigError> {
+        let model = model.into();
         Ok(Self {
             http: Http::new(options)?,
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key: ApiKey::new(api_key),
-            model: model.into(),
+            profile: Self::profile_for(&model),
+            model,
             max_tokens: 1_024,
             caching: true,
             search: AnthropicToolSearch::default(),
             max_continuations: MAX_CONTINUATIONS,
         })
+    }
+
+    /// What a Claude model can do, by its family (the table in `docs/native-deferral.md`):
+    /// native deferral for the models Anthropic's tool search page lists, reasoning (extended
+    /// thinking) from Claude Sonnet 3.7 on, structured output from the 4.5 models on, parallel
+    /// tool use for all. A model of no known family can do none of the first three.
+    ///
+    /// ```
+    /// use tinytools::providers::Anthropic;
+    ///
+    /// assert!(Anthropic::profile_for("claude-haiku-4-5-20251001").native_deferral);
+    /// assert!(!Anthropic::profile_for("claude-opus-4-1-20250805").native_deferral);
+    /// assert!(!Anthropic::profile_for("claude-3-7-sonnet-20250219").native_deferral);
+    /// ```
+    pub fn profile_for(model: &str) -> ModelProfile {
+        profile_for(ANTHROPIC, model)
+    }
+
+    /// Replaces what the model can do (by default its family's, [`profile_for`](Self::profile_for)).
+    ///
+    /// ```
+    /// use tinytools::model::{ChatModel, ModelProfile};
+    /// use tinytools::providers::Anthropic;
+    ///
+    /// let claude = Anthropic::new("sk-ant-test", "claude-sonnet-4-5")?;
+    /// assert!(claude.profile().native_deferral);
+    /// let bridged = claude.with_profile(ModelProfile::default());
+    /// assert!(!bridged.profile().native_deferral);
+    /// # Ok::<(), tinytools::providers::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_profile(mut self, profile: ModelProfile) -> Self {
+        self.profile = profile;
+        self
     }
 
     /// Sets the answer's token limit.
@@ -158,14 +201,9 @@ fn segment(body: &Value) -> Result<Segment, ModelError> {
 }
 
 impl Anthropic {
-    /// The key, the API version, and the tool search beta for a natively deferred request.
-    fn headers(&self, request: &ModelRequest) -> Vec<(&'static str, String)> {
-        let mut headers =
-            vec![("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())];
-        if request.native_deferral.is_some() {
-            headers.push(("anthropic-beta", TOOL_SEARCH_BETA.to_owned()));
-        }
-        headers
+    /// The key and the API version. Tool search is generally available: no `anthropic-beta`.
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        vec![("x-api-key", self.api_key.expose().to_owned()), ("anthropic-version", "2023-06-01".to_owned())]
     }
 
     fn url(&self) -> String {
@@ -175,15 +213,16 @@ impl Anthropic {
 
 #[async_trait::async_trait]
 impl ChatModel for Anthropic {
-    /// Native tool calling, and native deferral (`defer_loading` with Anthropic's tool search).
+    /// The model's family's profile ([`Anthropic::profile_for`]) or the host's
+    /// ([`Anthropic::with_profile`]).
     fn profile(&self) -> ModelProfile {
-        ModelProfile::default().with_native_deferral(true)
+        self.profile
     }
 
     /// One answer; a paused turn is continued (see
     /// [`with_max_continuations`](Anthropic::with_max_continuations)).
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let headers = self.headers(request);
+        let headers = self.headers();
         let base = self.body(request);
         let mut turn = Turn::default();
         for _ in 0..=self.max_continuations {
@@ -203,7 +242,7 @@ impl ChatModel for Anthropic {
         let mut base = self.body(request);
         base["stream"] = json!(true);
         let max_bytes = request.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
-        let headers = self.headers(request);
+        let headers = self.headers();
         let send = move |body: Value| {
             let headers = headers.clone();
             async move { self.http.send(&self.url(), &headers, &body, max_bytes).await }

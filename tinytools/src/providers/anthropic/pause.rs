@@ -17,7 +17,7 @@ use futures_util::stream::StreamExt;
 use serde_json::{Value, json};
 
 use super::stream::{MessageEvents, Segment, is_server_block};
-use super::wire::searches;
+use super::wire::{searches, whole_turn};
 use crate::model::{ModelError, ModelResponse, ModelStream, StreamEvent, ToolCall, Usage};
 use crate::providers::stream::{Piece, interrupted, sse_pieces};
 use crate::pump::{Outlet, Pump};
@@ -56,12 +56,14 @@ impl Turn {
     }
 
     /// The answer, with its last part: a search paused in one part is paired with the result
-    /// a later part brought.
+    /// a later part brought; the blocks of every part, in order, kept to go back unchanged
+    /// when the run's view of the turn would not say them.
     pub(super) fn finish(mut self, last: Segment) -> ModelResponse {
         self.add(last);
+        let provider_items = whole_turn(&self.blocks, &self.content, &self.calls);
         let server = self.blocks.into_iter().filter(is_server_block).collect();
         let (content, tool_calls, usage) = (self.content, self.calls, self.usage);
-        ModelResponse { content, tool_calls, usage, searches: searches(server), provider_items: None }
+        ModelResponse { content, tool_calls, usage, searches: searches(server), provider_items }
     }
 
     /// The request continuing the turn: `base` with every block so far as its last,

@@ -8,7 +8,11 @@
 //!   least one tool not deferred), the answer's `server_tool_use` and `tool_search_tool_result`
 //!   blocks (`content.tool_references[].tool_name`), handed back unchanged on the next request;
 //!   a client-run search answers with a `tool_result` whose content is `tool_reference`
-//!   blocks. Beta header `advanced-tool-use-2025-11-20` (the header table of the beta-era page).
+//!   blocks. Generally available: no beta header (the page's `status: stable`; the beta-era
+//!   `advanced-tool-use-2025-11-20` is gone from the SDKs' list of betas).
+//! - "Server tools" ("The server-side loop and pause_turn") and "Handling tool calls": an
+//!   assistant turn goes back as it came, its blocks unchanged and in their order; a turn kept
+//!   whole ([`ProviderItems::turn`]) is sent so (`providers/turns.rs`).
 //! - "Tool use with prompt caching": `cache_control: {"type": "ephemeral"}` on the last tool
 //!   caches the tools before it; deferred tools are not in that prefix, and a tool with
 //!   `defer_loading` must not carry `cache_control` (a 400).
@@ -20,8 +24,17 @@
 use serde_json::{Value, json};
 
 use crate::discovery::search_answer_names;
-use crate::model::{Message, ModelRequest, NativeDeferral, NativeSearch, ProviderSearch, ToolCall, aid_calls_as_notes};
+use crate::model::{
+    Message, ModelRequest, NativeDeferral, NativeSearch, ProviderItems, ProviderSearch, ToolCall, aid_calls_as_notes,
+};
+use crate::providers::turns::{WholeTurns, same_arguments};
 use crate::tool::TOOL_SEARCH;
+
+/// Who writes the turns of [`ProviderItems`] this wire hands back.
+pub(super) const ANTHROPIC: &str = "anthropic:messages";
+
+/// How the searches Anthropic ran are named ([`ProviderSearch::ranker`]): only those go back here.
+const ANTHROPIC_SEARCH: &str = "anthropic:";
 
 /// Which of Anthropic's tool search tools a natively deferred request carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,9 +57,6 @@ impl AnthropicToolSearch {
     }
 }
 
-/// The beta a natively deferred request names (`anthropic-beta`).
-pub(super) const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
-
 /// How a client writes its requests.
 pub(super) struct Options<'a> {
     pub(super) model: &'a str,
@@ -66,32 +76,37 @@ const EPHEMERAL: &str = "ephemeral";
 /// pattern).
 pub(super) fn body(request: &ModelRequest, options: &Options<'_>) -> Value {
     let native = request.native_deferral.as_ref();
+    let messages = aid_calls_as_notes(&request.messages);
+    let whole = WholeTurns::plan(&messages, ANTHROPIC, same_turn);
     let mut system = Vec::new();
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in aid_calls_as_notes(&request.messages).iter() {
-        let (role, blocks) = match message {
-            Message::System { content } => {
+    for (at, message) in messages.iter().enumerate() {
+        if whole.skips(at) {
+            continue;
+        }
+        let (role, blocks) = match (whole.items_at(at), message) {
+            (Some(turn), _) => ("assistant", turn.items.clone()),
+            (None, Message::System { content }) => {
                 system.push(content.clone());
                 continue;
             }
-            Message::User { content } | Message::Feedback { content } => {
+            (None, Message::User { content } | Message::Feedback { content }) => {
                 ("user", vec![json!({"type": "text", "text": content})])
             }
-            Message::Assistant { content, tool_calls } => ("assistant", assistant_blocks(content, tool_calls)),
-            Message::Tool { call_id, name, content, is_error } => {
+            (None, Message::Assistant { content, tool_calls }) => ("assistant", assistant_blocks(content, tool_calls)),
+            (None, Message::Tool { call_id, name, content, is_error }) => {
                 let content = tool_result_content(name, content, native);
-                (
-                    "user",
-                    vec![
-                        json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
-                    ],
-                )
+                let result =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error});
+                ("user", vec![result])
             }
-            Message::ProviderSearch(search) => ("assistant", search.wire.clone()),
-            // Another provider's items (OpenAI's reasoning): Anthropic reads none of them.
-            Message::ProviderItems(_) => continue,
-            // A note by now (`aid_calls_as_notes`).
-            Message::AidCall { .. } => continue,
+            (None, Message::ProviderSearch(search)) if search.ranker.starts_with(ANTHROPIC_SEARCH) => {
+                ("assistant", search.wire.clone())
+            }
+            // Another provider's searches and items (OpenAI's): Anthropic reads none of them;
+            // its own whole turn that no longer matches is written from the run's view. An
+            // aid's call is a note by now (`aid_calls_as_notes`).
+            (None, Message::ProviderSearch(_) | Message::ProviderItems(_) | Message::AidCall { .. }) => continue,
         };
         match turns.last_mut() {
             Some((last, existing)) if *last == role => existing.extend(blocks),
@@ -125,7 +140,8 @@ pub(super) fn body(request: &ModelRequest, options: &Options<'_>) -> Value {
     body
 }
 
-fn assistant_blocks(content: &str, tool_calls: &[ToolCall]) -> Vec<Value> {
+/// A turn written from the run's view: its text, then its calls.
+pub(super) fn assistant_blocks(content: &str, tool_calls: &[ToolCall]) -> Vec<Value> {
     let mut blocks = Vec::new();
     if !content.is_empty() {
         blocks.push(json!({"type": "text", "text": content}));
@@ -136,6 +152,27 @@ fn assistant_blocks(content: &str, tool_calls: &[ToolCall]) -> Vec<Value> {
         blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
     }
     blocks
+}
+
+/// Whether a turn's `blocks` still say the run's `content` and `calls`: the text of its text
+/// blocks, and its `tool_use` blocks, in order.
+fn same_turn(blocks: &[Value], content: &str, calls: &[ToolCall]) -> bool {
+    let text: String = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
+    let uses: Vec<&Value> = blocks.iter().filter(|block| block["type"] == "tool_use").collect();
+    text == content
+        && uses.len() == calls.len()
+        && uses.iter().zip(calls).all(|(used, call)| {
+            used["id"] == call.id.as_str()
+                && used["name"] == call.name.as_str()
+                && same_arguments(&call.arguments, &used["input"])
+        })
+}
+
+/// The whole turn to keep for `blocks` (every part's, in order), when the run's view of it
+/// would write it back otherwise: search or thinking blocks, text after a call, fields the
+/// view does not keep (a call's `caller`).
+pub(super) fn whole_turn(blocks: &[Value], content: &str, calls: &[ToolCall]) -> Option<ProviderItems> {
+    (blocks != assistant_blocks(content, calls).as_slice()).then(|| ProviderItems::turn(ANTHROPIC, blocks.to_vec()))
 }
 
 /// A tool result's content: the run's text, except the answer of a `tool_search` the run ran

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 
 use super::ConfigError;
 use crate::model::{
-    ChatModel, Message, ModelError, ModelRequest, ModelResponse, ModelStream, ToolCall, aid_calls_as_notes,
+    ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, ToolCall, aid_calls_as_notes,
 };
+use crate::providers::capabilities;
 use crate::providers::endpoint::Endpoint;
 use crate::providers::http::{HttpOptions, MAX_RESPONSE_BYTES};
 use crate::providers::stream::sse_stream;
@@ -32,6 +33,7 @@ pub struct OpenAiCompatible {
     model: String,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
+    profile: ModelProfile,
 }
 
 /// The base URL (without credentials it may carry) and the model only: never the key, nor
@@ -55,12 +57,41 @@ impl OpenAiCompatible {
         model: impl Into<String>,
         options: HttpOptions,
     ) -> Result<Self, ConfigError> {
+        let model = model.into();
         Ok(Self {
             endpoint: Endpoint::new(base_url, options)?,
-            model: model.into(),
+            profile: Self::profile_for(&model),
+            model,
             max_tokens: None,
             temperature: None,
         })
+    }
+
+    /// What `model` can do over Chat Completions: an OpenAI family's structured output and
+    /// parallel calls (an OpenRouter `openai/` id too), by the table of
+    /// `docs/native-deferral.md`; never native deferral or reasoning items, which Chat
+    /// Completions does not carry. Any other model (a local server's, say) calls tools natively
+    /// and nothing more: a typed run asks it for its answer's shape in words.
+    ///
+    /// ```
+    /// use tinytools::providers::OpenAiCompatible;
+    ///
+    /// assert!(OpenAiCompatible::profile_for("gpt-4.1-mini").structured_output);
+    /// assert!(OpenAiCompatible::profile_for("openai/gpt-4o").structured_output);
+    /// assert!(!OpenAiCompatible::profile_for("gpt-5.4").native_deferral);
+    /// assert!(!OpenAiCompatible::profile_for("qwen2.5-coder-1.5b").structured_output);
+    /// ```
+    pub fn profile_for(model: &str) -> ModelProfile {
+        let family = model.strip_prefix("openai/").unwrap_or(model);
+        capabilities::profile_for(capabilities::OPENAI, family).with_native_deferral(false).with_reasoning_items(false)
+    }
+
+    /// Replaces what the model can do (by default [`profile_for`](Self::profile_for)): a
+    /// local server that constrains answers to a schema itself, for example.
+    #[must_use]
+    pub fn with_profile(mut self, profile: ModelProfile) -> Self {
+        self.profile = profile;
+        self
     }
 
     /// OpenAI.
@@ -246,6 +277,10 @@ const PATH: &str = "chat/completions";
 
 #[async_trait::async_trait]
 impl ChatModel for OpenAiCompatible {
+    fn profile(&self) -> ModelProfile {
+        self.profile
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         response(&self.endpoint.post(PATH, &self.body(request), request.max_response_bytes).await?)
     }

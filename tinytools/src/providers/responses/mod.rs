@@ -8,6 +8,7 @@ mod wire;
 use serde_json::{Value, json};
 
 use super::ConfigError;
+use super::capabilities::{OPENAI, profile_for};
 use crate::model::{ChatModel, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream};
 use crate::providers::endpoint::Endpoint;
 use crate::providers::http::{HttpOptions, MAX_RESPONSE_BYTES};
@@ -29,11 +30,18 @@ pub const NAMESPACE_LIMIT: usize = 10;
 /// `tool_search_output` of the tools it found. The conversation goes as `input` items every
 /// time, and nothing is stored between requests (`store: false`). A reasoning model's
 /// `reasoning` items come with their encrypted content (`include:
-/// ["reasoning.encrypted_content"]`), are kept in the conversation
+/// ["reasoning.encrypted_content"]`, asked only of a model whose profile has
+/// [`reasoning_items`](ModelProfile::reasoning_items): others answer it with a 400); a turn
+/// with reasoning or a hosted search is kept whole, in the order of its output
 /// ([`ModelResponse::provider_items`], [`Message::ProviderItems`](crate::model::Message::ProviderItems))
-/// and handed back in order before the items they preceded, so the model keeps its reasoning
-/// across a turn's tool calls; [`with_encrypted_reasoning(false)`](Self::with_encrypted_reasoning)
-/// sends neither field, for servers that refuse them.
+/// and handed back in that order, so the model keeps its reasoning across a turn's tool calls;
+/// [`with_encrypted_reasoning(false)`](Self::with_encrypted_reasoning) sends neither field, for
+/// servers that refuse them.
+///
+/// What the model can do comes from its family ([`profile_for`](Self::profile_for)): only
+/// `gpt-5.4` and later defer natively, so a run asking for provider-native deferral with
+/// another model uses the run's `tool_search` bridge. [`with_profile`](Self::with_profile)
+/// replaces it.
 ///
 /// ```
 /// use tinytools::model::{Message, ModelRequest};
@@ -41,10 +49,13 @@ pub const NAMESPACE_LIMIT: usize = 10;
 ///
 /// let gpt = OpenAiResponses::openai("sk-secret", "gpt-5.4")?.with_max_output_tokens(512);
 /// assert!(!format!("{gpt:?}").contains("secret"));
-/// let body = gpt.body(&ModelRequest::new(vec![Message::user("Hi")], Vec::new()));
+/// let request = ModelRequest::new(vec![Message::user("Hi")], Vec::new());
+/// let body = gpt.body(&request);
 /// assert_eq!(body["input"][0], serde_json::json!({"role": "user", "content": "Hi"}));
 /// assert_eq!(body["max_output_tokens"], 512);
 /// assert_eq!((&body["store"], &body["include"][0]), (&serde_json::json!(false), &serde_json::json!("reasoning.encrypted_content")));
+/// let older = OpenAiResponses::openai("sk-secret", "gpt-4.1")?.body(&request);
+/// assert!(older.get("include").is_none(), "not a reasoning model");
 /// # Ok::<(), tinytools::providers::ConfigError>(())
 /// ```
 #[derive(Clone)]
@@ -54,6 +65,7 @@ pub struct OpenAiResponses {
     max_output_tokens: Option<u32>,
     namespace_limit: usize,
     encrypted_reasoning: bool,
+    profile: ModelProfile,
 }
 
 /// The base URL (without credentials it may carry) and the model only: never the key nor the
@@ -77,9 +89,11 @@ impl OpenAiResponses {
         model: impl Into<String>,
         options: HttpOptions,
     ) -> Result<Self, ConfigError> {
+        let model = model.into();
         Ok(Self {
             endpoint: Endpoint::new(base_url, options)?,
-            model: model.into(),
+            profile: Self::profile_for(&model),
+            model,
             max_output_tokens: None,
             namespace_limit: NAMESPACE_LIMIT,
             encrypted_reasoning: true,
@@ -123,13 +137,52 @@ impl OpenAiResponses {
         self
     }
 
-    /// Whether requests say `store: false` and ask for reasoning items' encrypted content
-    /// (`include: ["reasoning.encrypted_content"]`), the stateless way to keep a reasoning
-    /// model's reasoning across requests (default on). Off, neither field is sent (the server
-    /// decides what it stores); reasoning items that come back are still handed back.
+    /// Whether requests say `store: false` and, for a reasoning model, ask for reasoning items'
+    /// encrypted content (`include: ["reasoning.encrypted_content"]`), the stateless way to
+    /// keep a reasoning model's reasoning across requests (default on). Off, neither field is
+    /// sent (the server decides what it stores); reasoning items that come back are still
+    /// handed back.
     #[must_use]
     pub fn with_encrypted_reasoning(mut self, encrypted_reasoning: bool) -> Self {
         self.encrypted_reasoning = encrypted_reasoning;
+        self
+    }
+
+    /// What a model of OpenAI's can do on this API, by its family (the table in
+    /// `docs/native-deferral.md`): native deferral for `gpt-5.4` and later, reasoning items for
+    /// the o-series and GPT-5 (not `gpt-5-chat`), structured output, parallel calls. A model of
+    /// no known family can do none of the first three.
+    ///
+    /// ```
+    /// use tinytools::providers::OpenAiResponses;
+    ///
+    /// let newest = OpenAiResponses::profile_for("gpt-5.4-mini");
+    /// assert!(newest.native_deferral && newest.reasoning_items);
+    /// let older = OpenAiResponses::profile_for("gpt-4.1");
+    /// assert!(!older.native_deferral && !older.reasoning_items && older.structured_output);
+    /// assert!(!OpenAiResponses::profile_for("o3").parallel_tool_calls);
+    /// assert!(!OpenAiResponses::profile_for("my-fine-tune").native_deferral);
+    /// ```
+    pub fn profile_for(model: &str) -> ModelProfile {
+        profile_for(OPENAI, model)
+    }
+
+    /// Replaces what the model can do (by default its family's, [`profile_for`](Self::profile_for)):
+    /// for a model the table does not know, or a server that serves more or less than OpenAI.
+    ///
+    /// ```
+    /// use tinytools::model::ChatModel;
+    /// use tinytools::providers::OpenAiResponses;
+    ///
+    /// let tuned = OpenAiResponses::openai("sk-test", "ft:gpt-5.4:acme::x1")?;
+    /// assert!(!tuned.profile().native_deferral);
+    /// let tuned = tuned.with_profile(OpenAiResponses::profile_for("gpt-5.4"));
+    /// assert!(tuned.profile().native_deferral && tuned.profile().reasoning_items);
+    /// # Ok::<(), tinytools::providers::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_profile(mut self, profile: ModelProfile) -> Self {
+        self.profile = profile;
         self
     }
 
@@ -141,7 +194,8 @@ impl OpenAiResponses {
     /// The request body for a model request.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let namespaces = request.native_deferral.as_ref().map(|native| Namespaces::of(native, self.namespace_limit));
-        let mut body = json!({"model": self.model, "input": wire::input(request, namespaces.as_ref())});
+        let stateless = self.encrypted_reasoning;
+        let mut body = json!({"model": self.model, "input": wire::input(request, namespaces.as_ref(), stateless)});
         let tools = wire::tools(request, namespaces.as_ref());
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
@@ -152,9 +206,11 @@ impl OpenAiResponses {
         if let Some(output) = &request.output {
             body["text"] = super::output::responses_text(output);
         }
-        if self.encrypted_reasoning {
+        if stateless {
             body["store"] = json!(false);
-            body["include"] = json!(["reasoning.encrypted_content"]);
+            if self.profile.reasoning_items {
+                body["include"] = json!(["reasoning.encrypted_content"]);
+            }
         }
         body
     }
@@ -165,9 +221,10 @@ const PATH: &str = "responses";
 
 #[async_trait::async_trait]
 impl ChatModel for OpenAiResponses {
-    /// Native tool calling, and native deferral (`defer_loading` with `tool_search`).
+    /// The model's family's profile ([`OpenAiResponses::profile_for`]) or the host's
+    /// ([`OpenAiResponses::with_profile`]).
     fn profile(&self) -> ModelProfile {
-        ModelProfile::default().with_native_deferral(true)
+        self.profile
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

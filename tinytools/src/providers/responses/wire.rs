@@ -18,11 +18,13 @@
 //! "summary": [...], "encrypted_content": "…"}` items before the items they led to. Nothing is
 //! stored between requests (`store: false`), so, as the API reference's `include` parameter
 //! describes (`reasoning.encrypted_content` "enables reasoning items to be used in multi-turn
-//! conversations when using the Responses API statelessly"), and as OpenAI's cookbook "Better
-//! performance from reasoning models using the Responses API" shows, the items are handed back
-//! in the next request's `input`, in order, before the items they preceded: those before a
-//! hosted search in that search's items ([`ProviderSearch::wire`]), the others as
-//! [`ProviderItems`] before the turn's text and calls.
+//! conversations when using the Responses API statelessly"; asked only of reasoning models, the
+//! others refuse it), and as OpenAI's cookbook "Better performance from reasoning models using
+//! the Responses API" shows (it appends the whole `response.output` to the next input), an
+//! output holding reasoning or a hosted search is kept whole ([`ProviderItems::turn`]) and
+//! handed back in its order (`providers/turns.rs`). A turn written from the run's view instead
+//! hands back the hosted searches' items ([`ProviderSearch::wire`], with the reasoning that led
+//! to each) and the turn's other reasoning before its text and calls.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -33,11 +35,15 @@ use crate::model::{
     DeferredTool, Message, ModelError, ModelRequest, ModelResponse, NativeDeferral, NativeSearch, ProviderItems,
     ProviderSearch, ToolCall, aid_calls_as_notes,
 };
+use crate::providers::turns::{WholeTurns, same_arguments};
 use crate::providers::usage::responses_usage;
 use crate::tool::TOOL_SEARCH;
 
 /// Who writes the items of [`ProviderItems`] this wire hands back.
 pub(super) const RESPONSES: &str = "openai:responses";
+
+/// How the searches OpenAI ran are named ([`ProviderSearch::ranker`]): only those go back here.
+const OPENAI_SEARCH: &str = "openai:";
 
 /// The deferred tools grouped for the wire: a family's tools in a `namespace` of that name (a
 /// family over the limit is split into `family`, `family_2`, …), tools without a family as
@@ -77,9 +83,14 @@ impl<'a> Namespaces<'a> {
         Self { groups, bare, by_tool }
     }
 
-    /// The namespace a deferred tool is declared in.
+    /// The namespace a call of a deferred tool names: its family's namespace, or, for a tool of
+    /// no family, its own name (as the API writes it: a deferred function outside any namespace
+    /// is called with `"namespace": "<its name>"`).
     fn namespace(&self, tool: &str) -> Option<&str> {
-        self.by_tool.get(tool).map(|&group| self.groups[group].0.as_str())
+        if let Some(&group) = self.by_tool.get(tool) {
+            return Some(self.groups[group].0.as_str());
+        }
+        self.bare.iter().find(|bare| bare.schema.name == tool).map(|bare| bare.schema.name.as_str())
     }
 
     /// The declarations of `only` (every deferred tool when `None`): namespaces holding them,
@@ -135,11 +146,23 @@ pub(super) fn tools(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>)
     tools
 }
 
-/// The request's `input` items.
-pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>) -> Vec<Value> {
+/// The request's `input` items. A turn kept whole goes back as its output came (see
+/// `providers/turns.rs`); Anthropic's items never go. `stateless` (`store: false`): a reasoning
+/// item without its encrypted content is left out, as the API keeps nothing to resolve it by.
+pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>, stateless: bool) -> Vec<Value> {
     let client_search = request.native_deferral.as_ref().is_some_and(|native| native.search == NativeSearch::Client);
+    let messages = aid_calls_as_notes(&request.messages);
+    let whole = WholeTurns::plan(&messages, RESPONSES, same_turn);
+    let kept = |item: &&Value| !(stateless && item["type"] == "reasoning" && item["encrypted_content"].is_null());
     let mut items = Vec::new();
-    for message in aid_calls_as_notes(&request.messages).iter() {
+    for (at, message) in messages.iter().enumerate() {
+        if let Some(turn) = whole.items_at(at) {
+            items.extend(turn.items.iter().filter(kept).cloned());
+            continue;
+        }
+        if whole.skips(at) {
+            continue;
+        }
         match message {
             Message::System { content } => items.push(json!({"role": "system", "content": content})),
             Message::User { content } | Message::Feedback { content } => {
@@ -159,15 +182,59 @@ pub(super) fn input(request: &ModelRequest, namespaces: Option<&Namespaces<'_>>)
             Message::Tool { call_id, content, .. } => {
                 items.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}));
             }
-            Message::ProviderSearch(search) => items.extend(search.wire.iter().cloned()),
-            Message::ProviderItems(provider) if provider.is_from(RESPONSES) => {
-                items.extend(provider.items.iter().cloned());
+            Message::ProviderSearch(search) if search.ranker.starts_with(OPENAI_SEARCH) => {
+                items.extend(search.wire.iter().filter(kept).cloned());
             }
-            // An aid's call is a note by now (`aid_calls_as_notes`).
-            Message::ProviderItems(_) | Message::AidCall { .. } => {}
+            Message::ProviderItems(provider) if provider.is_from(RESPONSES) => {
+                items.extend(unsearched_reasoning(provider).filter(kept).cloned());
+            }
+            // Another provider's searches and items (Anthropic's blocks): never sent here. An
+            // aid's call is a note by now (`aid_calls_as_notes`).
+            Message::ProviderSearch(_) | Message::ProviderItems(_) | Message::AidCall { .. } => {}
         }
     }
     items
+}
+
+/// The reasoning items of a turn written anew (its text and calls from the run's view): all
+/// of them for items kept beside the turn; of a whole turn's output, those after its last
+/// hosted search (the ones before went back in the searches' items).
+fn unsearched_reasoning(provider: &ProviderItems) -> impl Iterator<Item = &Value> {
+    let after = if provider.whole_turn {
+        provider
+            .items
+            .iter()
+            .rposition(|item| {
+                matches!(item["type"].as_str(), Some("tool_search_call" | "tool_search_output"))
+                    && item["execution"] != "client"
+            })
+            .map_or(0, |at| at + 1)
+    } else {
+        0
+    };
+    provider.items[after..].iter().filter(|item| !provider.whole_turn || item["type"] == "reasoning")
+}
+
+/// Whether a turn's output `items` still say the run's `content` and `calls`: the text of its
+/// messages, its function calls and client-run searches, in order.
+fn same_turn(items: &[Value], content: &str, calls: &[ToolCall]) -> bool {
+    let mut text = String::new();
+    let mut written = Vec::new();
+    for item in items {
+        match item["type"].as_str() {
+            Some("message") => text.push_str(&message_text(item)),
+            Some("function_call") => written.push((&item["call_id"], item["name"].as_str(), &item["arguments"])),
+            Some("tool_search_call") if item["execution"] == "client" => {
+                written.push((&item["call_id"], Some(TOOL_SEARCH), &item["arguments"]));
+            }
+            _ => {}
+        }
+    }
+    text == content
+        && written.len() == calls.len()
+        && written.iter().zip(calls).all(|((id, name, arguments), call)| {
+            *id == call.id.as_str() && *name == Some(call.name.as_str()) && same_arguments(&call.arguments, arguments)
+        })
 }
 
 fn call_item(call: &ToolCall, client_search: bool, namespaces: Option<&Namespaces<'_>>) -> Value {
@@ -195,8 +262,10 @@ pub(super) fn response(body: &Value) -> Result<ModelResponse, ModelError> {
 }
 
 /// What an answer's output items hold: its text, its calls (a client-executed search is a
-/// `tool_search` call the run answers), the searches OpenAI ran, and its reasoning items
-/// (those before a hosted search kept with it, the others for the turn).
+/// `tool_search` call the run answers), the searches OpenAI ran (each with the reasoning items
+/// that led to it), and, when the output holds more than a message and calls in that order
+/// (reasoning, a hosted search, a message after a call), the whole output in its order, to go
+/// back as it came.
 fn read_output(output: &[Value]) -> ModelResponse {
     let mut content = String::new();
     let mut calls = Vec::new();
@@ -205,11 +274,7 @@ fn read_output(output: &[Value]) -> ModelResponse {
     for item in output {
         match item["type"].as_str() {
             Some("reasoning") => reasoning.push(item.clone()),
-            Some("message") => {
-                for part in item["content"].as_array().into_iter().flatten() {
-                    content.push_str(part["text"].as_str().or_else(|| part["refusal"].as_str()).unwrap_or_default());
-                }
-            }
+            Some("message") => content.push_str(&message_text(item)),
             Some("function_call") => calls.push(ToolCall {
                 id: item["call_id"].as_str().unwrap_or_default().to_owned(),
                 name: item["name"].as_str().unwrap_or_default().to_owned(),
@@ -235,8 +300,31 @@ fn read_output(output: &[Value]) -> ModelResponse {
             _ => {}
         }
     }
-    let provider_items = (!reasoning.is_empty()).then(|| ProviderItems::new(RESPONSES, reasoning));
+    let provider_items = needs_whole_turn(output).then(|| ProviderItems::turn(RESPONSES, output.to_vec()));
     ModelResponse { content, tool_calls: calls, usage: None, searches, provider_items }
+}
+
+/// A `message` item's text (its refusals too).
+fn message_text(item: &Value) -> String {
+    let parts = item["content"].as_array().into_iter().flatten();
+    parts.filter_map(|part| part["text"].as_str().or_else(|| part["refusal"].as_str())).collect()
+}
+
+/// Whether an output says more than the run's view of its turn (its text, then its calls)
+/// would write back: an item of another kind, or a message after a call or beside another.
+fn needs_whole_turn(output: &[Value]) -> bool {
+    let mut messages = 0;
+    let mut called = false;
+    for item in output {
+        match item["type"].as_str() {
+            Some("message") if called || messages > 0 => return true,
+            Some("message") => messages += 1,
+            Some("function_call") => called = true,
+            Some("tool_search_call") if item["execution"] == "client" => called = true,
+            _ => return true,
+        }
+    }
+    false
 }
 
 fn arguments_text(arguments: &Value) -> String {
