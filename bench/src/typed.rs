@@ -252,7 +252,9 @@ async fn typed<T: DeserializeOwned + JsonSchema>(
         Ok(typed) => Ok((typed.outcome.output.unwrap_or(Value::Null), typed.outcome.turns)),
         Err(error) => {
             let message = match &error.source {
-                RunFailure::Output(invalid) => format!("{} (last answer: {})", invalid.errors.join("; "), invalid.answer),
+                RunFailure::Output(invalid) => {
+                    format!("{} (last answer: {})", invalid.errors.join("; "), invalid.answer)
+                }
                 other => other.to_string(),
             };
             Err((error.turns, message))

@@ -80,10 +80,8 @@ async fn arm(provider: &str, mode: DiscoveryMode, pre_promotion: bool) -> Result
         .policy(RunPolicy::default().with_discovery(discovery))
         .build()
         .map_err(|e| e.to_string())?;
-    let outcome = agent
-        .run(vec![Message::user(TASK)])
-        .await
-        .map_err(|e| format!("{provider} {mode:?}: the run failed: {e}"))?;
+    let outcome =
+        agent.run(vec![Message::user(TASK)]).await.map_err(|e| format!("{provider} {mode:?}: the run failed: {e}"))?;
     if outcome.stop != StopReason::Answered {
         return Err(format!("{provider} {mode:?}: the run stopped with {:?}", outcome.stop));
     }

@@ -179,7 +179,8 @@ async fn first_request_tools(registry: ToolRegistry) -> Vec<ToolSchema> {
     let model = Arc::new(tinytools::testkit::ScriptedModel::new([tinytools::model::ModelResponse::text("-")]));
     let policy = RunPolicy::default()
         .with_discovery(ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET));
-    let Ok(agent) = Agent::builder(model.clone()).instructions(live::SYSTEM_PROMPT).registry(registry).policy(policy).build()
+    let Ok(agent) =
+        Agent::builder(model.clone()).instructions(live::SYSTEM_PROMPT).registry(registry).policy(policy).build()
     else {
         return Vec::new();
     };

@@ -13,7 +13,6 @@
 //! cargo run -p tinytools-examples --example mcp_import -- --json    # the figures as JSON
 //! ```
 
-
 use serde_json::{Value, json};
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
 use tinytools::model::Message;

@@ -16,7 +16,10 @@ use tinytools::{Message, tool};
 
 /// Fetch the latest price for a ticker symbol.
 #[tool(exposure = "deferred", family = "finance", read_only)]
-async fn stock_quote(/** Ticker symbol, such as ACME. */ symbol: String) -> String {
+async fn stock_quote(
+    /** Ticker symbol, such as ACME. */
+    symbol: String,
+) -> String {
     format!("{symbol}: 12.50 USD")
 }
 

@@ -11,13 +11,19 @@ use tinytools::{RegistryError, ToolRegistry, tool};
 
 /// Fetch the latest price for a ticker symbol.
 #[tool(exposure = "deferred", family = "finance", read_only)]
-async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String {
+async fn stock_quote(
+    /** Ticker symbol. */
+    symbol: String,
+) -> String {
     format!("{symbol} 12.50")
 }
 
 /// Read a note by its title.
 #[tool(read_only)]
-async fn read_note(/** The note's title. */ title: String) -> String {
+async fn read_note(
+    /** The note's title. */
+    title: String,
+) -> String {
     format!("note {title}: buy low")
 }
 

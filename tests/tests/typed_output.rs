@@ -26,7 +26,10 @@ struct Contact {
 
 /// Fetch the latest price for a ticker symbol.
 #[tool(exposure = "deferred", family = "finance", read_only)]
-async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String {
+async fn stock_quote(
+    /** Ticker symbol. */
+    symbol: String,
+) -> String {
     format!("{symbol} 12.50")
 }
 
@@ -121,7 +124,8 @@ async fn an_answer_that_never_validates_ends_with_the_last_answer_after_the_retr
         ModelResponse::text(r#"{"age": 36}"#),
         ModelResponse::text("never asked"),
     ]));
-    let agent = Agent::builder(model.clone()).policy(RunPolicy::default().with_output_retries(2)).build().expect("builds");
+    let agent =
+        Agent::builder(model.clone()).policy(RunPolicy::default().with_output_retries(2)).build().expect("builds");
     let error = agent.run_typed::<Contact>(vec![Message::user("Ada, 36")]).await.expect_err("never valid");
     let RunFailure::Output(invalid) = &error.source else { panic!("not an output error: {error}") };
     assert_eq!((invalid.attempts, invalid.answer.as_str()), (3, r#"{"age": 36}"#));

@@ -99,7 +99,10 @@ async fn chat_completions_sends_response_format_to_an_openai_family() {
     assert_eq!(typed.output, ada());
     let body = &sent(&server).await[0];
     let format = &body["response_format"];
-    assert_eq!((format["type"].as_str(), format["json_schema"]["name"].as_str()), (Some("json_schema"), Some("Contact")));
+    assert_eq!(
+        (format["type"].as_str(), format["json_schema"]["name"].as_str()),
+        (Some("json_schema"), Some("Contact"))
+    );
     assert_eq!(format["json_schema"]["strict"], true);
     assert_strict(&format["json_schema"]["schema"]);
     assert_eq!(system_text(&body["messages"]), "Extract the contact.", "no schema in words when it goes natively");
@@ -128,13 +131,17 @@ async fn responses_sends_text_format() {
                   "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 89}
     });
     let server = server("/v1/responses", answer).await;
-    let client = OpenAiResponses::new(format!("{}/v1", server.uri()), "gpt-4.1", HttpOptions::default()).expect("client");
+    let client =
+        OpenAiResponses::new(format!("{}/v1", server.uri()), "gpt-4.1", HttpOptions::default()).expect("client");
     let agent = Agent::builder(client).instructions("Extract the contact.").build().expect("builds");
     let typed = agent.run_typed::<Contact>(vec![Message::user("Ada Lovelace, 36")]).await.expect("typed");
     assert_eq!(typed.output, ada());
     let body = &sent(&server).await[0];
     let format = &body["text"]["format"];
-    assert_eq!((format["type"].as_str(), format["name"].as_str(), format["strict"].as_bool()), (Some("json_schema"), Some("Contact"), Some(true)));
+    assert_eq!(
+        (format["type"].as_str(), format["name"].as_str(), format["strict"].as_bool()),
+        (Some("json_schema"), Some("Contact"), Some(true))
+    );
     assert_strict(&format["schema"]);
 }
 
@@ -167,8 +174,9 @@ async fn an_anthropic_model_without_structured_output_is_asked_in_words() {
         "usage": {"input_tokens": 180, "output_tokens": 20}
     });
     let server = server("/v1/messages", answer).await;
-    let client = Anthropic::with_base_url(server.uri(), "sk-ant-test", "claude-3-5-haiku-20241022", HttpOptions::default())
-        .expect("client");
+    let client =
+        Anthropic::with_base_url(server.uri(), "sk-ant-test", "claude-3-5-haiku-20241022", HttpOptions::default())
+            .expect("client");
     let agent = Agent::builder(client).build().expect("builds");
     agent.run_typed::<Contact>(vec![Message::user("Ada Lovelace, 36")]).await.expect("typed");
     let body = &sent(&server).await[0];

@@ -168,12 +168,16 @@ fn recursive_definition(schema: &Value) -> Option<String> {
     if edges.values().chain([&root_refs]).any(|refs| refs.contains("#")) {
         return Some("#".to_owned());
     }
-    edges.keys().find(|start| reaches(&edges, start, start)).map(|found| found.rsplit('/').next().unwrap_or(found).to_owned())
+    edges
+        .keys()
+        .find(|start| reaches(&edges, start, start))
+        .map(|found| found.rsplit('/').next().unwrap_or(found).to_owned())
 }
 
 fn reaches(edges: &BTreeMap<String, BTreeSet<String>>, from: &str, target: &str) -> bool {
     let mut seen = BTreeSet::new();
-    let mut pending: Vec<&str> = edges.get(from).map(|refs| refs.iter().map(String::as_str).collect()).unwrap_or_default();
+    let mut pending: Vec<&str> =
+        edges.get(from).map(|refs| refs.iter().map(String::as_str).collect()).unwrap_or_default();
     while let Some(next) = pending.pop() {
         if next == target {
             return true;

@@ -282,7 +282,10 @@ impl Agent {
     /// As [`run`](Self::run); and [`RunFailure::OutputSchema`] before any request when `T`
     /// cannot be asked for (not an object at its root, or recursive),
     /// [`RunFailure::Output`] when no answer matched.
-    pub async fn run_typed<T: DeserializeOwned + JsonSchema>(&self, messages: Vec<Message>) -> Result<Typed<T>, RunError> {
+    pub async fn run_typed<T: DeserializeOwned + JsonSchema>(
+        &self,
+        messages: Vec<Message>,
+    ) -> Result<Typed<T>, RunError> {
         let transcript = Transcript { messages, patches: Vec::new() };
         let spec = match self.output_spec::<T>() {
             Ok(spec) => spec,
@@ -331,7 +334,9 @@ impl Agent {
     /// dropped (its connection closed) and the outcome's stop reason is `Cancelled`.
     pub fn stream_until_cancelled(&self, messages: Vec<Message>, cancel: CancellationToken) -> RunStream<'_> {
         let transcript = Transcript { messages, patches: Vec::new() };
-        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, true, Some(&tap), None).await }))
+        RunStream::new(Pump::new(
+            move |tap| async move { self.drive(transcript, cancel, true, Some(&tap), None).await },
+        ))
     }
 
     /// Continues a run from its transcript. Promoted tools come back only if the current rules
@@ -352,7 +357,9 @@ impl Agent {
     /// [`RunEvent`]: super::RunEvent
     pub fn resume_stream(&self, transcript: Transcript) -> RunStream<'_> {
         let cancel = CancellationToken::new();
-        RunStream::new(Pump::new(move |tap| async move { self.drive(transcript, cancel, false, Some(&tap), None).await }))
+        RunStream::new(Pump::new(
+            move |tap| async move { self.drive(transcript, cancel, false, Some(&tap), None).await },
+        ))
     }
 
     /// Who searches natively deferred tools this run: the policy's provider-native mode, when

@@ -216,7 +216,8 @@ pub(super) fn typed<T: DeserializeOwned>(
     let outcome = result?;
     let Some(value) = outcome.output.clone() else {
         let reason = format!("the run stopped ({:?}) before a valid answer", outcome.stop);
-        let invalid = OutputInvalid { name: name.to_owned(), answer: outcome.answer.clone(), errors: vec![reason], attempts: 0 };
+        let invalid =
+            OutputInvalid { name: name.to_owned(), answer: outcome.answer.clone(), errors: vec![reason], attempts: 0 };
         let (transcript, turns, usage) = (outcome.transcript, outcome.turns, outcome.usage);
         return Err(RunError { source: RunFailure::Output(Box::new(invalid)), transcript, turns, usage });
     };

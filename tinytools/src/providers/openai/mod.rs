@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::ConfigError;
 use crate::model::{
-    ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, ToolCall, aid_calls_as_notes,
+    ChatModel, Message, ModelError, ModelProfile, ModelRequest, ModelResponse, ModelStream, ToolCall,
+    aid_calls_as_notes,
 };
 use crate::providers::capabilities;
 use crate::providers::endpoint::Endpoint;
