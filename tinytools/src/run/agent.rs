@@ -300,7 +300,6 @@ impl Agent {
                 middleware.before_agent(&mut run.transcript.messages).await;
             }
         }
-        run.start().await;
-        run.turns().await
+        run.run_to_end().await
     }
 }

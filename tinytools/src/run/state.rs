@@ -4,12 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use tracing::Span;
+
 use super::aids::RunView;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
 use super::limits::Spent;
 use super::outcome::{RunOutcome, StopReason};
 use super::policy::RunPolicy;
+use super::spans;
 use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::{DiscoveryBridge, RankOutcome};
@@ -55,6 +58,8 @@ pub(super) struct Run<'a> {
     pub(super) turn: usize,
     /// What the run spent before its first turn (the search-keyword request).
     pub(super) spent: Spent,
+    /// The run's span (`invoke_agent`).
+    pub(super) span: Span,
 }
 
 impl<'a> Run<'a> {
@@ -69,6 +74,7 @@ impl<'a> Run<'a> {
             Some(_) => Vec::new(),
             None => transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect(),
         };
+        let span = spans::run(setup.model);
         Self {
             setup,
             bridge,
@@ -81,6 +87,7 @@ impl<'a> Run<'a> {
             feedback: BTreeMap::new(),
             turn: 0,
             spent: Spent::default(),
+            span,
         }
     }
 }
@@ -95,12 +102,9 @@ impl Run<'_> {
         let native = self.bridge.native_deferral();
         wire.extend(native.iter().flat_map(|native| native.tools.iter().map(|tool| tool.schema.clone())));
         let schema_bytes = serde_json::to_string(&wire).map_or(0, |text| text.len());
-        self.emit(RunEvent::ToolsAdvertised {
-            direct,
-            deferred: if self.bridge.is_active() { self.bridge.catalog().len() } else { 0 },
-            schema_bytes,
-            native: native.is_some(),
-        });
+        let deferred = if self.bridge.is_active() { self.bridge.catalog().len() } else { 0 };
+        spans::advertised(&self.span, direct, deferred);
+        self.emit(RunEvent::ToolsAdvertised { direct, deferred, schema_bytes, native: native.is_some() });
         self.pre_promote().await;
     }
 
