@@ -24,6 +24,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use tinytools::ToolError;
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 use crate::admission::{rejection, repair, server_for, unknown};
 use crate::cancel::SharedCancellation;
@@ -36,6 +37,7 @@ pub use crate::options::GatewayOptions;
 use crate::options::policy;
 use crate::promotion::Promoted;
 use crate::relay::Upstream;
+use crate::spans;
 use crate::supervisor::Supervisor;
 
 /// The name of the search tool.
@@ -165,7 +167,8 @@ impl Gateway {
         Ok(())
     }
 
-    /// Answers one `tools/call` of the gateway. A forwarded call's progress goes to
+    /// Answers one `tools/call` of the gateway, in its span (`execute_tool {tool}`, the tool
+    /// `call_tool` names for a call through it). A forwarded call's progress goes to
     /// `upstream`, when given; `cancel` cancels it downstream too.
     pub async fn call(
         &self,
@@ -175,10 +178,30 @@ impl Gateway {
         cancel: &CancellationToken,
     ) -> CallToolResult {
         let arguments = arguments.map_or(Value::Object(Map::new()), Value::Object);
+        let span = match name {
+            TOOL_SEARCH => spans::call(TOOL_SEARCH, "intrinsic"),
+            CALL_TOOL => spans::call(arguments.get("name").and_then(Value::as_str).unwrap_or(CALL_TOOL), "deferred"),
+            direct => spans::call(direct, "direct"),
+        };
+        self.answer(name, arguments, upstream, cancel).instrument(span).await
+    }
+
+    async fn answer(
+        &self,
+        name: &str,
+        arguments: Value,
+        upstream: Option<Upstream>,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
         match name {
-            TOOL_SEARCH => self.search(&arguments).await,
+            TOOL_SEARCH => {
+                let result = self.search(&arguments).await;
+                spans::answered(&Span::current(), &result);
+                result
+            }
             CALL_TOOL => {
                 let Some(target) = arguments.get("name").and_then(Value::as_str) else {
+                    spans::outcome(&Span::current(), "invalid_arguments");
                     return error_result(
                         "call_tool needs {\"name\": \"<a tool name from tool_search>\", \"arguments\": {...}}; \
                          find the name with tool_search first.",
@@ -292,7 +315,8 @@ impl Gateway {
         Ok((catalog, known, route))
     }
 
-    /// Admits `arguments` against the tool's own schema, then forwards the call.
+    /// Admits `arguments` against the tool's own schema, then forwards the call; records on
+    /// the call's span (the current one) where it went and how it ended.
     async fn forward(
         &self,
         name: &str,
@@ -300,15 +324,23 @@ impl Gateway {
         upstream: Option<Upstream>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
+        let span = Span::current();
         // A name without its `server__` prefix is taken when exactly one server has that tool.
         let (catalog, name, route) = match self.resolve(name, &arguments).await {
             Ok(resolved) => resolved,
-            Err(answer) => return error_result(&answer),
+            Err(answer) => {
+                spans::outcome(&span, "unknown");
+                return error_result(&answer);
+            }
         };
+        spans::server(&span, &route.server);
         let name = name.as_str();
         let arguments = match repair(arguments) {
             Ok(arguments) => arguments,
-            Err(message) => return error_result(&message),
+            Err(message) => {
+                spans::outcome(&span, "invalid_arguments");
+                return error_result(&message);
+            }
         };
         let raw = Value::Object(arguments.clone()).to_string();
         if let Err(error) = catalog.registry().admit(name, &raw) {
@@ -318,14 +350,22 @@ impl Gateway {
                 }
                 _ => format!("the call to `{name}` was not admitted: {error}"),
             };
+            spans::outcome(&span, "invalid_arguments");
             return error_result(&text);
         }
         let Some(server) = self.supervisor.server(&route.server) else {
+            spans::outcome(&span, "unknown");
             return error_result("the tool's server is no longer configured; call tool_search again.");
         };
         match server.call(&route.remote, arguments, upstream, cancel).await {
-            Ok(result) => result,
-            Err(failure) => error_result(&failure.to_string()),
+            Ok(result) => {
+                spans::answered(&span, &result);
+                result
+            }
+            Err(failure) => {
+                spans::failed(&span, &failure);
+                error_result(&failure.to_string())
+            }
         }
     }
 }

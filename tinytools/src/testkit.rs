@@ -40,6 +40,8 @@ pub struct ScriptedModel {
     /// Streams text and arguments in pieces of this many characters (0: whole).
     pieces: usize,
     profile: ModelProfile,
+    /// The provider's and the model's names it reports ([`ScriptedModel::named`]).
+    names: Option<(String, String)>,
 }
 
 impl ScriptedModel {
@@ -59,6 +61,7 @@ impl ScriptedModel {
             keyword_requests: Mutex::new(Vec::new()),
             pieces: 0,
             profile: ModelProfile::default(),
+            names: None,
         }
     }
 
@@ -116,6 +119,23 @@ impl ScriptedModel {
         self
     }
 
+    /// Reports these names as its [`provider_name`](ChatModel::provider_name) and
+    /// [`model_name`](ChatModel::model_name), as a provider would (for the run's spans).
+    ///
+    /// ```
+    /// use tinytools::model::ChatModel;
+    /// use tinytools::testkit::ScriptedModel;
+    ///
+    /// let model = ScriptedModel::new([]).named("acme.ai", "acme-mini");
+    /// assert_eq!((model.provider_name(), model.model_name()), (Some("acme.ai"), Some("acme-mini")));
+    /// assert_eq!(ScriptedModel::new([]).model_name(), None);
+    /// ```
+    #[must_use]
+    pub fn named(mut self, provider: impl Into<String>, model: impl Into<String>) -> Self {
+        self.names = Some((provider.into(), model.into()));
+        self
+    }
+
     /// Every turn's request sent so far, in order.
     pub fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().map(|requests| requests.clone()).unwrap_or_default()
@@ -131,6 +151,14 @@ impl ScriptedModel {
 impl ChatModel for ScriptedModel {
     fn profile(&self) -> ModelProfile {
         self.profile
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.names.as_ref().map(|(_, model)| model.as_str())
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        self.names.as_ref().map(|(provider, _)| provider.as_str())
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -264,6 +264,14 @@ impl ChatModel for DialectModel {
             .with_structured_output(inner.structured_output && self.native())
     }
 
+    fn model_name(&self) -> Option<&str> {
+        self.inner.model_name()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        self.inner.provider_name()
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let response = if self.native() {
             self.inner.complete(request).await?

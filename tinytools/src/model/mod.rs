@@ -506,6 +506,20 @@ pub trait ChatModel: Send + Sync {
         ModelProfile::default()
     }
 
+    /// The model's name as its provider knows it (`gpt-4.1-mini`), for telemetry: the run's
+    /// spans name their model requests `chat {model}` and record it as `gen_ai.request.model`
+    /// (see `docs/tracing.md`). `None` (the default) leaves it out.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// The provider as OpenTelemetry's GenAI conventions name it (`openai`, `anthropic`,
+    /// `gcp.gemini`, or a name of the host's own), for telemetry: the run's spans record it as
+    /// `gen_ai.provider.name`. `None` (the default) leaves it out.
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
+
     /// One model call.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 
@@ -550,6 +564,14 @@ pub trait ChatModel: Send + Sync {
 impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
     fn profile(&self) -> ModelProfile {
         (**self).profile()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        (**self).provider_name()
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -91,6 +91,7 @@ pub struct Agent {
     state: Option<Arc<ToolState>>,
     rules: Vec<Arc<dyn Rule>>,
     instructions: Option<Instructions>,
+    name: Option<String>,
 }
 
 impl Agent {
@@ -112,7 +113,16 @@ impl Agent {
             state: None,
             rules: Vec::new(),
             instructions: None,
+            name: None,
         }
+    }
+
+    /// Names the agent, for telemetry: its runs' spans are `invoke_agent {name}` with
+    /// `gen_ai.agent.name` (`docs/tracing.md`).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     /// Sets the host's [`Instructions`] (a system prompt), sent first on every request of
@@ -397,6 +407,7 @@ impl Agent {
             tap,
             instructions: self.instructions.as_ref(),
             output,
+            name: self.name.as_deref(),
         };
         let bridge = DiscoveryBridge::over(self.surface(), self.policy.discovery.clone())
             .with_preparation(self.policy.tool_schemas)
@@ -407,7 +418,6 @@ impl Agent {
                 middleware.before_agent(&mut run.transcript.messages).await;
             }
         }
-        run.start().await;
-        run.turns().await
+        run.run_to_end().await
     }
 }

@@ -3,10 +3,13 @@
 //! cancellation, shrinking the conversation once on a context overflow; a streamed run's call
 //! passes the model's text on as it comes.
 
+use tracing::Instrument;
+
 use super::context::{self, Shrink};
 use super::error::{ContextOverflow, RunFailure};
 use super::events::RunEvent;
 use super::limits::Spent;
+use super::spans::Chat;
 use super::state::Run;
 use super::stream::RunStreamItem;
 use crate::ToolSchema;
@@ -121,9 +124,8 @@ impl Run<'_> {
                 return (request, Asked::Failed(over.into()));
             }
             spent.requests += 1;
-            let outcome = match self.cancel.run_until_cancelled(self.respond(turn, &request)).await {
-                Some(outcome) => outcome,
-                None => return (request, Asked::Cancelled),
+            let Some(outcome) = self.request_once(turn, &request).await else {
+                return (request, Asked::Cancelled);
             };
             let mut response = match outcome {
                 Ok(response) => response,
@@ -159,21 +161,45 @@ impl Run<'_> {
         }
     }
 
+    /// One model request in its span (`chat {model}`), racing the run's cancellation: `None`
+    /// when the run was cancelled first.
+    async fn request_once(&self, turn: usize, request: &ModelRequest) -> Option<Result<ModelResponse, ModelError>> {
+        let chat = Chat::start(self.setup.model, request, self.setup.tap.is_some(), self.policy().capture);
+        let responding = self.respond(turn, request, &chat).instrument(chat.span.clone());
+        let outcome = self.cancel.run_until_cancelled(responding).await;
+        match &outcome {
+            Some(Ok(response)) => chat.answered(response),
+            Some(Err(error)) => chat.failed(error),
+            None => chat.cancelled(),
+        }
+        outcome
+    }
+
     /// One model call: [`complete`](crate::model::ChatModel::complete), or, in a streamed run,
-    /// the model's stream, its text and the calls it begins passed on as they come.
-    async fn respond(&self, turn: usize, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    /// the model's stream, its text and the calls it begins passed on as they come (the first
+    /// piece's time recorded on `chat`).
+    async fn respond(&self, turn: usize, request: &ModelRequest, chat: &Chat) -> Result<ModelResponse, ModelError> {
         let Some(tap) = self.setup.tap else {
             return self.setup.model.complete(request).await;
         };
+        let mut first = true;
         self.setup
             .model
             .stream(request)
-            .into_response_with(|event| match event {
-                StreamEvent::TextDelta(text) => tap.push(RunStreamItem::TextDelta { turn, text: text.clone() }),
-                StreamEvent::ToolCallStarted { index, id, name } => {
-                    tap.push(RunStreamItem::ToolCallStarted { turn, index: *index, id: id.clone(), name: name.clone() })
+            .into_response_with(|event| {
+                if std::mem::take(&mut first) {
+                    chat.first_chunk();
                 }
-                _ => {}
+                match event {
+                    StreamEvent::TextDelta(text) => tap.push(RunStreamItem::TextDelta { turn, text: text.clone() }),
+                    StreamEvent::ToolCallStarted { index, id, name } => tap.push(RunStreamItem::ToolCallStarted {
+                        turn,
+                        index: *index,
+                        id: id.clone(),
+                        name: name.clone(),
+                    }),
+                    _ => {}
+                }
             })
             .await
     }

@@ -58,6 +58,7 @@ pub struct AgentBuilder {
     registrations: Vec<Registration>,
     policy: RunPolicy,
     instructions: Option<Instructions>,
+    name: Option<String>,
     middleware: Vec<Arc<dyn Middleware>>,
     events: Option<Arc<dyn EventSink>>,
     rules: Vec<Arc<dyn Rule>>,
@@ -82,6 +83,7 @@ impl AgentBuilder {
             registrations: Vec::new(),
             policy: RunPolicy::default(),
             instructions: None,
+            name: None,
             middleware: Vec::new(),
             events: None,
             rules: Vec::new(),
@@ -94,6 +96,12 @@ impl AgentBuilder {
     /// caller manages.
     pub fn instructions(mut self, instructions: impl Into<Instructions>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Names the agent, for telemetry (see [`Agent::with_name`]).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
         self
     }
 
@@ -183,6 +191,9 @@ impl AgentBuilder {
         let mut agent = Agent::new(Arc::new(registry), self.model).with_policy(self.policy);
         if let Some(instructions) = self.instructions {
             agent = agent.with_instructions(instructions);
+        }
+        if let Some(name) = self.name {
+            agent = agent.with_name(name);
         }
         for middleware in self.middleware {
             agent = agent.with_middleware(middleware);

@@ -3,14 +3,16 @@
 //! and the answers to names the model may not call.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tracing::{Instrument, Span};
 
 use super::events::RunEvent;
 use super::execution::Execution;
 use super::promotion::ranked;
 use super::seam::Adjustment;
+use super::spans::{self, ToolSpan};
 use super::state::Run;
 use crate::discovery::unknown_call_query;
 use crate::middleware::ToolGate;
@@ -28,29 +30,51 @@ impl Run<'_> {
     ///
     /// Every gate, every event and the tool itself see one call: the model's, with the
     /// arguments that execute (the aid's, then with strict mode's absent `null`s removed).
-    /// Each adjustment is reported first as [`RunEvent::ArgumentsAdjusted`].
+    /// Each adjustment is reported first as [`RunEvent::ArgumentsAdjusted`]. The call runs in
+    /// its span (`execute_tool {tool}`), which records its outcome.
     pub(super) async fn call(&self, call: &ToolCall, adjusted: Option<&Adjustment>) -> CallAnswer {
+        let intrinsic = call.name == TOOL_SEARCH && self.bridge.answers_search();
+        let exposure = self.bridge.surface().exposure(&call.name);
+        let opened = ToolSpan { call, registry: self.setup.registry, exposure, intrinsic };
+        let span = opened.open(|| self.promoted.iter().any(|tool| tool.name == call.name));
+        let started = (!span.is_disabled()).then(Instant::now);
+        let answer = self.answer_call(call, adjusted, exposure, intrinsic, &span).instrument(span.clone()).await;
+        spans::tool_latency(&span, started);
+        answer
+    }
+
+    async fn answer_call(
+        &self,
+        call: &ToolCall,
+        adjusted: Option<&Adjustment>,
+        exposure: Option<ToolExposure>,
+        intrinsic_search: bool,
+        span: &Span,
+    ) -> CallAnswer {
         let surface = self.bridge.surface();
-        let intrinsic_search = call.name == TOOL_SEARCH && self.bridge.answers_search();
-        let exposure = surface.exposure(&call.name);
         if !intrinsic_search && exposure.is_none() {
             let reason = match surface.refusal(&call.name) {
                 Some(refusal) => format!("refused by the run's rules: {refusal}"),
                 None => "unknown or hidden".to_owned(),
             };
             self.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason });
+            spans::tool_outcome(span, "unknown");
             return self.unknown_name(call).await;
         }
         let executed = self.executed(call, adjusted);
         let call = &executed;
+        spans::tool_arguments(span, &call.arguments, self.policy().capture);
         for middleware in self.setup.middleware {
             if let ToolGate::Deny(reason) = middleware.before_tool(call).await {
                 self.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: reason.clone() });
+                spans::tool_outcome(span, "denied");
                 return CallAnswer::just(ToolResult::error(reason));
             }
         }
         if intrinsic_search {
-            return self.search(call).await;
+            let answer = self.search(call).await;
+            spans::tool_answered(span, &answer.result, self.policy().capture);
+            return answer;
         }
         if exposure == Some(ToolExposure::Deferred) {
             let arguments = self.captured(&call.arguments);
@@ -58,10 +82,14 @@ impl Run<'_> {
         }
         let args = match self.setup.registry.admit(&call.name, &call.arguments) {
             Ok(admitted) => admitted.into_args(),
-            Err(error) => return self.refused(call, exposure, &error),
+            Err(error) => {
+                spans::tool_outcome(span, "invalid_arguments");
+                return self.refused(call, exposure, &error);
+            }
         };
         if let Some(refusal) = self.grounds.refusal(&self.gate(), &call.name, &call.arguments) {
             self.emit(RunEvent::ToolRejected { call_id: call.id.clone(), reason: refusal.reason });
+            spans::tool_outcome(span, "ungrounded");
             return CallAnswer { sources: refusal.promote, ..CallAnswer::just(refusal.answer) };
         }
         let arguments = self.captured(&call.arguments);
@@ -73,9 +101,13 @@ impl Run<'_> {
                     tool_name: call.name.clone(),
                     is_error: result.is_error,
                 });
+                spans::tool_answered(span, &result, self.policy().capture);
                 result
             }
-            Err(error) => self.failed(call, &error),
+            Err(error) => {
+                spans::tool_failed(span, &error);
+                self.failed(call, &error)
+            }
         };
         for middleware in self.setup.middleware {
             middleware.after_tool(call, &mut result).await;

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::{ToolError, ToolResult};
 
@@ -27,8 +28,10 @@ enum Running {
 }
 
 impl Execution {
-    /// Starts `work`, the call of `tool`.
+    /// Starts `work`, the call of `tool`, in the current span (the call's `execute_tool`), so
+    /// what the tool traces is the call's.
     pub(super) fn start(work: impl Future<Output = Outcome> + Send + 'static, blocking: bool, tool: &str) -> Self {
+        let work = work.in_current_span();
         let running = match tokio::runtime::Handle::try_current() {
             Ok(handle) if blocking => {
                 let inner = handle.clone();

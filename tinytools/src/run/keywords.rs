@@ -5,7 +5,10 @@
 //! [`PrePromotion::model_keywords_below`](crate::discovery::PrePromotion::model_keywords_below)
 //! only for a message whose own ranking is not confident.
 
+use tracing::Instrument;
+
 use super::events::RunEvent;
+use super::spans::Chat;
 use super::state::Run;
 use crate::discovery::RankOutcome;
 use crate::rank::keywords::{keyword_line, keyword_request, with_keywords};
@@ -55,9 +58,16 @@ impl Run<'_> {
             middleware.before_send(&mut request.messages, &request.tools).await;
         }
         self.spent.requests += 1;
-        let Some(outcome) = self.cancel.run_until_cancelled(self.setup.model.complete(&request)).await else {
+        let chat = Chat::start(self.setup.model, &request, false, policy.capture);
+        let asking = self.setup.model.complete(&request).instrument(chat.span.clone());
+        let Some(outcome) = self.cancel.run_until_cancelled(asking).await else {
+            chat.cancelled();
             return query.to_owned();
         };
+        match &outcome {
+            Ok(response) => chat.answered(response),
+            Err(error) => chat.failed(error),
+        }
         let (keywords, usage, error) = match outcome {
             Ok(response) => (keyword_line(&response.content), response.usage, None),
             Err(error) => {

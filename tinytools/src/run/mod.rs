@@ -9,7 +9,8 @@
 //! through its gates; `grounding.rs` the grounding gate; `context.rs` shrinks a conversation
 //! that overflows the window; `limits.rs` holds usage limits and size caps; `seam.rs` is where
 //! the loop asks the aids, on the core's terms; `stream.rs` is a run as a stream
-//! ([`Agent::stream`]): the same loop, its model calls streamed and its events passed on.
+//! ([`Agent::stream`]): the same loop, its model calls streamed and its events passed on;
+//! `spans.rs` the run's `tracing` spans, after OpenTelemetry's GenAI conventions.
 
 pub mod aids;
 
@@ -30,6 +31,7 @@ mod output;
 mod policy;
 mod promotion;
 mod seam;
+mod spans;
 mod state;
 mod stream;
 mod transcript;

@@ -70,21 +70,27 @@ pub struct RunPolicy {
     pub output_retries: usize,
 }
 
-/// What events may carry beyond names and counts.
+/// What events and the run's spans may carry beyond names and counts (`docs/tracing.md`).
 ///
 /// ```
 /// use tinytools::run::{Capture, RunPolicy};
 ///
 /// assert!(!RunPolicy::default().capture.tool_io);
-/// let policy = RunPolicy::default().with_capture(Capture::default().with_tool_io(true));
-/// assert!(policy.capture.tool_io);
+/// assert!(!RunPolicy::default().capture.messages);
+/// let policy = RunPolicy::default().with_capture(Capture::default().with_tool_io(true).with_messages(true));
+/// assert!(policy.capture.tool_io && policy.capture.messages);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Capture {
-    /// Record tool inputs (such as `ToolSearched.query`). Off by default: they can hold
-    /// personal data.
+    /// Record tool inputs (such as `ToolSearched.query`), and on the spans a call's
+    /// arguments and result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). Off
+    /// by default: they can hold personal data.
     pub tool_io: bool,
+    /// Record the conversation on the model-request spans: the messages each request sends
+    /// (`gen_ai.input.messages`) and the answer (`gen_ai.output.messages`). Off by default:
+    /// prompts hold the user's words.
+    pub messages: bool,
 }
 
 impl Capture {
@@ -92,6 +98,13 @@ impl Capture {
     #[must_use]
     pub const fn with_tool_io(mut self, tool_io: bool) -> Self {
         self.tool_io = tool_io;
+        self
+    }
+
+    /// Sets whether the model-request spans record the conversation.
+    #[must_use]
+    pub const fn with_messages(mut self, messages: bool) -> Self {
+        self.messages = messages;
         self
     }
 }

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use tracing::Span;
+
 use super::aids::RunView;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
@@ -12,6 +14,7 @@ use super::limits::Spent;
 use super::outcome::{RunOutcome, StopReason};
 use super::output::OutputSpec;
 use super::policy::RunPolicy;
+use super::spans;
 use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
 use crate::discovery::{DiscoveryBridge, RankOutcome};
@@ -40,6 +43,8 @@ pub(super) struct Setup<'a> {
     pub(super) instructions: Option<&'a Instructions>,
     /// A typed run's output.
     pub(super) output: Option<&'a OutputSpec>,
+    /// The agent's name, for telemetry.
+    pub(super) name: Option<&'a str>,
 }
 
 /// One run in progress.
@@ -61,6 +66,8 @@ pub(super) struct Run<'a> {
     pub(super) turn: usize,
     /// What the run spent before its first turn (the search-keyword request).
     pub(super) spent: Spent,
+    /// The run's span (`invoke_agent`).
+    pub(super) span: Span,
 }
 
 impl<'a> Run<'a> {
@@ -75,6 +82,7 @@ impl<'a> Run<'a> {
             Some(_) => Vec::new(),
             None => transcript.promoted().filter_map(|name| bridge.prepared_schema(name)).collect(),
         };
+        let span = spans::run(setup.model, setup.name);
         Self {
             setup,
             bridge,
@@ -87,6 +95,7 @@ impl<'a> Run<'a> {
             feedback: BTreeMap::new(),
             turn: 0,
             spent: Spent::default(),
+            span,
         }
     }
 }
@@ -101,12 +110,9 @@ impl Run<'_> {
         let native = self.bridge.native_deferral();
         wire.extend(native.iter().flat_map(|native| native.tools.iter().map(|tool| tool.schema.clone())));
         let schema_bytes = serde_json::to_string(&wire).map_or(0, |text| text.len());
-        self.emit(RunEvent::ToolsAdvertised {
-            direct,
-            deferred: if self.bridge.is_active() { self.bridge.catalog().len() } else { 0 },
-            schema_bytes,
-            native: native.is_some(),
-        });
+        let deferred = if self.bridge.is_active() { self.bridge.catalog().len() } else { 0 };
+        spans::advertised(&self.span, direct, deferred);
+        self.emit(RunEvent::ToolsAdvertised { direct, deferred, schema_bytes, native: native.is_some() });
         self.pre_promote().await;
     }
 

@@ -3,6 +3,7 @@
 //! they found; repeat until the answer, the turn limit or cancellation.
 
 use futures_util::future::join_all;
+use tracing::Instrument;
 
 use super::ask::Asked;
 use super::call::CallAnswer;
@@ -11,12 +12,27 @@ use super::events::{Promotion, RunEvent};
 use super::outcome::{RunOutcome, StopReason};
 use super::output::Settle;
 use super::seam::{Fate, Next, OnReply};
+use super::spans;
 use super::state::Run;
 use crate::ToolContent;
 use crate::model::{Message, ToolCall};
 
 impl Run<'_> {
-    pub(super) async fn turns(mut self) -> Result<RunOutcome, RunError> {
+    /// The run from its start to its end, in its span (`invoke_agent`): each turn in a
+    /// `tinytools.turn` span, its model request and tool calls in theirs.
+    pub(super) async fn run_to_end(mut self) -> Result<RunOutcome, RunError> {
+        let span = self.span.clone();
+        let ended = async move {
+            self.start().await;
+            self.turns().await
+        }
+        .instrument(span.clone())
+        .await;
+        spans::run_ended(&span, &ended);
+        ended
+    }
+
+    async fn turns(mut self) -> Result<RunOutcome, RunError> {
         let offer = self.offer();
         let mut spent = std::mem::take(&mut self.spent);
         let mut answer = String::new();
@@ -27,7 +43,9 @@ impl Run<'_> {
                 return Ok(self.finish(answer, StopReason::Cancelled, spent.usage));
             }
             self.turn += 1;
-            let (request, asked) = self.ask(self.turn, &offer, next != Next::Tools, &mut spent).await;
+            let span = spans::turn(self.turn);
+            let (request, asked) =
+                self.ask(self.turn, &offer, next != Next::Tools, &mut spent).instrument(span.clone()).await;
             let mut response = match asked {
                 Asked::Answer(response) => response,
                 Asked::Cancelled => return Ok(self.finish(answer, StopReason::Cancelled, spent.usage)),
@@ -57,7 +75,7 @@ impl Run<'_> {
                 .messages
                 .push(Message::Assistant { content: response.content, tool_calls: response.tool_calls });
             if calls.is_empty() {
-                match self.on_reply(&answer).await {
+                match self.on_reply(&answer).instrument(span.clone()).await {
                     OnReply::Answer => match self.check_output(&answer, &mut checked, true) {
                         Settle::Retry => continue,
                         settled => return self.conclude(answer, StopReason::Answered, spent.usage, settled),
@@ -73,14 +91,15 @@ impl Run<'_> {
                     }
                 }
             }
-            let ran_ok = self.answer_calls(&calls).await;
+            spans::turn_calls(&span, calls.len());
+            let ran_ok = self.answer_calls(&calls).instrument(span.clone()).await;
             if self.cancel.is_cancelled() {
                 return Ok(self.finish(answer, StopReason::Cancelled, spent.usage));
             }
             if ran_ok {
-                self.promote_after_tool_result().await;
+                self.promote_after_tool_result().instrument(span.clone()).await;
             }
-            if let Some(then) = self.after_calls().await {
+            if let Some(then) = self.after_calls().instrument(span).await {
                 next = then;
             }
         }

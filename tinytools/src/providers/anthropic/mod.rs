@@ -219,6 +219,14 @@ impl ChatModel for Anthropic {
         self.profile
     }
 
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some("anthropic")
+    }
+
     /// One answer; a paused turn is continued (see
     /// [`with_max_continuations`](Anthropic::with_max_continuations)).
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

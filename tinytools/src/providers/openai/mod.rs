@@ -282,6 +282,23 @@ impl ChatModel for OpenAiCompatible {
         self.profile
     }
 
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    /// `openai` or `openrouter` by the base URL; any other server (a local one, say) is not
+    /// named.
+    fn provider_name(&self) -> Option<&str> {
+        let base = self.endpoint.shown_base_url();
+        if base.contains("api.openai.com") {
+            Some("openai")
+        } else if base.contains("openrouter.ai") {
+            Some("openrouter")
+        } else {
+            None
+        }
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         response(&self.endpoint.post(PATH, &self.body(request), request.max_response_bytes).await?)
     }

@@ -227,6 +227,14 @@ impl ChatModel for OpenAiResponses {
         self.profile
     }
 
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some("openai")
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         response(&self.endpoint.post(PATH, &self.body(request), request.max_response_bytes).await?)
     }
