@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::aids::{Aid, Aids};
-use super::builder::AgentBuilder;
 use super::error::RunError;
 use super::error::RunFailure;
 use super::events::EventSink;
@@ -95,12 +94,6 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// The one obvious way to make an agent: a model, then its instructions, tools, policy,
-    /// middleware and events, then [`build`](AgentBuilder::build). See [`AgentBuilder`].
-    pub fn builder(model: impl ChatModel + 'static) -> AgentBuilder {
-        AgentBuilder::new(Arc::new(model))
-    }
-
     /// An agent with the default policy, no middleware, no event sink.
     pub fn new(registry: Arc<ToolRegistry>, model: Arc<dyn ChatModel>) -> Self {
         Self {

@@ -75,8 +75,16 @@ impl fmt::Debug for AgentBuilder {
     }
 }
 
+impl Agent {
+    /// The one obvious way to make an agent: a model, then its instructions, tools, policy,
+    /// middleware and events, then [`build`](AgentBuilder::build). See [`AgentBuilder`].
+    pub fn builder(model: impl ChatModel + 'static) -> AgentBuilder {
+        AgentBuilder::new(Arc::new(model))
+    }
+}
+
 impl AgentBuilder {
-    pub(super) fn new(model: Arc<dyn ChatModel>) -> Self {
+    fn new(model: Arc<dyn ChatModel>) -> Self {
         Self {
             model,
             registry: ToolRegistry::new(),

@@ -1,7 +1,6 @@
 //! [`RunError`]: a run that could not go on, and why ([`RunFailure`]).
 
 use super::limits::UsageLimitExceeded;
-use super::output::OutputInvalid;
 use super::transcript::Transcript;
 use crate::model::{ModelError, OutputSchemaError, Usage};
 
@@ -89,4 +88,23 @@ pub struct ContextOverflow {
     /// The provider's own words, when it refused the request (a window the run never knew,
     /// or a limit that was not the prompt's, shows here).
     pub provider_message: Option<String>,
+}
+
+/// A typed run whose model never gave a valid answer: every answer it checked missed the
+/// schema, or the run stopped (turn limit, cancellation, the repeat stop) before a valid one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the model's answer never matched the output type `{name}` ({attempts} answer(s) checked): {}; the last answer is kept in `answer`. Describe the fields better (doc comments, instructions), allow more retries (RunPolicy::with_output_retries), or use a model with native structured output",
+    errors.join("; ")
+)]
+#[non_exhaustive]
+pub struct OutputInvalid {
+    /// The output schema's name.
+    pub name: String,
+    /// The model's last answer, as it wrote it.
+    pub answer: String,
+    /// What was wrong with it (or why the run stopped without one).
+    pub errors: Vec<String>,
+    /// Answers checked.
+    pub attempts: usize,
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::aids::RunView;
+use super::view::RunView;
 
 /// The host's instructions to the model (a system prompt): sent first on every request of
 /// every run of the agent, streamed or not, fresh or resumed. They are never a message of the

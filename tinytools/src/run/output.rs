@@ -10,12 +10,10 @@ use futures_util::stream::Stream;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::{RunError, RunFailure};
-use super::events::RunEvent;
-use super::outcome::{RunOutcome, StopReason};
-use super::state::Run;
+use super::error::{OutputInvalid, RunError, RunFailure};
+use super::outcome::RunOutcome;
 use super::stream::{RunStream, RunStreamItem};
-use crate::model::{Message, OutputSchema, OutputSchemaError, Usage};
+use crate::model::{OutputSchema, OutputSchemaError};
 
 /// A typed run's result: the answer as `T`, and the run that produced it.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,25 +24,6 @@ pub struct Typed<T> {
     /// The run: its transcript (the answer's JSON text is the last assistant turn), usage,
     /// turns and stop reason.
     pub outcome: RunOutcome,
-}
-
-/// A typed run whose model never gave a valid answer: every answer it checked missed the
-/// schema, or the run stopped (turn limit, cancellation, the repeat stop) before a valid one.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the model's answer never matched the output type `{name}` ({attempts} answer(s) checked): {}; the last answer is kept in `answer`. Describe the fields better (doc comments, instructions), allow more retries (RunPolicy::with_output_retries), or use a model with native structured output",
-    errors.join("; ")
-)]
-#[non_exhaustive]
-pub struct OutputInvalid {
-    /// The output schema's name.
-    pub name: String,
-    /// The model's last answer, as it wrote it.
-    pub answer: String,
-    /// What was wrong with it (or why the run stopped without one).
-    pub errors: Vec<String>,
-    /// Answers checked.
-    pub attempts: usize,
 }
 
 /// A typed run's output as the run holds it: the schema, its compiled validator, and whether
@@ -107,62 +86,6 @@ impl OutputSpec {
 
     pub(super) fn invalid(&self, answer: &str, errors: Vec<String>, attempts: usize) -> OutputInvalid {
         OutputInvalid { name: self.schema.name.clone(), answer: answer.to_owned(), errors, attempts }
-    }
-}
-
-/// How a run's answer settles a typed run.
-pub(super) enum Settle {
-    /// The run is untyped, or the answer matches: its value.
-    Done(Option<Value>),
-    /// It misses; the feedback is in the transcript and the model asks again.
-    Retry,
-    /// It misses, with no retry left.
-    Failed(OutputInvalid),
-}
-
-impl Run<'_> {
-    /// Checks a typed run's answer (the `checked`-th so far): an untyped run is done; a miss
-    /// with a retry left (and `may_retry`) sends the model its errors as feedback.
-    pub(super) fn check_output(&mut self, answer: &str, checked: &mut usize, may_retry: bool) -> Settle {
-        let Some(spec) = self.setup.output else { return Settle::Done(None) };
-        *checked += 1;
-        // A reply the run asked for as final gets no retry: the attempt is past any budget.
-        let retries = if may_retry { self.policy().output_retries } else { *checked - 1 };
-        match spec.check(answer, *checked, retries) {
-            Verdict::Valid(value) => Settle::Done(Some(value)),
-            Verdict::Failed(invalid) => Settle::Failed(invalid),
-            Verdict::Retry { feedback, errors } => {
-                self.emit(RunEvent::OutputRejected { turn: self.turn, errors });
-                self.transcript.messages.push(Message::feedback(feedback));
-                Settle::Retry
-            }
-        }
-    }
-
-    /// Ends the run on its answer: its outcome, with a typed run's value, or the typed run's
-    /// error. (`Settle::Retry` never reaches here: the loop goes on.)
-    #[expect(clippy::result_large_err, reason = "RunError is what every run returns, kept whole for resuming")]
-    pub(super) fn conclude(
-        self,
-        answer: String,
-        stop: StopReason,
-        usage: Usage,
-        settled: Settle,
-    ) -> Result<RunOutcome, RunError> {
-        let invalid = match settled {
-            Settle::Done(output) => {
-                let mut outcome = self.finish(answer, stop, usage);
-                outcome.output = output;
-                return Ok(outcome);
-            }
-            Settle::Failed(invalid) => invalid,
-            Settle::Retry => {
-                let name = self.setup.output.map(|spec| spec.schema.name.clone()).unwrap_or_default();
-                OutputInvalid { name, answer, errors: Vec::new(), attempts: 0 }
-            }
-        };
-        let turns = self.turn;
-        Err(RunError { source: RunFailure::Output(Box::new(invalid)), transcript: self.transcript, turns, usage })
     }
 }
 

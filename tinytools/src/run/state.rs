@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use tracing::Span;
 
-use super::aids::RunView;
 use super::events::{EventSink, Promotion, RunEvent};
 use super::grounding::{Gate, Grounds};
 use super::instructions::Instructions;
@@ -17,6 +16,7 @@ use super::policy::RunPolicy;
 use super::spans;
 use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
+use super::view::RunView;
 use crate::discovery::{DiscoveryBridge, RankOutcome};
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message, ProviderSearch, Usage};

@@ -3,19 +3,20 @@
 //! they found; repeat until the answer, the turn limit or cancellation.
 
 use futures_util::future::join_all;
+use serde_json::Value;
 use tracing::Instrument;
 
 use super::ask::Asked;
 use super::call::CallAnswer;
-use super::error::RunError;
+use super::error::{OutputInvalid, RunError, RunFailure};
 use super::events::{Promotion, RunEvent};
 use super::outcome::{RunOutcome, StopReason};
-use super::output::Settle;
+use super::output::Verdict;
 use super::seam::{Fate, Next, OnReply};
 use super::spans;
 use super::state::Run;
 use crate::ToolContent;
-use crate::model::{Message, ToolCall};
+use crate::model::{Message, ToolCall, Usage};
 
 impl Run<'_> {
     /// The run from its start to its end, in its span (`invoke_agent`): each turn in a
@@ -170,5 +171,61 @@ impl Run<'_> {
             }
         }
         ran_ok
+    }
+}
+
+/// How a run's answer settles a typed run.
+pub(super) enum Settle {
+    /// The run is untyped, or the answer matches: its value.
+    Done(Option<Value>),
+    /// It misses; the feedback is in the transcript and the model asks again.
+    Retry,
+    /// It misses, with no retry left.
+    Failed(OutputInvalid),
+}
+
+impl Run<'_> {
+    /// Checks a typed run's answer (the `checked`-th so far): an untyped run is done; a miss
+    /// with a retry left (and `may_retry`) sends the model its errors as feedback.
+    pub(super) fn check_output(&mut self, answer: &str, checked: &mut usize, may_retry: bool) -> Settle {
+        let Some(spec) = self.setup.output else { return Settle::Done(None) };
+        *checked += 1;
+        // A reply the run asked for as final gets no retry: the attempt is past any budget.
+        let retries = if may_retry { self.policy().output_retries } else { *checked - 1 };
+        match spec.check(answer, *checked, retries) {
+            Verdict::Valid(value) => Settle::Done(Some(value)),
+            Verdict::Failed(invalid) => Settle::Failed(invalid),
+            Verdict::Retry { feedback, errors } => {
+                self.emit(RunEvent::OutputRejected { turn: self.turn, errors });
+                self.transcript.messages.push(Message::feedback(feedback));
+                Settle::Retry
+            }
+        }
+    }
+
+    /// Ends the run on its answer: its outcome, with a typed run's value, or the typed run's
+    /// error. (`Settle::Retry` never reaches here: the loop goes on.)
+    #[expect(clippy::result_large_err, reason = "RunError is what every run returns, kept whole for resuming")]
+    pub(super) fn conclude(
+        self,
+        answer: String,
+        stop: StopReason,
+        usage: Usage,
+        settled: Settle,
+    ) -> Result<RunOutcome, RunError> {
+        let invalid = match settled {
+            Settle::Done(output) => {
+                let mut outcome = self.finish(answer, stop, usage);
+                outcome.output = output;
+                return Ok(outcome);
+            }
+            Settle::Failed(invalid) => invalid,
+            Settle::Retry => {
+                let name = self.setup.output.map(|spec| spec.schema.name.clone()).unwrap_or_default();
+                OutputInvalid { name, answer, errors: Vec::new(), attempts: 0 }
+            }
+        };
+        let turns = self.turn;
+        Err(RunError { source: RunFailure::Output(Box::new(invalid)), transcript: self.transcript, turns, usage })
     }
 }

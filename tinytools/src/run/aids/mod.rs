@@ -37,14 +37,13 @@
 mod empty_reply;
 mod prose;
 mod repeats;
-mod view;
 
 use std::fmt;
 use std::sync::Arc;
 
+pub use super::view::RunView;
 pub use empty_reply::AskAfterEmptyReply;
 pub use repeats::{ReplayRepeats, StopRepeats};
-pub use view::RunView;
 
 use crate::ToolResult;
 use crate::model::{Message, ToolCall};

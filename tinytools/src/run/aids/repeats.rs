@@ -1,7 +1,7 @@
 //! Repeated calls: [`StopRepeats`] ends a run that gets the same result for the same call over
 //! and over; [`ReplayRepeats`] answers a repeat of a call that worked from its first answer.
 
-use super::view::call_key;
+use super::super::view::call_key;
 use super::{ANSWER_FROM_RESULT, Aid, CallAction, Feedback, RunView};
 use crate::ToolResult;
 use crate::model::ToolCall;

@@ -1,4 +1,5 @@
-//! [`RunView`]: what an aid may read of a run.
+//! [`RunView`]: what an aid, or the host's dynamic [instructions](super::Instructions), may
+//! read of a run.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,8 @@ use crate::schema::TokenCounter;
 use crate::surface::SurfaceTool;
 use crate::{ToolExposure, ToolSchema};
 
-/// A read-only view of a run, as an [`Aid`](super::Aid) sees it: the conversation, the user's
+/// A read-only view of a run, as an [`Aid`](super::aids::Aid) and
+/// [`Instructions::dynamic`](super::Instructions::dynamic) see it: the conversation, the user's
 /// request, the tools offered this turn, the run's surface (never a Hidden tool), the deferred
 /// catalogue, and what aids did so far.
 pub struct RunView<'r> {
@@ -97,7 +99,7 @@ impl RunView<'_> {
     /// `query` ranked against the deferred catalogue like a user message: the hits past
     /// query-aware discovery's floor and within its budget and limit; none while it is off.
     pub async fn ranked(&self, query: &str) -> Vec<ToolSchema> {
-        super::super::promotion::ranked(self.bridge, self.counter, query).await
+        super::promotion::ranked(self.bridge, self.counter, query).await
     }
 
     /// How many feedback messages the aid of that name has sent in this run.
