@@ -1,11 +1,11 @@
 //! [`OutputSchema`]: the shape a run's final answer must have (typed output,
 //! [`Agent::run_typed`](crate::run::Agent::run_typed)), checked before any request.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::schema::refs;
 
 /// The JSON Schema a run's final answer must match, as a request carries it
 /// ([`ModelRequest::output`](super::ModelRequest::output)). A provider with native structured
@@ -147,62 +147,13 @@ fn root_kind(schema: &Value) -> String {
 
 /// The first definition that reaches itself through `$ref`s (`#` for the root), if any.
 fn recursive_definition(schema: &Value) -> Option<String> {
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut root_refs = BTreeSet::new();
-    let definitions = ["$defs", "definitions"]
-        .iter()
-        .filter_map(|key| schema.get(key).and_then(Value::as_object).map(|defs| (*key, defs)));
-    for (key, defs) in definitions {
-        for (name, definition) in defs {
-            let mut refs = BTreeSet::new();
-            collect_refs(definition, &mut refs);
-            edges.insert(format!("#/{key}/{name}"), refs);
-        }
-    }
-    let mut top = schema.clone();
-    if let Some(root) = top.as_object_mut() {
-        root.remove("$defs");
-        root.remove("definitions");
-    }
-    collect_refs(&top, &mut root_refs);
-    if edges.values().chain([&root_refs]).any(|refs| refs.contains("#")) {
+    if refs::reachable(schema).contains("#") {
         return Some("#".to_owned());
     }
-    edges
-        .keys()
-        .find(|start| reaches(&edges, start, start))
-        .map(|found| found.rsplit('/').next().unwrap_or(found).to_owned())
-}
-
-fn reaches(edges: &BTreeMap<String, BTreeSet<String>>, from: &str, target: &str) -> bool {
-    let mut seen = BTreeSet::new();
-    let mut pending: Vec<&str> =
-        edges.get(from).map(|refs| refs.iter().map(String::as_str).collect()).unwrap_or_default();
-    while let Some(next) = pending.pop() {
-        if next == target {
-            return true;
-        }
-        if seen.insert(next) {
-            pending.extend(edges.get(next).into_iter().flatten().map(String::as_str));
-        }
-    }
-    false
-}
-
-fn collect_refs(value: &Value, refs: &mut BTreeSet<String>) {
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Object(map) => {
-                if let Some(Value::String(target)) = map.get("$ref") {
-                    refs.insert(target.clone());
-                }
-                pending.extend(map.values());
-            }
-            Value::Array(items) => pending.extend(items),
-            _ => {}
-        }
-    }
+    let defs = refs::definitions(schema);
+    let found =
+        defs.iter().find(|(name, definition)| refs::reachable_from(&defs, vec![*definition]).contains(name.as_str()));
+    found.map(|(name, _)| name.clone())
 }
 
 #[cfg(test)]

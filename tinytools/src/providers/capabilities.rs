@@ -117,7 +117,7 @@ mod tests {
         assert_eq!(row(OPENAI, "gpt-5.2-2025-12-11"), (false, true, true, true));
         assert_eq!(row(OPENAI, "gpt-5.4-mini-2026-03-17"), (true, true, true, true));
         assert_eq!(row(OPENAI, "gpt-5.6-luna"), (true, true, true, true));
-        for unknown in ["gpt-50", "o10", "ft:gpt-4o-2024-08-06:org::abc", "openai/gpt-5.4", "qwen3"] {
+        for unknown in ["gpt-50", "o10", "ft:gpt-4o-2024-08-06:org::abc", "openai/gpt-5.4", "my-local-model"] {
             assert_eq!(profile_for(OPENAI, unknown), UNKNOWN, "{unknown}");
         }
     }

@@ -110,6 +110,12 @@ impl Agent {
         }
     }
 
+    /// The same agent over `registry` (the builder's tools, once registered).
+    pub(super) fn with_registry(mut self, registry: Arc<ToolRegistry>) -> Self {
+        self.registry = registry;
+        self
+    }
+
     /// Names the agent, for telemetry: its runs' spans are `invoke_agent {name}` with
     /// `gen_ai.agent.name` (`docs/tracing.md`).
     #[must_use]

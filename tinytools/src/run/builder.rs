@@ -53,24 +53,16 @@ type Registration = Box<dyn FnOnce(&mut ToolRegistry) -> Result<(), RegistryErro
 /// ```
 #[must_use = "an agent builder does nothing until `build` is called"]
 pub struct AgentBuilder {
-    model: Arc<dyn ChatModel>,
+    /// Everything but the tools, set through the agent's own `with_*`.
+    agent: Agent,
     registry: ToolRegistry,
     registrations: Vec<Registration>,
-    policy: RunPolicy,
-    instructions: Option<Instructions>,
-    name: Option<String>,
-    middleware: Vec<Arc<dyn Middleware>>,
-    events: Option<Arc<dyn EventSink>>,
-    rules: Vec<Arc<dyn Rule>>,
-    tool_state: Option<Arc<dyn Fn(ToolContext) -> ToolContext + Send + Sync>>,
 }
 
 impl fmt::Debug for AgentBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentBuilder")
             .field("tools", &(self.registry.len() + self.registrations.len()))
-            .field("instructions", &self.instructions)
-            .field("middleware", &self.middleware.len())
             .finish_non_exhaustive()
     }
 }
@@ -79,37 +71,23 @@ impl Agent {
     /// The one obvious way to make an agent: a model, then its instructions, tools, policy,
     /// middleware and events, then [`build`](AgentBuilder::build). See [`AgentBuilder`].
     pub fn builder(model: impl ChatModel + 'static) -> AgentBuilder {
-        AgentBuilder::new(Arc::new(model))
+        let agent = Agent::new(Arc::new(ToolRegistry::new()), Arc::new(model));
+        AgentBuilder { agent, registry: ToolRegistry::new(), registrations: Vec::new() }
     }
 }
 
 impl AgentBuilder {
-    fn new(model: Arc<dyn ChatModel>) -> Self {
-        Self {
-            model,
-            registry: ToolRegistry::new(),
-            registrations: Vec::new(),
-            policy: RunPolicy::default(),
-            instructions: None,
-            name: None,
-            middleware: Vec::new(),
-            events: None,
-            rules: Vec::new(),
-            tool_state: None,
-        }
-    }
-
     /// The host's instructions: text, or [`Instructions::dynamic`]. Sent first on every
     /// request of every run (streamed, typed and resumed ones too); never a message the
     /// caller manages.
     pub fn instructions(mut self, instructions: impl Into<Instructions>) -> Self {
-        self.instructions = Some(instructions.into());
+        self.agent = self.agent.with_instructions(instructions);
         self
     }
 
     /// Names the agent, for telemetry (see [`Agent::with_name`]).
     pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
+        self.agent = self.agent.with_name(name);
         self
     }
 
@@ -140,49 +118,49 @@ impl AgentBuilder {
 
     /// Sets the run policy (default [`RunPolicy::default`]: for a strong hosted model).
     pub fn policy(mut self, policy: RunPolicy) -> Self {
-        self.policy = policy;
+        self.agent = self.agent.with_policy(policy);
         self
     }
 
     /// Uses [`RunPolicy::small_model`], the profile for small local models. Replaces the
     /// policy set so far.
-    pub fn for_small_model(self) -> Self {
-        self.policy(RunPolicy::small_model())
+    pub fn for_small_model(mut self) -> Self {
+        self.agent = self.agent.for_small_model();
+        self
     }
 
     /// Sets the [aids](super::aids).
     pub fn aids(mut self, aids: Aids) -> Self {
-        self.policy.aids = aids;
+        self.agent = self.agent.with_aids(aids);
         self
     }
 
     /// Adds a middleware; they run in the order added.
-    pub fn middleware(mut self, middleware: impl Middleware + 'static) -> Self {
-        self.middleware.push(Arc::new(middleware));
-        self
+    pub fn middleware(self, middleware: impl Middleware + 'static) -> Self {
+        self.shared_middleware(Arc::new(middleware))
     }
 
     /// Adds a middleware the host also keeps a handle on.
     pub fn shared_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
-        self.middleware.push(middleware);
+        self.agent = self.agent.with_middleware(middleware);
         self
     }
 
     /// Sends every [`RunEvent`](super::RunEvent) to `sink` (a closure, or any [`EventSink`]).
     pub fn on_event(mut self, sink: impl EventSink + 'static) -> Self {
-        self.events = Some(Arc::new(sink));
+        self.agent = self.agent.with_events(Arc::new(sink));
         self
     }
 
     /// Adds a narrowing rule (see [`Agent::with_rule`]).
     pub fn rule(mut self, rule: impl Rule + 'static) -> Self {
-        self.rules.push(Arc::new(rule));
+        self.agent = self.agent.with_rule(Arc::new(rule));
         self
     }
 
     /// Adds host state to every tool call's [`ToolContext`] (see [`Agent::with_tool_state`]).
     pub fn tool_state(mut self, state: impl Fn(ToolContext) -> ToolContext + Send + Sync + 'static) -> Self {
-        self.tool_state = Some(Arc::new(state));
+        self.agent = self.agent.with_tool_state(state);
         self
     }
 
@@ -196,25 +174,6 @@ impl AgentBuilder {
         for register in self.registrations {
             register(&mut registry)?;
         }
-        let mut agent = Agent::new(Arc::new(registry), self.model).with_policy(self.policy);
-        if let Some(instructions) = self.instructions {
-            agent = agent.with_instructions(instructions);
-        }
-        if let Some(name) = self.name {
-            agent = agent.with_name(name);
-        }
-        for middleware in self.middleware {
-            agent = agent.with_middleware(middleware);
-        }
-        if let Some(sink) = self.events {
-            agent = agent.with_events(sink);
-        }
-        for rule in self.rules {
-            agent = agent.with_rule(rule);
-        }
-        if let Some(state) = self.tool_state {
-            agent = agent.with_tool_state(move |context| state(context));
-        }
-        Ok(agent)
+        Ok(self.agent.with_registry(Arc::new(registry)))
     }
 }

@@ -8,7 +8,7 @@ mod generate;
 mod node;
 mod preparation;
 mod profile;
-mod refs;
+pub(crate) mod refs;
 mod tokens;
 
 pub use compaction::{CompactionReport, CompactionRung, MAX_OBJECT_DEPTH, SchemaCompaction, clip};

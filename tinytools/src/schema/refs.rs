@@ -211,23 +211,37 @@ fn json_bytes(value: &Value) -> usize {
 
 /// The definitions reachable from the schema's root, outside the tables themselves.
 pub(crate) fn reachable(root: &Value) -> BTreeSet<String> {
-    let defs = definitions(root);
-    let mut seen = BTreeSet::new();
-    let mut pending: Vec<&Value> = Vec::new();
+    let mut starts: Vec<&Value> = Vec::new();
     if let Value::Object(node) = root {
         for_each_child(node, |slot, child| {
             if slot != Slot::Definition {
-                pending.push(child);
+                starts.push(child);
             }
         });
     }
+    reachable_from(&definitions(root), starts)
+}
+
+/// The definitions of `defs` that `starts` reach through local `$ref`s, and `#` when one of
+/// them refers to the root.
+pub(crate) fn reachable_from<'a>(defs: &'a Map<String, Value>, starts: Vec<&'a Value>) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending = starts;
     while let Some(value) = pending.pop() {
         let Value::Object(node) = value else { continue };
-        if let Some(name) = node.get("$ref").and_then(Value::as_str).and_then(ref_target)
-            && seen.insert(name.to_owned())
-            && let Some(target) = defs.get(name)
-        {
-            pending.push(target);
+        match node.get("$ref").and_then(Value::as_str) {
+            Some("#") => {
+                seen.insert("#".to_owned());
+            }
+            Some(reference) => {
+                if let Some(name) = ref_target(reference)
+                    && seen.insert(name.to_owned())
+                    && let Some(target) = defs.get(name)
+                {
+                    pending.push(target);
+                }
+            }
+            None => {}
         }
         for_each_child(node, |_, child| pending.push(child));
     }

@@ -80,7 +80,7 @@ impl OpenAiCompatible {
     /// assert!(OpenAiCompatible::profile_for("gpt-4.1-mini").structured_output);
     /// assert!(OpenAiCompatible::profile_for("openai/gpt-4o").structured_output);
     /// assert!(!OpenAiCompatible::profile_for("gpt-5.4").native_deferral);
-    /// assert!(!OpenAiCompatible::profile_for("qwen2.5-coder-1.5b").structured_output);
+    /// assert!(!OpenAiCompatible::profile_for("my-local-model").structured_output);
     /// ```
     pub fn profile_for(model: &str) -> ModelProfile {
         let family = model.strip_prefix("openai/").unwrap_or(model);
