@@ -5,7 +5,7 @@
 //! Prints JSON; no key, no network.
 //!
 //! ```text
-//! cargo run -p tinytools-examples --example cache_prefix
+//! cargo run -p tinytools-examples --features providers --example cache_prefix
 //! ```
 //!
 //! For each consecutive pair of requests, `changed` is how many bytes of the earlier request's

@@ -9,8 +9,8 @@
 //!
 //! ```text
 //! .ci/mcp-peers                                                     # once: install the servers
-//! cargo run -p tinytools-examples --example mcp_import              # a report
-//! cargo run -p tinytools-examples --example mcp_import -- --json    # the figures as JSON
+//! cargo run -p tinytools-examples --features mcp --example mcp_import              # a report
+//! cargo run -p tinytools-examples --features mcp --example mcp_import -- --json    # the figures as JSON
 //! ```
 
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! classification as MCP annotations; Hidden tools never are. Point any MCP client at it:
 //!
 //! ```text
-//! cargo build -p tinytools-examples --example mcp_serve
+//! cargo build -p tinytools-examples --features mcp --example mcp_serve
 //! npx @modelcontextprotocol/inspector target/debug/examples/mcp_serve
 //! ```
 //!

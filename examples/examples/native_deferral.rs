@@ -4,9 +4,9 @@
 //! 127.0.0.1 with its documented payloads (`tinytools_examples::wire`): no key, no network.
 //!
 //! ```text
-//! cargo run -p tinytools-examples --example native_deferral                       # Anthropic's own search
-//! cargo run -p tinytools-examples --example native_deferral -- --provider openai  # the Responses API's hosted tool_search
-//! cargo run -p tinytools-examples --example native_deferral -- --search client    # the model asks, tinytools' ranker answers
+//! cargo run -p tinytools-examples --features providers --example native_deferral                       # Anthropic's own search
+//! cargo run -p tinytools-examples --features providers --example native_deferral -- --provider openai  # the Responses API's hosted tool_search
+//! cargo run -p tinytools-examples --features providers --example native_deferral -- --search client    # the model asks, tinytools' ranker answers
 //! ```
 //!
 //! The clients, the wire formats, the loop, its gates and the tools are real; the model's

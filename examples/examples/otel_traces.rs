@@ -9,8 +9,8 @@
 //! deferred tool it found, and answers; the tools, search, promotion and spans are real.
 //!
 //! ```text
-//! cargo run -p tinytools-examples --example otel_traces              # no content on the spans
-//! cargo run -p tinytools-examples --example otel_traces -- --capture # prompts, arguments, results too
+//! cargo run -p tinytools-examples --features otel --example otel_traces              # no content on the spans
+//! cargo run -p tinytools-examples --features otel --example otel_traces -- --capture # prompts, arguments, results too
 //! ```
 //!
 //! To send the spans to a collector (Jaeger, Tempo, Honeycomb, an OpenTelemetry Collector)

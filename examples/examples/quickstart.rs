@@ -2,8 +2,8 @@
 //! `tool_search`, and a typed answer, against any OpenAI-compatible endpoint.
 //!
 //! ```text
-//! OPENAI_API_KEY=sk-... cargo run -p tinytools-examples --example quickstart
-//! TINYTOOLS_BASE_URL=http://127.0.0.1:8091/v1 cargo run -p tinytools-examples --example quickstart   # a local model
+//! OPENAI_API_KEY=sk-... cargo run -p tinytools-examples --features providers --example quickstart
+//! TINYTOOLS_BASE_URL=http://127.0.0.1:8091/v1 cargo run -p tinytools-examples --features providers --example quickstart   # a local model
 //! ```
 //!
 //! Without a key it says which variables it reads and exits.

@@ -2,9 +2,9 @@
 //! tool and in total, before and after.
 //!
 //! ```text
-//! cargo run -p tinytools-examples --example schema_report                     # the 41-tool catalogue
-//! cargo run -p tinytools-examples --example schema_report -- --profile gemini --max-schema-bytes 300
-//! cargo run --release -p tinytools-examples --example schema_report -- \
+//! cargo run -p tinytools-examples --features tiktoken --example schema_report                     # the 41-tool catalogue
+//! cargo run -p tinytools-examples --features tiktoken --example schema_report -- --profile gemini --max-schema-bytes 300
+//! cargo run --release -p tinytools-examples --features tiktoken --example schema_report -- \
 //!     --tools ../shared/eval/bfcl/tools.jsonl --summary                       # totals only
 //! ```
 //!

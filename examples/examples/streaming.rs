@@ -3,10 +3,10 @@
 //! `../shared/live/local-model.sh start` on `http://127.0.0.1:8091/v1`.
 //!
 //! ```text
-//! cargo run -p tinytools-examples --example streaming                  # the local model
-//! cargo run -p tinytools-examples --example streaming -- --base-url http://127.0.0.1:8080/v1 --model qwen
-//! cargo run -p tinytools-examples --example streaming -- --replay      # no model: a replayed stream
-//! cargo run -p tinytools-examples --example streaming -- --dialect native  # calls written as text read at the turn's end
+//! cargo run -p tinytools-examples --features providers --example streaming                  # the local model
+//! cargo run -p tinytools-examples --features providers --example streaming -- --base-url http://127.0.0.1:8080/v1 --model qwen
+//! cargo run -p tinytools-examples --features providers --example streaming -- --replay      # no model: a replayed stream
+//! cargo run -p tinytools-examples --features providers --example streaming -- --dialect native  # calls written as text read at the turn's end
 //! ```
 //!
 //! `TINYTOOLS_BASE_URL` and `TINYTOOLS_MODEL` stand in for the flags. `--replay` serves recorded

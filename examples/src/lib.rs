@@ -3,6 +3,10 @@
 //! the spec's live A/B, the offline scripted model, where the reference MCP servers and the
 //! embedding model live, and model providers replayed from 127.0.0.1 (`wire`).
 //!
+//! The default build (what the README's first command compiles) has the catalogue, the task,
+//! the scripted model, the surface measures and the eval loaders; `live` and `wire` need the
+//! `providers` feature, `mcp_peers` `mcp`, `models` `embedding` (`full` turns on all).
+//!
 //! `read_note` is Direct; the 40-tool long tail is Deferred, in families. Every tool answers
 //! with deterministic, made-up data so examples and tests run offline.
 //!
@@ -12,9 +16,14 @@
 
 pub mod catalogue;
 pub mod eval;
+#[cfg(feature = "providers")]
 pub mod live;
+#[cfg(feature = "mcp")]
 pub mod mcp_peers;
+#[cfg(feature = "embedding")]
 pub mod models;
 pub mod scripted;
 pub mod surface;
+pub mod task;
+#[cfg(feature = "providers")]
 pub mod wire;

@@ -2,7 +2,7 @@
 //! not a test: it asserts nothing, and CI does not time it).
 //!
 //! ```sh
-//! cargo build --release -p tinytools-gateway --features fixture --bins --examples
+//! cargo build --release -p tinytools-gateway --bins --examples
 //! target/release/examples/gateway_bench > bench.json
 //! ```
 //!

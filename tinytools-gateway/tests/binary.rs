@@ -30,12 +30,12 @@ async fn the_binary_serves_stdio_and_no_canary_secret_leaks() {
     let dir = temp_dir("binary");
     let cache = dir.join("cache");
     let server = json!({
-        "command": FIXTURE,
+        "command": fixture_server(),
         "args": ["--token=${CANARY_TOKEN}"],
         "env": {"FIXTURE_TOKEN": "${CANARY_TOKEN}", "FIXTURE_STARTS": dir.join("starts")},
         "gateway": {"tools": {"currency_convert": "direct"}}
     });
-    let missing = json!({"command": FIXTURE, "env": {"KEY": "${TINYTOOLS_GATEWAY_TEST_UNSET_VAR}"}});
+    let missing = json!({"command": fixture_server(), "env": {"KEY": "${TINYTOOLS_GATEWAY_TEST_UNSET_VAR}"}});
     write_config(&dir, json!({"fixture": server, "unset": missing}));
     let config = dir.join("config.json");
 

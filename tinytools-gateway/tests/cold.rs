@@ -131,7 +131,7 @@ async fn a_server_that_cannot_start_is_named_with_its_reason_and_no_path() {
         json!({
             "good": fixture(json!({}), json!({})),
             "ghost": {"command": "/nonexistent/dir/ghost-mcp"},
-            "unset": {"command": FIXTURE, "env": {"KEY": "${TINYTOOLS_GATEWAY_COLD_TEST_UNSET}"}},
+            "unset": {"command": fixture_server(), "env": {"KEY": "${TINYTOOLS_GATEWAY_COLD_TEST_UNSET}"}},
             "flaky": fixture(json!({"FIXTURE_EXIT_UNLESS": never}), json!({})),
             "hangs": fixture(json!({"FIXTURE_HANG_UNLESS": never}), quick),
         }),

@@ -1,4 +1,4 @@
-//! The `#[tool]` and `#[tools]` attributes of [tinytools](https://docs.rs/tinytools).
+//! The `#[tool]` and `#[tools]` attributes of [tinytools](https://docs.rs/tinytools-sdk).
 //!
 //! Depend on `tinytools`, not on this crate: it re-exports the attribute, and the generated
 //! code names its paths through `::tinytools::__private`.

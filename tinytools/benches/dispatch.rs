@@ -1,7 +1,7 @@
 //! Admission + dispatch of a 3-argument tool: schema validation, deserialization, the call,
 //! and output conversion. Target: ≤ 1 µs p50 on the 2-core CI machine.
 //!
-//! `cargo bench -p tinytools --bench dispatch`
+//! `cargo bench -p tinytools-sdk --bench dispatch`
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;

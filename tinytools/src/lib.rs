@@ -47,7 +47,13 @@
 //!
 //! # Cargo features
 //!
-//! The default build is the runtime alone: no HTTP client, no MCP SDK, no neural model.
+//! The package is `tinytools-sdk` on crates.io (the crate it builds is `tinytools`). The
+//! default build is the runtime alone: no HTTP client, no MCP SDK, no neural model.
+//!
+//! ```toml
+//! [dependencies]
+//! tinytools-sdk = { version = "0.1", features = ["providers"] }
+//! ```
 //!
 //! | feature | what it adds |
 //! |---|---|
@@ -56,6 +62,9 @@
 //! | `embedding` | `rank::embedding`: rank by meaning (sentence embeddings; all-MiniLM-L6-v2 in plain Rust) |
 //! | `tiktoken` | `schema::TiktokenCounter`: real BPE token counts (o200k, cl100k; offline) |
 //! | `testkit` | `testkit::ScriptedModel`: a model that replays a script, for tests |
+
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item is labelled with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod dialect;
 pub mod discovery;

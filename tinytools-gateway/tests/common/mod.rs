@@ -14,8 +14,25 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tinytools_gateway::{Gateway, GatewayConfig, GatewayOptions, ManifestCache, Supervisor};
 
-/// The downstream fixture: the example catalogue plus fault tools.
-pub const FIXTURE: &str = env!("CARGO_BIN_EXE_gateway-fixture-server");
+/// The downstream fixture: the example catalogue plus fault tools. It is the
+/// `gateway-fixture-server` example, which `cargo test` builds beside the gateway binary.
+pub fn fixture_server() -> &'static str {
+    static PATH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let binary = Path::new(env!("CARGO_BIN_EXE_tinytools-gateway"));
+        let path = binary
+            .parent()
+            .map(|dir| dir.join("examples").join("gateway-fixture-server").with_extension(std::env::consts::EXE_EXTENSION))
+            .unwrap_or_default();
+        assert!(
+            path.exists(),
+            "{} is missing: `cargo test -p tinytools-gateway` builds it with the tests, or build it with \
+             `cargo build -p tinytools-gateway --example gateway-fixture-server`",
+            path.display()
+        );
+        path.to_string_lossy().into_owned()
+    });
+    &PATH
+}
 
 /// The fixture's own tools, beside the catalogue: `fixture_crash`, `fixture_sleep`,
 /// `fixture_garbage` and `fixture_progress`.
@@ -46,7 +63,7 @@ pub fn write_config(dir: &Path, servers: Value) -> GatewayConfig {
 
 /// A fixture server entry with these extra env variables and gateway keys.
 pub fn fixture(env: Value, gateway: Value) -> Value {
-    json!({"command": FIXTURE, "env": env, "gateway": gateway})
+    json!({"command": fixture_server(), "env": env, "gateway": gateway})
 }
 
 /// An in-process gateway over `config`, caching in `cache`, with an rmcp client on the other

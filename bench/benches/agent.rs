@@ -1,6 +1,6 @@
 //! Loop overhead: runs per second with a model that answers at once.
 //!
-//! `cargo bench -p tinytools-examples --bench agent`
+//! `cargo bench -p tinytools-bench --bench agent`
 //!
 //! A run is the spec's three turns over the 41-tool catalogue: `tool_search`, a call of the
 //! found tool, an answer. Everything but the model is real: the bridge, ranking, promotion,

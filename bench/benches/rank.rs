@@ -1,7 +1,7 @@
 //! Index build and search at 100, 1,000 and 10,000 tools: tinytools' BM25 (the `tool_search`
 //! ranking) beside the `bm25` crate (the one Codex uses) on the same catalogue, in one run.
 //!
-//! `cargo bench -p tinytools-examples --bench rank` (reads `../shared/eval/bfcl`).
+//! `cargo bench -p tinytools-bench --bench rank` (reads `../shared/eval/bfcl`).
 //!
 //! The catalogue is BFCL's 3,420 tools (name, description, parameter names and descriptions);
 //! 10,000 repeats it with renamed copies. Queries cycle through BFCL's first 200. Search asks

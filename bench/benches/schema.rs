@@ -1,6 +1,6 @@
 //! Preparing and compacting the 3,420 BFCL schemas, per provider profile.
 //!
-//! `cargo bench -p tinytools-examples --bench schema` (reads `../shared/eval/bfcl`).
+//! `cargo bench -p tinytools-bench --bench schema` (reads `../shared/eval/bfcl`).
 
 use std::path::PathBuf;
 

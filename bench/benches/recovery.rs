@@ -2,7 +2,7 @@
 //! brace-heavy text, at 0.25, 1 and 2 MB, through the public [`Dialect::parse`] (a native
 //! model's reply is read for calls written as text).
 //!
-//! `cargo bench -p tinytools-examples --bench recovery -- recovery --warm-up-time 1 --measurement-time 3`
+//! `cargo bench -p tinytools-bench --bench recovery -- recovery --warm-up-time 1 --measurement-time 3`
 //!
 //! Neither reply holds a call: the whole reply is read and comes back as its text. Linear
 //! reading shows as the same throughput at every size.
