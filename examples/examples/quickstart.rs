@@ -1,4 +1,4 @@
-//! The README's first agent: a builder, instructions, one deferred tool found through
+//! A first agent (docs/guide/agent-loop.md): a builder, instructions, one deferred tool found through
 //! `tool_search`, and a typed answer, against any OpenAI-compatible endpoint.
 //!
 //! ```text

@@ -1,5 +1,9 @@
 //! Test-only package: see tests/. What several of its suites share.
 
+// The README's and the guide's code blocks, as doctests.
+#[cfg(doctest)]
+mod docs;
+
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};

@@ -53,7 +53,7 @@ pub use responses::{NAMESPACE_LIMIT, OpenAiResponses};
 #[non_exhaustive]
 pub enum ConfigError {
     /// A required environment variable is missing.
-    #[error("set {0} (and see the README's live-test section for the others)")]
+    #[error("set {0} (docs/guide/providers.md lists the others)")]
     MissingVariable(&'static str),
     /// The HTTP client could not be built.
     #[error("the HTTP client could not be built: {0}")]
