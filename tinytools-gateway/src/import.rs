@@ -111,6 +111,18 @@ pub fn import_text(file: impl AsRef<Path>, text: &str, from: Option<ClientFormat
     let fail = |message: String| ImportError { file: file.to_owned(), message };
     let toml_named = file.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
     let root = parse_root(text, from, toml_named).map_err(fail)?;
+    import_value(file, &root, from)
+}
+
+/// Converts a client's config already parsed into a JSON value (Codex's TOML as its JSON
+/// equivalent); `file` names it in messages. `tinytools-gateway setup` passes the servers it
+/// moves this way, with the gateway's own entry left out.
+///
+/// # Errors
+/// As [`import_file`], less the syntax errors.
+pub fn import_value(file: impl AsRef<Path>, root: &Value, from: Option<ClientFormat>) -> Result<Imported, ImportError> {
+    let file = file.as_ref();
+    let fail = |message: String| ImportError { file: file.to_owned(), message };
     let Some(object) = root.as_object() else {
         return Err(fail(format!("the top level is not an object; {EXPECTED}")));
     };
@@ -408,7 +420,7 @@ fn vscode_references(name: &str, key: &str, text: &str, notes: &mut Vec<String>)
 
 /// JSON with comments (`//`, `/* */`) and trailing commas made plain JSON; strings are kept
 /// as they are.
-fn strip_jsonc(text: &str) -> String {
+pub(crate) fn strip_jsonc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_string = false;
