@@ -225,6 +225,12 @@ pub(crate) fn parse(args: impl Iterator<Item = String>) -> Result<Option<Command
         args.next();
         return parse_setup(args);
     }
+    parse_other(args)
+}
+
+/// Serving, `import` and `report`.
+fn parse_other(args: impl Iterator<Item = String>) -> Result<Option<Command>, String> {
+    let mut args = args.peekable();
     let subcommand = match args.peek().map(String::as_str) {
         Some(word @ ("import" | "report")) => {
             let word = word.to_owned();

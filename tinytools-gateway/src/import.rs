@@ -473,8 +473,15 @@ pub(crate) fn strip_jsonc(text: &str) -> String {
                     if next.is_whitespace() {
                         continue;
                     }
-                    if next == '/' && matches!(ahead.peek(), Some('/' | '*')) {
-                        break;
+                    if next == '/' && ahead.peek() == Some(&'/') {
+                        ahead.by_ref().find(|c| *c == '\n');
+                        continue;
+                    }
+                    if next == '/' && ahead.peek() == Some(&'*') {
+                        ahead.next();
+                        let mut last = ' ';
+                        ahead.by_ref().find(|c| std::mem::replace(&mut last, *c) == '*' && *c == '/');
+                        continue;
                     }
                     trailing = matches!(next, '}' | ']');
                     break;
@@ -498,6 +505,10 @@ mod tests {
         let text = "{\n // a comment\n \"a\": \"x // not a comment\", /* block */ \"b\": [1, 2,],\n}";
         let value: Value = serde_json::from_str(&strip_jsonc(text)).unwrap();
         assert_eq!(value, json!({"a": "x // not a comment", "b": [1, 2]}));
+        // A trailing comma before a comment and the closing bracket.
+        let text = "{\"a\": 1, // one\n /* end */\n}";
+        let value: Value = serde_json::from_str(&strip_jsonc(text)).unwrap();
+        assert_eq!(value, json!({"a": 1}));
     }
 
     #[test]

@@ -62,10 +62,12 @@
 //!
 //! `--undo` renames the backup over the client's file, when the file is still exactly what
 //! setup wrote (setup's edit, made again from the backup, gives the file byte for byte). When
-//! it is not (the gateway's entry is gone, or anything in the file changed since; Claude Code
-//! rewrites its own keys in `~/.claude.json` as it runs), undo refuses and writes nothing,
-//! since restoring would drop those changes: put the servers back by hand, or, to drop the
-//! changes, rename the backup over the file yourself. The gateway's config is left as it is.
+//! only keys outside the servers changed since (Claude Code rewrites its own keys in
+//! `~/.claude.json` as it runs), the servers key alone is put back from the backup, keeping
+//! those changes, and the backup is removed. When the servers themselves changed (the gateway's
+//! entry is gone, or a server was added), undo refuses and writes nothing, since restoring
+//! would lose that: put the servers back by hand, or, to drop the changes, rename the backup
+//! over the file yourself. The gateway's config is left as it is.
 //!
 //! # Bad input
 //!
@@ -239,7 +241,8 @@ pub enum SetupError {
     /// `--undo` found the client's file changed since setup.
     #[error(
         "{}: {reason} since setup wrote it, so restoring {} would lose that; nothing was restored. Put the servers \
-         back by hand (they are in the gateway's config), or, to drop the changes, rename the backup over the file",
+         back by hand (they are in the gateway's config), or, to drop the changes, rename the backup over the file \
+         yourself",
         file.display(),
         backup.display()
     )]
@@ -477,22 +480,46 @@ pub fn undo(client: Client, file: Option<&Path>, dry_run: bool, env: &Env) -> Re
     let before = edit::parse(client, &backup, &original)?;
     let mut gateways =
         now.servers.iter().filter_map(|(name, entry)| Some((name, GatewayEntry::read(client, entry)?))).peekable();
-    let reason = if gateways.peek().is_none() { "the gateway's entry is gone" } else { "the file changed" };
-    let unchanged = gateways.any(|(name, entry)| {
-        let kept = other_gateways(&before.servers, name);
-        edit::edit(client, &original, &before, &kept, name, &entry).is_ok_and(|written| written == current)
-    });
-    if !unchanged {
+    let reason = if gateways.peek().is_none() { "the gateway's entry is gone" } else { "its servers changed" };
+    // What setup wrote, made again from the backup with each gateway entry the file holds.
+    let written: Vec<String> = gateways
+        .filter_map(|(name, entry)| {
+            let kept = other_gateways(&before.servers, name);
+            edit::edit(client, &original, &before, &kept, name, &entry).ok()
+        })
+        .collect();
+    let restored = if written.contains(&current) {
+        None
+    } else if written.iter().any(|text| edit::parse(client, &file, text).is_ok_and(|w| w.servers == now.servers)) {
+        Some(edit::restore_servers(client, &current, &original))
+    } else {
         return Err(SetupError::Changed { file, backup, reason });
-    }
+    };
     let mut report = Report::default();
     if dry_run {
         report.lines.push("dry run: nothing was written; the change would be:".into());
-        report.lines.push(files::diff(&file, &current, &original));
+        report.lines.push(files::diff(&file, &current, restored.as_deref().unwrap_or(&original)));
         return Ok(report);
     }
-    std::fs::rename(&backup, &file).map_err(|source| SetupError::Write { file: file.clone(), source })?;
-    report.lines.push(format!("restored {} from {} (and removed the backup)", file.display(), backup.display()));
+    match restored {
+        None => {
+            std::fs::rename(&backup, &file).map_err(|source| SetupError::Write { file: file.clone(), source })?;
+            report.lines.push(format!(
+                "restored {} from {} (and removed the backup)",
+                file.display(),
+                backup.display()
+            ));
+        }
+        Some(text) => {
+            files::write_atomic(&file, &text)?;
+            std::fs::remove_file(&backup).map_err(|source| SetupError::Write { file: backup.clone(), source })?;
+            report.lines.push(format!(
+                "{} changed outside its servers since setup (kept); put back its servers from {} (and removed the backup)",
+                file.display(),
+                backup.display()
+            ));
+        }
+    }
     report.lines.push(format!(
         "the gateway's config still holds the servers it was given; delete it if {} was its only client",
         client.name()

@@ -155,7 +155,31 @@ pub(super) fn edit(
     let mut servers: Vec<(&str, Entry<'_>)> =
         kept.iter().filter_map(|k| parsed.servers.get(k).map(|v| (k.as_str(), Entry::Kept(v)))).collect();
     servers.push((name, Entry::Gateway(entry)));
-    Ok(replace_member(text, client.servers_key(), &Servers(servers)))
+    let servers = Servers(servers);
+    Ok(replace_member(text, client.servers_key(), &|indent| render(&servers, indent)))
+}
+
+/// `current` with its servers key as it is in `original` (whose text is taken as it is; an
+/// empty object, or no `mcp_servers`, when `original` had none): `--undo` of a file whose
+/// other keys changed since setup.
+pub(super) fn restore_servers(client: Client, current: &str, original: &str) -> String {
+    let key = client.servers_key();
+    if client == Client::Codex {
+        let (Ok(mut now), Ok(before)) =
+            (current.parse::<toml_edit::DocumentMut>(), original.parse::<toml_edit::DocumentMut>())
+        else {
+            return current.to_owned();
+        };
+        now.remove(key);
+        if let Some(servers) = before.get(key) {
+            now.insert(key, servers.clone());
+        }
+        return now.to_string();
+    }
+    let value = top_level(original)
+        .and_then(|top| top.member(key).map(|member| original[member.value.clone()].to_owned()))
+        .unwrap_or_else(|| "{}".to_owned());
+    replace_member(current, key, &|_| value.clone())
 }
 
 /// A server in the servers object `setup` writes.
@@ -179,30 +203,30 @@ impl Serialize for Servers<'_> {
     }
 }
 
-/// `text` with the top-level member `key` set to `value`: its value's text replaced when it
-/// is there, else the member added after the last one.
-fn replace_member(text: &str, key: &str, value: &impl Serialize) -> String {
+/// `text` with the top-level member `key` set to `value` (its text, given the file's indent
+/// unit): its value's text replaced when it is there, else the member added after the last one.
+fn replace_member(text: &str, key: &str, value: &dyn Fn(Option<&str>) -> String) -> String {
     let quoted = Value::String(key.to_owned()).to_string();
     let Some(top) = top_level(text) else {
         // An empty file: a new object.
-        return format!("{{\n  {quoted}: {}\n}}\n", render(value, Some("  ")));
+        return format!("{{\n  {quoted}: {}\n}}\n", value(Some("  ")));
     };
     let indent = top.indent.as_deref();
     if let Some(member) = top.member(key) {
-        return format!("{}{}{}", &text[..member.value.start], render(value, indent), &text[member.value.end..]);
+        return format!("{}{}{}", &text[..member.value.start], value(indent), &text[member.value.end..]);
     }
     match top.members.last() {
         Some(last) => {
             let (separator, rendered) = match indent {
-                Some(indent) => (format!(",\n{indent}"), render(value, Some(indent))),
-                None => (", ".to_owned(), render(value, None)),
+                Some(indent) => (format!(",\n{indent}"), value(Some(indent))),
+                None => (", ".to_owned(), value(None)),
             };
             let at = last.value.end;
             format!("{}{separator}{quoted}: {rendered}{}", &text[..at], &text[at..])
         }
         None => {
             let (open, close) = (top.open + 1, top.close);
-            format!("{}\n  {quoted}: {}\n{}", &text[..open], render(value, Some("  ")), &text[close..])
+            format!("{}\n  {quoted}: {}\n{}", &text[..open], value(Some("  ")), &text[close..])
         }
     }
 }
@@ -415,18 +439,30 @@ mod tests {
         let top = top_level(text).unwrap();
         assert_eq!(top.indent.as_deref(), Some("    "));
         assert_eq!(&text[top.member("a").unwrap().value.clone()], "[1, {\"b\": \"}\"}]");
-        let out = replace_member(text, "mcpServers", &Servers(vec![("t", Entry::Gateway(&entry()))]));
+        let entry = entry();
+        let servers = Servers(vec![("t", Entry::Gateway(&entry))]);
+        let out = replace_member(text, "mcpServers", &|indent| render(&servers, indent));
         let expected = "{\n    // mine\n    \"a\": [1, {\"b\": \"}\"}],\n    \"mcpServers\": {\n        \"t\": {\n            \"command\": \"/bin/tinytools-gateway\",\n            \"args\": [\n                \"--config\",\n                \"/c/g.json\"\n            ]\n        }\n    }, /* c */\n    \"z\": true,\n}\n";
         assert_eq!(out, expected);
     }
 
     #[test]
     fn a_missing_member_is_added_after_the_last_or_into_an_empty_object() {
-        let servers = Servers(vec![]);
+        let servers = |indent: Option<&str>| render(&Servers(vec![]), indent);
         assert_eq!(replace_member("{\n  \"a\": 1\n}", "servers", &servers), "{\n  \"a\": 1,\n  \"servers\": {}\n}");
         assert_eq!(replace_member("{\"a\": 1}", "servers", &servers), "{\"a\": 1, \"servers\": {}}");
         assert_eq!(replace_member("{}\n", "servers", &servers), "{\n  \"servers\": {}\n}\n");
         assert_eq!(replace_member("", "servers", &servers), "{\n  \"servers\": {}\n}\n");
+    }
+
+    #[test]
+    fn undo_puts_back_only_the_servers_when_other_keys_changed() {
+        let original = "{\"n\": 1, \"mcpServers\": {\"a\": {\"command\": \"x\"}} }";
+        let current = "{\"n\": 2, \"mcpServers\": {\"t\": {}}, \"new\": 3}";
+        let restored = restore_servers(Client::Cursor, current, original);
+        assert_eq!(restored, "{\"n\": 2, \"mcpServers\": {\"a\": {\"command\": \"x\"}}, \"new\": 3}");
+        let restored = restore_servers(Client::Codex, "m = 2\n[mcp_servers.t]\ncommand = \"g\"\n", "m = 1\n");
+        assert_eq!(restored, "m = 2\n");
     }
 
     #[test]
