@@ -111,6 +111,18 @@ pub fn import_text(file: impl AsRef<Path>, text: &str, from: Option<ClientFormat
     let fail = |message: String| ImportError { file: file.to_owned(), message };
     let toml_named = file.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("toml"));
     let root = parse_root(text, from, toml_named).map_err(fail)?;
+    import_value(file, &root, from)
+}
+
+/// Converts a client's config already parsed into a JSON value (Codex's TOML as its JSON
+/// equivalent); `file` names it in messages. `tinytools-gateway setup` passes the servers it
+/// moves this way, with the gateway's own entry left out.
+///
+/// # Errors
+/// As [`import_file`], less the syntax errors.
+pub fn import_value(file: impl AsRef<Path>, root: &Value, from: Option<ClientFormat>) -> Result<Imported, ImportError> {
+    let file = file.as_ref();
+    let fail = |message: String| ImportError { file: file.to_owned(), message };
     let Some(object) = root.as_object() else {
         return Err(fail(format!("the top level is not an object; {EXPECTED}")));
     };
@@ -408,7 +420,7 @@ fn vscode_references(name: &str, key: &str, text: &str, notes: &mut Vec<String>)
 
 /// JSON with comments (`//`, `/* */`) and trailing commas made plain JSON; strings are kept
 /// as they are.
-fn strip_jsonc(text: &str) -> String {
+pub(crate) fn strip_jsonc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_string = false;
@@ -461,8 +473,15 @@ fn strip_jsonc(text: &str) -> String {
                     if next.is_whitespace() {
                         continue;
                     }
-                    if next == '/' && matches!(ahead.peek(), Some('/' | '*')) {
-                        break;
+                    if next == '/' && ahead.peek() == Some(&'/') {
+                        ahead.by_ref().find(|c| *c == '\n');
+                        continue;
+                    }
+                    if next == '/' && ahead.peek() == Some(&'*') {
+                        ahead.next();
+                        let mut last = ' ';
+                        ahead.by_ref().find(|c| std::mem::replace(&mut last, *c) == '*' && *c == '/');
+                        continue;
                     }
                     trailing = matches!(next, '}' | ']');
                     break;
@@ -486,6 +505,10 @@ mod tests {
         let text = "{\n // a comment\n \"a\": \"x // not a comment\", /* block */ \"b\": [1, 2,],\n}";
         let value: Value = serde_json::from_str(&strip_jsonc(text)).unwrap();
         assert_eq!(value, json!({"a": "x // not a comment", "b": [1, 2]}));
+        // A trailing comma before a comment and the closing bracket.
+        let text = "{\"a\": 1, // one\n /* end */\n}";
+        let value: Value = serde_json::from_str(&strip_jsonc(text)).unwrap();
+        assert_eq!(value, json!({"a": 1}));
     }
 
     #[test]

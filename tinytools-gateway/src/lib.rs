@@ -26,6 +26,7 @@
 //! - [`redact`]: remote servers' secrets, scrubbed from the log.
 //! - [`import`]: other clients' config files, converted.
 //! - [`report`]: what each server's tools cost, with and without the gateway.
+//! - [`setup`]: the gateway written into a client's config (`tinytools-gateway setup`).
 //! - `spans` (private): each `tools/call` as an `execute_tool` span, as `docs/tracing.md` says.
 
 pub mod admission;
@@ -48,6 +49,7 @@ pub mod redact;
 pub mod relay;
 pub mod report;
 pub mod sessions;
+pub mod setup;
 mod spans;
 pub mod supervisor;
 pub mod template;
