@@ -1,7 +1,7 @@
 //! Where the gateway's benchmarks find the binaries they launch (shared by `cold_start` and
 //! `gateway_bench` through `#[path]`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The path in `variable`, else `name` beside this example (another example, such as the
 /// fixture server) or in the profile directory above it (`target/release/examples/x` →
