@@ -1,7 +1,8 @@
 //! Index build and search at 100, 1,000 and 10,000 tools: tinytools' BM25 (the `tool_search`
 //! ranking) beside the `bm25` crate (the one Codex uses) on the same catalogue, in one run.
 //!
-//! `cargo bench -p tinytools-bench --bench rank` (reads `../shared/eval/bfcl`).
+//! `cargo bench -p tinytools-bench --bench rank` (reads BFCL's set from `TINYTOOLS_EVAL_DIR`,
+//! else `../shared/eval`; `bench/scripts/fetch-eval.sh` fetches it).
 //!
 //! The catalogue is BFCL's 3,420 tools (name, description, parameter names and descriptions);
 //! 10,000 repeats it with renamed copies. Queries cycle through BFCL's first 200. Search asks
@@ -18,8 +19,28 @@ use tinytools_examples::eval::{self, EvalQuery, EvalTool};
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 
-fn eval_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl")
+/// BFCL's set in the eval sets' directory (`TINYTOOLS_EVAL_DIR`, else `../shared/eval`), or the
+/// process ends saying what is missing and how to get it: under `cargo bench` (which passes
+/// `--bench`) or with `TINYTOOLS_EVAL_REQUIRED=1` as a failure, under `cargo test --benches`
+/// as a skip.
+fn bfcl_dir() -> PathBuf {
+    match eval::sets_dir(&["bfcl"]) {
+        Ok(dir) => dir.join("bfcl"),
+        Err(missing) if std::env::args().any(|arg| arg == "--bench") || eval::eval_required() => {
+            eprintln!("rank: {missing}");
+            std::process::exit(1);
+        }
+        Err(missing) => {
+            eprintln!("skipped: {missing}");
+            std::process::exit(0);
+        }
+    }
+}
+
+/// Ends the process with `message` as a failure.
+fn fail(message: String) -> ! {
+    eprintln!("rank: {message}");
+    std::process::exit(1);
 }
 
 /// `n` tools: BFCL's, repeated under new names past 3,420.
@@ -57,12 +78,12 @@ fn corpus(tools: &[(Arc<ToolSchema>, Option<String>)]) -> Vec<String> {
 }
 
 fn rank(c: &mut Criterion) {
-    let dir = eval_dir();
-    let tools: Vec<EvalTool> = match eval::read_jsonl(&dir.join("tools.jsonl")) {
-        Ok(tools) => tools,
-        Err(err) => panic!("{err} (the benchmark reads shared/eval beside the checkout)"),
-    };
-    let queries: Vec<EvalQuery> = eval::read_jsonl(&dir.join("queries.jsonl")).unwrap_or_default();
+    let dir = bfcl_dir();
+    let tools: Vec<EvalTool> = eval::read_jsonl(&dir.join("tools.jsonl")).unwrap_or_else(|err| fail(err));
+    let queries: Vec<EvalQuery> = eval::read_jsonl(&dir.join("queries.jsonl")).unwrap_or_else(|err| fail(err));
+    if tools.is_empty() || queries.is_empty() {
+        fail(format!("{} holds no tools or no queries", dir.display()));
+    }
     let queries: Vec<&str> = queries.iter().take(200).map(|q| q.query.as_str()).collect();
 
     let mut build = c.benchmark_group("build");

@@ -1,6 +1,7 @@
 //! Preparing and compacting the 3,420 BFCL schemas, per provider profile.
 //!
-//! `cargo bench -p tinytools-bench --bench schema` (reads `../shared/eval/bfcl`).
+//! `cargo bench -p tinytools-bench --bench schema` (reads BFCL's set from
+//! `TINYTOOLS_EVAL_DIR`, else `../shared/eval`; `bench/scripts/fetch-eval.sh` fetches it).
 
 use std::path::PathBuf;
 
@@ -9,12 +10,33 @@ use tinytools::schema::{ProviderProfile, SchemaPreparation};
 use tinytools::{SchemaCompaction, ToolSchema};
 use tinytools_examples::eval::{self, EvalTool};
 
+/// BFCL's set in the eval sets' directory (`TINYTOOLS_EVAL_DIR`, else `../shared/eval`), or the
+/// process ends saying what is missing and how to get it: under `cargo bench` (which passes
+/// `--bench`) or with `TINYTOOLS_EVAL_REQUIRED=1` as a failure, under `cargo test --benches`
+/// as a skip.
+fn bfcl_dir() -> PathBuf {
+    match eval::sets_dir(&["bfcl"]) {
+        Ok(dir) => dir.join("bfcl"),
+        Err(missing) if std::env::args().any(|arg| arg == "--bench") || eval::eval_required() => {
+            eprintln!("schema: {missing}");
+            std::process::exit(1);
+        }
+        Err(missing) => {
+            eprintln!("skipped: {missing}");
+            std::process::exit(0);
+        }
+    }
+}
+
+/// Ends the process with `message` as a failure.
+fn fail(message: String) -> ! {
+    eprintln!("schema: {message}");
+    std::process::exit(1);
+}
+
 fn schemas() -> Vec<ToolSchema> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl/tools.jsonl");
-    let tools: Vec<EvalTool> = match eval::read_jsonl(&path) {
-        Ok(tools) => tools,
-        Err(err) => panic!("{err} (the benchmark reads shared/eval beside the checkout)"),
-    };
+    let path = bfcl_dir().join("tools.jsonl");
+    let tools: Vec<EvalTool> = eval::read_jsonl(&path).unwrap_or_else(|err| fail(err));
     tools.into_iter().map(|t| ToolSchema::new(t.id, t.description, eval::normalize_schema(&t.parameters))).collect()
 }
 

@@ -18,8 +18,9 @@
 //! cargo run --release -p tinytools-bench --bin typed_output -- ...         # typed output: 24 extractions (docs/typed-output.md)
 //! ```
 //!
-//! The eval sets (BFCL, MetaTool) are read at run time from `../shared/eval` beside the
-//! checkout, through `tinytools_examples::eval`.
+//! The eval sets (BFCL, MetaTool) are read at run time from `TINYTOOLS_EVAL_DIR`, else
+//! `../shared/eval` beside the checkout, through `tinytools_examples::eval`
+//! (`bench/scripts/fetch-eval.sh` fetches BFCL's from its PyPI wheel).
 
 mod aids;
 mod arms;

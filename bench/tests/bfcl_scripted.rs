@@ -1,9 +1,10 @@
 //! The BFCL arm end to end against offline models: the real agent, the real checker (from the
 //! bfcl-eval wheel `bench/bfcl/setup.sh` installs; CI sets `TINYTOOLS_BFCL_REQUIRED=1`, so a
-//! missing wheel fails here instead of skipping), the real dev-half queries.
+//! missing wheel fails here instead of skipping), the real dev-half queries (the public eval
+//! set, skipped when missing unless `TINYTOOLS_EVAL_REQUIRED=1`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,9 +12,11 @@ use serde_json::{Value, json};
 use tinytools::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset};
 use tinytools_bench::{AidsChoice, KeywordModel, Servers};
+use tinytools_examples::eval;
 
-fn eval_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl")
+/// BFCL's dev half, or `None` (the test skipped, with one line) when it is missing.
+fn eval_dir() -> Option<PathBuf> {
+    Some(eval::sets_or_skip(&["bfcl"])?.join("bfcl"))
 }
 
 fn checker() -> Option<Checker> {
@@ -27,8 +30,8 @@ fn checker() -> Option<Checker> {
     }
 }
 
-fn dataset(checker: &Checker) -> Dataset {
-    bfcl::load(&eval_dir().join("queries.jsonl"), &eval_dir().join("tools.jsonl"), Some(&checker.data_dir))
+fn dataset(dir: &Path, checker: &Checker) -> Dataset {
+    bfcl::load(&dir.join("queries.jsonl"), &dir.join("tools.jsonl"), Some(&checker.data_dir))
         .expect("the dev half and the wheel load")
 }
 
@@ -82,8 +85,9 @@ fn the_checker_is_bfcl_s_own_and_reads_its_answers() {
 /// is found by name, runs, and BFCL's checker counts it right; the native arm too.
 #[tokio::test]
 async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
+    let Some(dir) = eval_dir() else { return };
     let Some(checker) = checker() else { return };
-    let data = dataset(&checker);
+    let data = dataset(&dir, &checker);
     let query = data.queries.iter().find(|q| q.qid == "simple_python_0").expect("in the dev half").clone();
     let model = Arc::new(Oracle {
         calls: vec![("calculate_triangle_area".into(), json!({"base": 10, "height": 5}))],
@@ -129,8 +133,9 @@ async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
 /// stratified over all nine categories, and the pool's first request stays small.
 #[tokio::test]
 async fn the_scripted_model_runs_a_sample_of_every_category() {
+    let Some(dir) = eval_dir() else { return };
     let Some(checker) = checker() else { return };
-    let data = dataset(&checker);
+    let data = dataset(&dir, &checker);
     let queries = bfcl::sample(&data.queries, 30, 1);
     let categories: std::collections::BTreeSet<&str> = queries.iter().map(|q| q.category.as_str()).collect();
     assert_eq!(categories.len(), 9, "{categories:?}");
@@ -161,7 +166,8 @@ fn tempfile_path(name: &str) -> PathBuf {
 /// Two servers: query runs spread over both, each run's turns on the server it started on.
 #[tokio::test]
 async fn query_runs_spread_over_the_servers_and_keep_theirs() {
-    let data = bfcl::load(&eval_dir().join("queries.jsonl"), &eval_dir().join("tools.jsonl"), None).expect("loads");
+    let Some(dir) = eval_dir() else { return };
+    let data = bfcl::load(&dir.join("queries.jsonl"), &dir.join("tools.jsonl"), None).expect("loads");
     let queries = bfcl::sample(&data.queries, 8, 1);
     let oracle = || Arc::new(Oracle { calls: vec![("no_such_function".into(), json!({}))], seen: AtomicUsize::new(0) });
     let (left, right) = (oracle(), oracle());

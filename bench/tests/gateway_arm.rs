@@ -234,10 +234,7 @@ async fn a_pre_searching_host_sends_names_it_does_not_offer_to_the_gateway() {
 /// The arm with `distractors` BFCL tools behind the gateway and the manifest names `names`,
 /// or `None` when the binaries or the eval sets are not there.
 async fn arm_with_distractors(distractors: usize, names: &str) -> Option<ArmSpec> {
-    if !tasks::bfcl_tools_path().exists() {
-        eprintln!("skipped: the eval sets live in ../shared/eval beside the checkout");
-        return None;
-    }
+    tinytools_examples::eval::sets_or_skip(&["bfcl"])?;
     let binaries = binaries()?;
     let setup = GatewaySetup {
         distractors,

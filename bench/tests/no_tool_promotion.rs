@@ -110,6 +110,9 @@ async fn over_the_suite_catalogue_no_tool_messages_promote_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "embeds 1,041 tools: run in release"]
 async fn over_the_scale_catalogue_no_tool_messages_promote_nothing() {
+    if tinytools_examples::eval::sets_or_skip(&["bfcl"]).is_none() {
+        return;
+    }
     let Some(ranker) = ranker() else { return };
     let registry = tasks::scale_registry(1_000).map_err(|e| e.to_string()).unwrap();
     let catalog = DeferredCatalog::new(&registry, |_| true);

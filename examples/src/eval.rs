@@ -1,4 +1,11 @@
-//! Loading the public tool-retrieval sets in `../shared/eval` and scoring a ranking on them.
+//! Finding and loading the public tool-retrieval sets (BFCL's and MetaTool's dev halves) and
+//! scoring a ranking on them.
+//!
+//! The sets are not in the repository. [`eval_dir`] says where they are: `TINYTOOLS_EVAL_DIR`,
+//! else `../shared/eval` beside the checkout, else `bench/eval-data` (where
+//! `bench/scripts/fetch-eval.sh` writes BFCL's from its PyPI wheel). Tests that read them skip
+//! with one line when they are missing ([`sets_or_skip`]), and fail instead when
+//! `TINYTOOLS_EVAL_REQUIRED=1` (`.ci/run` sets it).
 //!
 //! Format (see `shared/eval/README.md`): `tools.jsonl` rows `{id, name, description,
 //! parameters}`, `queries.jsonl` rows `{qid, query, gold: [id]}`. Every tool is registered
@@ -6,7 +13,7 @@
 //! (strict) and `name` (name level).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -46,6 +53,110 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| serde_json::from_str(line).map_err(|err| format!("{}:{}: {err}", path.display(), i + 1)))
         .collect()
+}
+
+/// The variable naming the directory that holds the sets (`bfcl/`, `metatool/`, each with
+/// `tools.jsonl` and `queries.jsonl`). A relative path is taken from the workspace root.
+pub const EVAL_DIR_VAR: &str = "TINYTOOLS_EVAL_DIR";
+
+/// The switch (`=1`) that makes a missing set fail the tests that read it instead of skipping
+/// them.
+pub const EVAL_REQUIRED_VAR: &str = "TINYTOOLS_EVAL_REQUIRED";
+
+/// The script that fetches BFCL's set from its PyPI wheel, from the workspace root.
+pub const FETCH_SCRIPT: &str = "bench/scripts/fetch-eval.sh";
+
+/// The workspace root (this crate's parent directory).
+fn workspace_root() -> &'static Path {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest)
+}
+
+/// The directory holding the sets: `$TINYTOOLS_EVAL_DIR` when set (relative to the workspace
+/// root), else `../shared/eval` beside the workspace when it is there, else
+/// `bench/eval-data` (the fetch script's default) when it is there.
+///
+/// # Errors
+/// When the variable is unset and neither default exists: what is missing and how to get it.
+pub fn eval_dir() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    if let Some(dir) = std::env::var_os(EVAL_DIR_VAR).filter(|dir| !dir.is_empty()) {
+        return Ok(root.join(dir));
+    }
+    let beside = root.parent().map(|parent| parent.join("shared").join("eval"));
+    let fetched = root.join("bench").join("eval-data");
+    beside.into_iter().chain([fetched]).find(|dir| dir.is_dir()).ok_or_else(|| {
+        format!(
+            "needs the public eval sets ({EVAL_DIR_VAR} is unset and there is no ../shared/eval beside \
+             the checkout nor bench/eval-data); run {FETCH_SCRIPT} or set {EVAL_DIR_VAR}"
+        )
+    })
+}
+
+/// How to get a set that is missing, for the messages.
+fn how_to_get(set: &str) -> String {
+    if set == "metatool" {
+        format!("MetaTool is not on PyPI: place it by hand (see {FETCH_SCRIPT}) and set {EVAL_DIR_VAR}")
+    } else {
+        format!("run {FETCH_SCRIPT} or set {EVAL_DIR_VAR}")
+    }
+}
+
+/// `file` (`tools.jsonl`, `queries.jsonl`) of the set `set` (`bfcl`, `metatool`) under
+/// [`eval_dir`].
+///
+/// # Errors
+/// When the directory or the file is not there, in one line: what is missing and how to get it
+/// (a program reports it as it is).
+pub fn set_file(set: &str, file: &str) -> Result<PathBuf, String> {
+    let dir = eval_dir().map_err(|_| {
+        format!(
+            "needs the public eval set `{set}` ({EVAL_DIR_VAR} is unset and there is no ../shared/eval \
+             beside the checkout nor bench/eval-data); {}",
+            how_to_get(set)
+        )
+    })?;
+    let path = dir.join(set).join(file);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!("needs the public eval set `{set}` ({} is missing); {}", path.display(), how_to_get(set)))
+    }
+}
+
+/// Whether a missing set must fail rather than skip (`TINYTOOLS_EVAL_REQUIRED=1`).
+pub fn eval_required() -> bool {
+    std::env::var(EVAL_REQUIRED_VAR).is_ok_and(|v| v == "1")
+}
+
+/// The directory ([`eval_dir`]) holding every one of `sets`, each with its `tools.jsonl` and
+/// `queries.jsonl`: `dir.join("bfcl").join("tools.jsonl")` is then there.
+///
+/// # Errors
+/// The first missing file, as [`set_file`] words it.
+pub fn sets_dir(sets: &[&str]) -> Result<PathBuf, String> {
+    for set in sets {
+        for file in ["tools.jsonl", "queries.jsonl"] {
+            set_file(set, file)?;
+        }
+    }
+    eval_dir()
+}
+
+/// For tests: [`sets_dir`], or `None` after one line on stderr (`skipped: ...`) saying what is
+/// missing and how to get it (the test is then skipped).
+///
+/// # Panics
+/// When a set is missing and [`eval_required`].
+pub fn sets_or_skip(sets: &[&str]) -> Option<PathBuf> {
+    match sets_dir(sets) {
+        Ok(dir) => Some(dir),
+        Err(missing) if eval_required() => panic!("{missing} ({EVAL_REQUIRED_VAR}=1)"),
+        Err(missing) => {
+            eprintln!("skipped: {missing}");
+            None
+        }
+    }
 }
 
 /// A tool of a set as a registered, Deferred `Tool`: what `tool_search` would see. It only
@@ -284,6 +395,16 @@ mod tests {
         let ideal = 1.0 + 1.0 / 3f64.log2();
         assert!((s.ndcg_10 - dcg / ideal).abs() < 1e-12);
         assert_eq!(Scores::of(&[], &["a"]), Scores::default());
+    }
+
+    #[test]
+    fn a_missing_set_says_what_is_missing_and_how_to_get_it() {
+        let Err(bfcl) = set_file("bfcl", "no-such-file.jsonl") else { panic!("no-such-file.jsonl was found") };
+        assert!(bfcl.starts_with("needs the public eval set `bfcl` ("), "{bfcl}");
+        assert!(bfcl.ends_with(&format!("run {FETCH_SCRIPT} or set {EVAL_DIR_VAR}")), "{bfcl}");
+        assert!(!bfcl.contains('\n'), "one line: {bfcl}");
+        let Err(metatool) = set_file("metatool", "no-such-file.jsonl") else { panic!("no-such-file.jsonl was found") };
+        assert!(metatool.contains("MetaTool is not on PyPI: place it by hand"), "{metatool}");
     }
 
     #[test]

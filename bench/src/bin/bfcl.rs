@@ -9,7 +9,8 @@
 //!
 //! Options: `--base-url URL[,URL...]` (several servers: each query run goes to the least busy
 //! one and stays there; one server per core runs faster than one server on all cores),
-//! `--queries FILE` (default `../shared/eval/bfcl/queries.jsonl`; any file of that
+//! `--queries FILE` (default BFCL's dev half in the eval sets' directory, `TINYTOOLS_EVAL_DIR`
+//! else `../shared/eval`, which `bench/scripts/fetch-eval.sh` fetches; any file of that
 //! format), `--tools FILE` (the pooled functions, default beside it), `--arms
 //! native,pool,pool-ranker` (default `native,pool`), `--limit N` (a stratified sample, default
 //! every query) and `--seed S` (default 1), `--results FILE` (resumable: finished queries are
@@ -45,12 +46,12 @@ use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, QueryResult};
 use tinytools_bench::{AidsChoice, KeywordModel, Servers};
-use tinytools_examples::models;
+use tinytools_examples::{eval, models};
 
 struct Options {
     base_url: String,
     model: String,
-    queries: PathBuf,
+    queries: Option<PathBuf>,
     tools: Option<PathBuf>,
     arms: Vec<Arm>,
     limit: Option<usize>,
@@ -78,10 +79,14 @@ fn main() {
 }
 
 async fn run(options: Options) -> Result<(), String> {
+    let queries_file = match &options.queries {
+        Some(file) => file.clone(),
+        None => eval::set_file("bfcl", "queries.jsonl")?,
+    };
     let checker = Checker::start(&options.python)?;
     let wheel_data = options.irrelevance.then_some(checker.data_dir.as_path());
-    let tools = options.tools.clone().unwrap_or_else(|| options.queries.with_file_name("tools.jsonl"));
-    let data = bfcl::load(&options.queries, &tools, wheel_data)?;
+    let tools = options.tools.clone().unwrap_or_else(|| queries_file.with_file_name("tools.jsonl"));
+    let data = bfcl::load(&queries_file, &tools, wheel_data)?;
     let queries = bfcl::sample(&data.queries, options.limit.unwrap_or(usize::MAX), options.seed);
     let servers = servers(&options)?;
     let model_name = if options.scripted { "scripted-keyword".to_owned() } else { options.model.clone() };
@@ -228,7 +233,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options = Options {
         base_url: "http://127.0.0.1:8091/v1".to_owned(),
         model: "qwen2.5-coder-1.5b".to_owned(),
-        queries: PathBuf::from("../shared/eval/bfcl/queries.jsonl"),
+        queries: None,
         tools: None,
         arms: vec![Arm::Native, Arm::Pool],
         limit: None,
@@ -255,7 +260,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         match flag.as_str() {
             "--base-url" => options.base_url = value()?,
             "--model" => options.model = value()?,
-            "--queries" => options.queries = value()?.into(),
+            "--queries" => options.queries = Some(value()?.into()),
             "--tools" => options.tools = Some(value()?.into()),
             "--arms" => {
                 options.arms = value()?

@@ -74,7 +74,7 @@ fn run() -> Result<(), String> {
     let value = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
     let every: usize = value("--metatool-every").map_or(Ok(5), |v| v.parse()).map_err(|_| "--metatool-every N")?;
     let vectors_dir = value("--vectors-dir").map(PathBuf::from);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
+    let root = eval::sets_dir(&["bfcl", "metatool"])?;
     let name = value("--ranker").unwrap_or_else(|| "minilm".to_owned());
     let static_model = value("--static-model").map(PathBuf::from);
     let ranker = models::named_ranker(&name, static_model.as_deref())?

@@ -5,6 +5,8 @@
 //! cargo run --release -p tinytools-bench --bin encoder_speed -- --queries ../shared/eval/bfcl/queries.jsonl
 //! ```
 //!
+//! `--queries` defaults to BFCL's in the eval sets' directory (`TINYTOOLS_EVAL_DIR`, else
+//! `../shared/eval`; `bench/scripts/fetch-eval.sh` fetches it).
 //! Embeds every `--every N`th query (default 10) of the file `--repeats R` times (default 5)
 //! through `TextEmbedder::embed_query`, the path a search takes (reading the query's first
 //! `--query-tokens N` word pieces, by default `BertEmbedder::DEFAULT_QUERY_TOKENS`), and keeps each query's fastest
@@ -32,6 +34,10 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let Args { queries, every, repeats, query_tokens } = parse_args(std::env::args().skip(1))?;
+    let queries = match queries {
+        Some(file) => file,
+        None => eval::set_file("bfcl", "queries.jsonl")?,
+    };
     let queries: Vec<EvalQuery> = eval::read_jsonl(&queries)?;
     let Some(encoder) = models::minilm() else { return Err("the model is not installed (run .ci/models)".into()) };
     let encoder = match query_tokens {
@@ -84,19 +90,19 @@ fn at(sorted: &[f64], p: f64) -> f64 {
 
 /// The command line.
 struct Args {
-    queries: PathBuf,
+    queries: Option<PathBuf>,
     every: usize,
     repeats: usize,
     query_tokens: Option<usize>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let (mut queries, mut every, mut repeats) = (PathBuf::from("../shared/eval/bfcl/queries.jsonl"), 10, 5);
+    let (mut queries, mut every, mut repeats) = (None, 10, 5);
     let mut query_tokens = None;
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
-            "--queries" => queries = PathBuf::from(value()?),
+            "--queries" => queries = Some(PathBuf::from(value()?)),
             "--every" => every = whole_number(&arg, &value()?)?,
             "--repeats" => repeats = whole_number(&arg, &value()?)?,
             "--query-tokens" => query_tokens = Some(whole_number(&arg, &value()?)?),

@@ -85,7 +85,7 @@ fn main() {
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let json_output = args.iter().any(|a| a == "--json");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
+    let root = eval::sets_dir(&["bfcl", "metatool"])?;
     let expand = args.iter().any(|a| a == "--expand");
     let full = args.iter().any(|a| a == "--full");
     let subsets = !full && (expand || args.iter().any(|a| a == "--subsets"));

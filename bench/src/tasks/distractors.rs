@@ -1,5 +1,6 @@
 //! BFCL's real tool definitions as Deferred distractors, to run the suite over a catalogue of
-//! a thousand tools. Read at run time from `../shared/eval` beside the checkout; never copied.
+//! a thousand tools. Read at run time from the public eval sets (`../shared/eval` beside the
+//! checkout, or `TINYTOOLS_EVAL_DIR`; see `tinytools_examples::eval::eval_dir`); never copied.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -10,9 +11,12 @@ use tinytools::{Tool, ToolRegistry};
 use tinytools_examples::catalogue;
 use tinytools_examples::eval::{self, EvalTool};
 
-/// Where BFCL's tool definitions live: `shared/eval/bfcl/tools.jsonl` beside the checkout.
-pub fn bfcl_tools_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/bfcl/tools.jsonl")
+/// Where BFCL's tool definitions live: `bfcl/tools.jsonl` in the eval sets' directory.
+///
+/// # Errors
+/// When it is not there: what is missing and how to get it, in one line.
+pub fn bfcl_tools_path() -> Result<PathBuf, String> {
+    eval::set_file("bfcl", "tools.jsonl")
 }
 
 /// The first `n` of BFCL's tools in the file's order, each Deferred under its name made
@@ -23,13 +27,7 @@ pub fn bfcl_tools_path() -> PathBuf {
 /// # Errors
 /// When the file cannot be read or parsed, or holds fewer than `n` usable tools.
 pub fn bfcl_distractors(n: usize) -> Result<Vec<Arc<dyn Tool>>, String> {
-    let path = bfcl_tools_path();
-    if !path.exists() {
-        return Err(format!(
-            "{} is missing: the eval sets live in ../shared/eval beside the checkout (see its README.md)",
-            path.display()
-        ));
-    }
+    let path = bfcl_tools_path()?;
     let tools: Vec<EvalTool> = eval::read_jsonl(&path)?;
     let mut taken: HashSet<String> = catalogue::tools().iter().map(|tool| tool.name().to_owned()).collect();
     taken.insert(TOOL_SEARCH.to_owned());
