@@ -22,9 +22,9 @@ use tinytools::run::{Agent, Capture, RunEvent, RunPolicy};
 use tinytools::schema::{EstimatedTokens, TokenCounter};
 use tinytools::{ToolRegistry, ToolSchema};
 use tinytools_examples::catalogue;
-use tinytools_examples::task::{MANIFEST_TOKEN_BUDGET, SYSTEM_PROMPT, TASK};
 use tinytools_examples::scripted;
 use tinytools_examples::surface::Surface;
+use tinytools_examples::task::{MANIFEST_TOKEN_BUDGET, SYSTEM_PROMPT, TASK};
 
 /// What the example reports about the catalogue, before any model is called.
 struct Figures {
@@ -169,8 +169,7 @@ async fn first_request_tools(registry: ToolRegistry) -> Vec<ToolSchema> {
     let model = Arc::new(tinytools::testkit::ScriptedModel::new([tinytools::model::ModelResponse::text("-")]));
     let policy = RunPolicy::default()
         .with_discovery(ToolDiscoveryPolicy::default().with_manifest_token_budget(MANIFEST_TOKEN_BUDGET));
-    let Ok(agent) =
-        Agent::builder(model.clone()).instructions(SYSTEM_PROMPT).registry(registry).policy(policy).build()
+    let Ok(agent) = Agent::builder(model.clone()).instructions(SYSTEM_PROMPT).registry(registry).policy(policy).build()
     else {
         return Vec::new();
     };

@@ -21,7 +21,9 @@ pub fn fixture_server() -> &'static str {
         let binary = Path::new(env!("CARGO_BIN_EXE_tinytools-gateway"));
         let path = binary
             .parent()
-            .map(|dir| dir.join("examples").join("gateway-fixture-server").with_extension(std::env::consts::EXE_EXTENSION))
+            .map(|dir| {
+                dir.join("examples").join("gateway-fixture-server").with_extension(std::env::consts::EXE_EXTENSION)
+            })
             .unwrap_or_default();
         assert!(
             path.exists(),
