@@ -39,7 +39,8 @@ impl Tool for Stub {
     }
 }
 
-fn registry() -> ToolRegistry {
+/// Four deferred tools: two in `crm`, one in `notes`, one in `calendar`.
+pub(crate) fn registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for (name, description, family) in [
         ("create_record", "Create a record.", "crm"),
@@ -52,7 +53,7 @@ fn registry() -> ToolRegistry {
     registry
 }
 
-const CRM: &str = "Customer accounts, sales leads and deals.";
+pub(crate) const CRM: &str = "Customer accounts, sales leads and deals.";
 
 fn names(catalog: &DeferredCatalog, query: &str) -> Vec<String> {
     catalog.bm25(query, 4).into_iter().map(|hit| hit.name).collect()
