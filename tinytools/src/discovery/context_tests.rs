@@ -39,8 +39,7 @@ impl Tool for Stub {
     }
 }
 
-/// Four deferred tools: two in `crm`, one in `notes`, one in `calendar`.
-pub(crate) fn registry() -> ToolRegistry {
+fn registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for (name, description, family) in [
         ("create_record", "Create a record.", "crm"),
@@ -53,7 +52,7 @@ pub(crate) fn registry() -> ToolRegistry {
     registry
 }
 
-pub(crate) const CRM: &str = "Customer accounts, sales leads and deals.";
+const CRM: &str = "Customer accounts, sales leads and deals.";
 
 fn names(catalog: &DeferredCatalog, query: &str) -> Vec<String> {
     catalog.bm25(query, 4).into_iter().map(|hit| hit.name).collect()

@@ -11,7 +11,7 @@
 mod bridge;
 mod catalog;
 #[cfg(test)]
-pub(crate) mod context_tests;
+mod context_tests;
 mod manifest;
 mod policy;
 mod unknown;

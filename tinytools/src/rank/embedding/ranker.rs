@@ -354,30 +354,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_tool_is_embedded_again_when_its_family_description_changes_and_only_then() {
-        use crate::discovery::context_tests::{CRM, registry};
-        let embedder = Arc::new(Lengths(0.into()));
-        let ranker = EmbeddingRanker::new(embedder.clone());
-        let context = crate::rank::RankContext::default();
-        let embedded_after = |registry: &crate::ToolRegistry| {
-            let catalog = DeferredCatalog::new(registry, |_| true);
-            let (ranker, context, embedder) = (&ranker, &context, &embedder);
-            async move {
-                let _ = ranker.rank(RankRequest { query: "x", limit: 5, catalog: &catalog, context }).await;
-                embedder.0.load(Ordering::SeqCst)
-            }
-        };
-        let mut registry = registry();
-        assert_eq!(embedded_after(&registry).await, 5, "four tools and the query");
-        assert_eq!(embedded_after(&registry).await, 6, "a new catalogue of the same tools: the query only");
-        registry.describe_family("crm", CRM).expect("valid");
-        assert_eq!(embedded_after(&registry).await, 9, "the two crm tools again, and the query");
-        assert_eq!(embedded_after(&registry).await, 10, "then the query only");
-        registry.describe_family("crm", "").expect("valid");
-        assert_eq!(embedded_after(&registry).await, 13, "undescribed: the crm tools again");
-    }
-
-    #[tokio::test]
     async fn tools_are_embedded_once_and_every_hit_is_a_catalogue_tool() {
         let embedder = Arc::new(Lengths(0.into()));
         let reported = Arc::new(std::sync::Mutex::new(Vec::new()));
