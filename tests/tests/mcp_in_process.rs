@@ -78,6 +78,28 @@ async fn an_exported_registry_lists_every_visible_tool_with_its_derived_schema_a
 }
 
 #[tokio::test]
+async fn a_servers_instructions_describe_the_imported_family_for_ranking_only() {
+    let registry = Arc::new(catalogue_with_a_hidden_tool());
+    let words = "Made-up data only: a tutoring desk for homework questions.";
+    let server = McpToolServer::new(Arc::clone(&registry)).with_instructions(words);
+    let (client, _server) = connect(server, McpImport::new("catalogue").exposure(ToolExposure::Deferred)).await;
+    assert_eq!(client.self_description().as_deref(), Some(words));
+    let mut imported = ToolRegistry::new();
+    let report = client.register_into(&mut imported).await.expect("registers");
+    assert_eq!(report.imported.len(), 40);
+    assert_eq!(imported.family_description("catalogue"), Some(words), "the server's words describe its family");
+    // Only the instructions say "homework": the family's tools are found by it, and the
+    // answer shows their declarations as they are, without the server's words.
+    let bridge = tinytools::discovery::DiscoveryBridge::new(&imported, Default::default());
+    let answer = bridge.search(&json!({"query": "homework"})).await;
+    let text = answer.result.to_model_text();
+    assert!(text.contains("catalogue__"), "{text}");
+    assert!(!text.contains("tutoring") && !text.contains("homework"), "{text}");
+    let manifest = bridge.schema(&tinytools::schema::EstimatedTokens).description;
+    assert!(!manifest.contains("tutoring"), "{manifest}");
+}
+
+#[tokio::test]
 async fn an_exported_tool_called_through_mcp_answers_as_it_does_directly() {
     let registry = Arc::new(catalogue_with_a_hidden_tool());
     let (client, _server) = connect(McpToolServer::new(Arc::clone(&registry)), McpImport::new("catalogue")).await;

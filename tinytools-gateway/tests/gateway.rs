@@ -65,6 +65,21 @@ async fn a_warm_cache_lists_and_searches_without_starting_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_instructions_rank_its_tools_and_stay_out_of_search_answers() {
+    let dir = temp_dir("instructions");
+    let words = "Made-up data for a tutoring desk.";
+    let config = write_config(&dir, json!({"fixture": fixture(json!({"FIXTURE_INSTRUCTIONS": words}), json!({}))}));
+    let (client, _gateway) = connect(&config, &dir.join("cache")).await;
+    list(&client).await;
+    // Only the server's instructions say "tutoring": its tools are found by them.
+    let answer = search(&client, "tutoring").await;
+    let first = answer["matches"][0]["name"].as_str().unwrap_or_default();
+    assert!(first.starts_with("fixture__"), "{answer}");
+    assert!(!answer.to_string().contains("tutoring"), "the answer holds declarations only: {answer}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_cache_serves_even_when_the_command_cannot_start() {
     let dir = temp_dir("broken-command");
     let good = fixture_config(&dir, json!({}));

@@ -194,6 +194,8 @@ pub use tinytools_macros::tool;
 /// Makes the `#[tool]` methods of an `impl` block a [`ToolGroup`]: one tool per method, with
 /// `&self` as their shared state; register them with
 /// [`ToolRegistry::register_group`]. The block takes the keys of [`#[tool]`](macro@tool)
-/// except `name`, `ident` and `description`, as defaults its methods' own keys override. See
-/// [`ToolGroup`] for an example.
+/// except `name`, `ident` and `description`, as defaults its methods' own keys override, and one
+/// of its own: `family_description = "..."` (with `family`), what the family's tools have in
+/// common, given to [`ToolRegistry::describe_family`] when the group registers. See
+/// [`ToolGroup`] for examples.
 pub use tinytools_macros::tools;

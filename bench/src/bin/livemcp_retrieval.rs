@@ -23,7 +23,11 @@
 //! after); `--tasks N` (only the first N tasks); `--expand` wraps the ranker in
 //! `ExpandingRanker`, the search keywords written by the model at `TINYTOOLS_BASE_URL`
 //! (default: `local-model.sh`'s server, model `TINYTOOLS_MODEL` or
-//! `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per question and per step.
+//! `qwen2.5-coder-$TINYTOOLS_LLM_SIZE`), one short call per question and per step;
+//! `--family-context none|description|summary` gives each server's family the set's
+//! `server_description` (the server's own words) or `server_summary` (a paragraph the set's
+//! authors had a model write) as its family description (ranking only), and
+//! `--family-description-weight X` sets BM25's weight for that field.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +35,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::rank::FieldWeights;
 use tinytools_bench::cli::whole_number;
 use tinytools_bench::livemcp::{self, score};
 use tinytools_examples::{live, models};
@@ -44,6 +49,10 @@ struct Options {
     query_tokens: Option<usize>,
     tasks: Option<usize>,
     expand: bool,
+    /// `--family-context`: the set's key whose text describes each server's family.
+    family_context: Option<String>,
+    /// `--family-description-weight`: BM25's weight for that field, when not its default.
+    family_description_weight: Option<f32>,
 }
 
 fn main() {
@@ -60,14 +69,12 @@ fn run() -> Result<(), String> {
         .clone()
         .or_else(|| std::env::var_os("TINYTOOLS_LIVEMCPBENCH").map(PathBuf::from))
         .ok_or("give --data DIR or set TINYTOOLS_LIVEMCPBENCH (bench/livemcp/fetch.sh prints DIR)")?;
-    let mut data = livemcp::load(&dir)?;
+    let mut data = livemcp::load_with(&dir, options.family_context.as_deref())?;
     if let Some(n) = options.tasks {
         data.tasks.truncate(n);
     }
 
-    // A slow machine must not turn the embedding ranker's answers into BM25's.
-    let mut policy =
-        ToolDiscoveryPolicy::default().with_max_limit(score::RANK_LIMIT).with_ranker_timeout(Duration::from_secs(600));
+    let mut policy = base_policy(&options);
     let embedding = match options.ranker.as_str() {
         "bm25" => None,
         "minilm" => {
@@ -118,6 +125,8 @@ fn run() -> Result<(), String> {
         "tools": data.catalogue.tools.len(),
         "tasks": data.tasks.len(),
         "ranker": ranker_name,
+        "family_context": options.family_context.as_deref().unwrap_or("none"),
+        "family_description_weight": policy_weight(bridge.policy()),
         "pre_promotion_policy": {
             "limit": pre.limit,
             "min_confidence": (f64::from(pre.min_confidence) * 1e4).round() / 1e4,
@@ -138,6 +147,22 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
+/// The run's policy before a ranker: every scored hit, no timeout, the asked field weight.
+fn base_policy(options: &Options) -> ToolDiscoveryPolicy {
+    // A slow machine must not turn the embedding ranker's answers into BM25's.
+    let policy =
+        ToolDiscoveryPolicy::default().with_max_limit(score::RANK_LIMIT).with_ranker_timeout(Duration::from_secs(600));
+    match options.family_description_weight {
+        Some(weight) => policy.with_field_weights(FieldWeights::default().with_family_description(weight)),
+        None => policy,
+    }
+}
+
+/// The family-description weight the run's BM25 used, rounded.
+fn policy_weight(policy: &ToolDiscoveryPolicy) -> f64 {
+    (f64::from(policy.field_weights.family_description) * 1e4).round() / 1e4
+}
+
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options = Options {
         data: None,
@@ -147,6 +172,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         query_tokens: None,
         tasks: None,
         expand: false,
+        family_context: None,
+        family_description_weight: None,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -164,6 +191,20 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             }
             "--tasks" => {
                 options.tasks = Some(whole_number(&flag, &value()?)?);
+            }
+            "--family-context" => {
+                let key = value()?;
+                options.family_context = match key.as_str() {
+                    "none" => None,
+                    "description" => Some("server_description".to_owned()),
+                    "summary" => Some("server_summary".to_owned()),
+                    other => return Err(format!("--family-context: `{other}`: use none, description or summary")),
+                };
+            }
+            "--family-description-weight" => {
+                let text = value()?;
+                options.family_description_weight =
+                    Some(text.parse().map_err(|_| format!("--family-description-weight: `{text}` is not a number"))?);
             }
             "--json" => {}
             "--expand" => options.expand = true,

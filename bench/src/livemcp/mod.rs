@@ -119,8 +119,24 @@ pub fn files(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
 
 /// Reads and registers the set found under `dir` (see [`files`]).
 pub fn load(dir: &Path) -> Result<Data, String> {
+    load_with(dir, None)
+}
+
+/// [`load`], giving each server's family the description the set carries under `context`
+/// (`server_description`: the server's own words; `server_summary`: a paragraph the set's
+/// authors had a model write) with [`ToolRegistry::describe_family`]. The text stays out of
+/// every answer the model reads; only ranking uses it.
+pub fn load_with(dir: &Path, context: Option<&str>) -> Result<Data, String> {
     let (tools_file, tasks_file) = files(dir)?;
-    let catalogue = catalogue(&read_json(&tools_file)?).map_err(|e| format!("{}: {e}", tools_file.display()))?;
+    let servers = read_json(&tools_file)?;
+    let mut catalogue = catalogue(&servers).map_err(|e| format!("{}: {e}", tools_file.display()))?;
+    if let Some(key) = context {
+        for server in servers.as_array().into_iter().flatten() {
+            if let (Some(name), Some(description)) = (text(server, "server_name"), text(server, key)) {
+                catalogue.registry.describe_family(family_for(name), description).map_err(|e| e.to_string())?;
+            }
+        }
+    }
     let tasks = tasks(&read_json(&tasks_file)?).map_err(|e| format!("{}: {e}", tasks_file.display()))?;
     Ok(Data { catalogue, tasks })
 }

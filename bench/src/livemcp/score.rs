@@ -98,8 +98,10 @@ pub struct Evaluation {
     pub aligned_tasks: usize,
     /// Per aligned step whose tool is matched: its text's scores against that tool.
     pub aligned_steps: Vec<Scores>,
-    /// Per task with steps and matched gold: recall at 5 and 10 of the steps' union.
-    pub step_union: Vec<(f64, f64)>,
+    /// Per task with steps and matched gold: recall at 5, 10 and 20 of the steps' union.
+    pub step_union: Vec<(f64, f64, f64)>,
+    /// Per task with matched gold: its outcomes (ids and ranks only, no task text).
+    pub per_task: Vec<Value>,
     /// Pre-promotion on the question alone.
     pub question_loaded: Loaded,
     /// Pre-promotion on the question and then every step as user messages.
@@ -137,6 +139,13 @@ impl Evaluation {
             return;
         }
         self.task_level.push(Scores::of(&listed, &gold));
+        // 1-based rank of each matched gold tool in a ranking's distinct names (null: not in it).
+        let ranks = |ranking: &[String]| -> Vec<Value> {
+            gold.iter()
+                .map(|name| ranking.iter().position(|n| n == name).map_or(Value::Null, |at| json!(at + 1)))
+                .collect()
+        };
+        let mut outcome = json!({"task": task.id, "question_gold_ranks": ranks(&names)});
 
         let mut step_rankings = Vec::with_capacity(task.steps.len());
         for step in &task.steps {
@@ -144,20 +153,36 @@ impl Evaluation {
         }
         if task.aligned() {
             self.aligned_tasks += 1;
+            let mut aligned = Vec::new();
             for (ranking, tool) in step_rankings.iter().zip(&task.tools) {
                 if catalogue.count_named(tool) > 0 {
                     let listed: Vec<&str> = ranking.iter().map(String::as_str).collect();
                     self.aligned_steps.push(Scores::of(&listed, &[tool.as_str()]));
+                    aligned.push(ranking.iter().position(|n| n == tool).map_or(Value::Null, |at| json!(at + 1)));
                 }
             }
+            outcome["aligned_step_ranks"] = json!(aligned);
         }
         if !step_rankings.is_empty() {
             let found = |k: usize| {
                 let hit = |name: &&&str| step_rankings.iter().any(|r| r.iter().take(k).any(|n| n == **name));
                 gold.iter().filter(hit).count() as f64 / gold.len() as f64
             };
-            self.step_union.push((found(5), found(10)));
+            self.step_union.push((found(5), found(10), found(20)));
+            // Per gold tool, its best rank over the steps' rankings.
+            let best: Vec<Value> = gold
+                .iter()
+                .map(|name| {
+                    step_rankings
+                        .iter()
+                        .filter_map(|r| r.iter().position(|n| n == name))
+                        .min()
+                        .map_or(Value::Null, |at| json!(at + 1))
+                })
+                .collect();
+            outcome["any_step_best_ranks"] = json!(best);
         }
+        self.per_task.push(outcome);
 
         let mut promoted = Vec::new();
         let tokens = self.promote(bridge, &task.question, &mut promoted).await;
@@ -210,7 +235,7 @@ impl Evaluation {
     /// The figures as one JSON object.
     pub fn to_json(&self) -> Value {
         let pairs = self.step_union.len().max(1) as f64;
-        let union = |f: fn(&(f64, f64)) -> f64| round(self.step_union.iter().map(f).sum::<f64>() / pairs);
+        let union = |f: fn(&(f64, f64, f64)) -> f64| round(self.step_union.iter().map(f).sum::<f64>() / pairs);
         let unmatched: Vec<Value> = self.unmatched.iter().map(|u| json!({"task": u.task, "tool": u.name})).collect();
         json!({
             "gold": {
@@ -232,6 +257,7 @@ impl Evaluation {
                     "tasks": self.step_union.len(),
                     "recall@5": union(|p| p.0),
                     "recall@10": union(|p| p.1),
+                    "recall@20": union(|p| p.2),
                 },
             },
             "pre_promotion": {
@@ -241,6 +267,7 @@ impl Evaluation {
             "queries": self.latencies_ms.len(),
             "query_ms_p50": round(self.latency_ms(0.5)),
             "query_ms_p95": round(self.latency_ms(0.95)),
+            "per_task": self.per_task,
         })
     }
 }

@@ -9,13 +9,14 @@ use syn::{Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Token};
 use super::Errors;
 
 /// Every key `#[tool]` accepts, for "did you mean" and the unknown-key message.
-pub(crate) const KEYS: [&str; 15] = [
+pub(crate) const KEYS: [&str; 16] = [
     "name",
     "ident",
     "crate",
     "description",
     "exposure",
     "family",
+    "family_description",
     "read_only",
     "destructive",
     "idempotent",
@@ -38,6 +39,8 @@ pub(crate) struct ToolAttr {
     pub(crate) description: Option<LitStr>,
     pub(crate) exposure: Option<LitStr>,
     pub(crate) family: Option<LitStr>,
+    /// What the family's tools have in common: a `#[tools]` block's key only.
+    pub(crate) family_description: Option<LitStr>,
     pub(crate) read_only: Option<Flag>,
     pub(crate) destructive: Option<Flag>,
     pub(crate) idempotent: Option<Flag>,
@@ -70,6 +73,8 @@ impl ToolAttr {
             krate: own.krate.or(group.krate),
             exposure: own.exposure.or(group.exposure),
             family: own.family.or(group.family),
+            // The block's own: it describes the family once, not each method.
+            family_description: own.family_description,
             read_only: own.read_only.or(group.read_only),
             destructive: own.destructive.or(group.destructive),
             idempotent: own.idempotent.or(group.idempotent),
@@ -112,6 +117,9 @@ impl ToolAttr {
             "description" => set(&mut self.description, string(meta, &key, errors), meta, &key, errors),
             "exposure" => set(&mut self.exposure, string(meta, &key, errors), meta, &key, errors),
             "family" => set(&mut self.family, string(meta, &key, errors), meta, &key, errors),
+            "family_description" => {
+                set(&mut self.family_description, string(meta, &key, errors), meta, &key, errors);
+            }
             "compaction" => set(&mut self.compaction, string(meta, &key, errors), meta, &key, errors),
             "read_only" => set(&mut self.read_only, flag(meta, &key, errors), meta, &key, errors),
             "destructive" => set(&mut self.destructive, flag(meta, &key, errors), meta, &key, errors),

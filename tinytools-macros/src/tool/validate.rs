@@ -72,6 +72,12 @@ pub(crate) fn validate(attr: &ToolAttr, tool_fn: &ToolFn, errors: &mut Errors) -
     let name = tool_name(attr, tool_fn, errors);
     let exposure = exposure(attr, errors);
     let family = family(attr, errors);
+    if let Some(lit) = &attr.family_description {
+        errors.spanned(
+            lit,
+            "`family_description` describes a whole family: put it on the `#[tools(family = \"...\", family_description = \"...\")]` block, or call `ToolRegistry::describe_family`",
+        );
+    }
     let annotations = annotations(attr, errors);
     let compaction = compaction(attr, errors);
     let description = attr.description.as_ref().map_or_else(|| tool_fn.docs.description.clone(), syn::LitStr::value);

@@ -1,7 +1,9 @@
 //! `#[tools]`: an `impl` block whose `#[tool]` methods take `&self` becomes a tool group — one
 //! `Tool` per method, each holding the shared value, and a `ToolGroup` impl that hands them to
 //! `ToolRegistry::register_group`. The block's own keys (`family`, `exposure`, the
-//! classification flags, budgets, `crate`) are defaults its methods' `#[tool(...)]` override.
+//! classification flags, budgets, `crate`) are defaults its methods' `#[tool(...)]` override;
+//! `family_description` is the block's alone: `ToolGroup::described_family` hands it to
+//! `ToolRegistry::describe_family` when the group registers.
 //!
 //! Each method goes through the same `attr → parse → validate` steps as a free `#[tool]` fn,
 //! and its `TypedTool` impl is written by the same `tool::expand::tool_impl`.
@@ -39,7 +41,7 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         out.extend(quote!(#item_impl));
         return out;
     }
-    expand_group(&item_impl, &tools)
+    expand_group(&item_impl, &tools, &group)
 }
 
 /// The block's own `#[tools(...)]` keys, and what is wrong with the block as a whole: keys
@@ -49,6 +51,16 @@ fn group_attr(attr: TokenStream, item_impl: &ItemImpl, errors: &mut Errors) -> T
     for (key, lit) in [("name", &group.name), ("ident", &group.ident), ("description", &group.description)] {
         if let Some(lit) = lit {
             errors.spanned(lit, format!("`{key}` belongs to one tool: put it on the method's `#[tool({key} = ...)]`"));
+        }
+    }
+    if let Some(lit) = &group.family_description {
+        if group.family.is_none() {
+            errors.spanned(
+                lit,
+                "`family_description` describes the block's family: give the family too, as in #[tools(family = \"crm\", family_description = \"...\")]",
+            );
+        } else if lit.value().trim().is_empty() {
+            errors.spanned(lit, "a family description cannot be empty; leave it out instead");
         }
     }
     if let Some((path, _)) = &item_impl.trait_ {
@@ -85,6 +97,7 @@ fn tool_methods(item_impl: &mut ItemImpl, group: &ToolAttr, errors: &mut Errors)
             }
         };
         let own = ToolAttr::parse(tokens, errors);
+        // `validate` refuses a method's own `family_description`; the block's is never merged.
         let merged = own.over(group);
         let item_fn = ItemFn {
             attrs: method.attrs.clone(),
@@ -107,7 +120,7 @@ fn tool_methods(item_impl: &mut ItemImpl, group: &ToolAttr, errors: &mut Errors)
 
 /// The block as written, then (out of the user's namespace) a struct and a `Tool` impl per
 /// method and the block's `ToolGroup` impl. `tools` is not empty.
-fn expand_group(item_impl: &ItemImpl, tools: &[(ToolFn, validate::Tool)]) -> TokenStream {
+fn expand_group(item_impl: &ItemImpl, tools: &[(ToolFn, validate::Tool)], group: &ToolAttr) -> TokenStream {
     let Some((_, first)) = tools.first() else {
         return quote!(#item_impl);
     };
@@ -123,6 +136,18 @@ fn expand_group(item_impl: &ItemImpl, tools: &[(ToolFn, validate::Tool)]) -> Tok
     });
     let impls = tools.iter().map(|(tool_fn, tool)| expand::tool_impl(tool_fn, tool));
     let idents = tools.iter().map(|(_, tool)| &tool.struct_ident);
+    // Validated: a description comes with its family.
+    let described = match (&group.family, &group.family_description) {
+        (Some(family), Some(description)) => {
+            let description = description.value().trim().to_owned();
+            quote! {
+                fn described_family(&self) -> ::std::option::Option<(&'static str, &'static str)> {
+                    ::std::option::Option::Some((#family, #description))
+                }
+            }
+        }
+        _ => TokenStream::new(),
+    };
     quote! {
         #item_impl
 
@@ -137,6 +162,8 @@ fn expand_group(item_impl: &ItemImpl, tools: &[(ToolFn, validate::Tool)]) -> Tok
                         #(::std::sync::Arc::new(#idents(::std::sync::Arc::clone(&self))) as ::std::sync::Arc<dyn #krate::Tool>),*
                     ]
                 }
+
+                #described
             }
         };
     }

@@ -87,7 +87,7 @@ impl DiscoveryBridge {
     /// when discovery is disabled), and every answer reads only the surface.
     pub fn over(surface: Surface, policy: ToolDiscoveryPolicy) -> Self {
         let catalog = if policy.enabled {
-            DeferredCatalog::of_surface(&surface)
+            DeferredCatalog::of_surface_weighted(&surface, &policy.field_weights)
         } else {
             DeferredCatalog::from_tools(Vec::<(ToolSchema, Option<String>)>::new())
         };

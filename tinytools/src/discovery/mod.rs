@@ -10,6 +10,8 @@
 
 mod bridge;
 mod catalog;
+#[cfg(test)]
+mod context_tests;
 mod manifest;
 mod policy;
 mod unknown;

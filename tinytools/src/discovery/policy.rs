@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::model::NativeSearch;
-use crate::rank::ToolRanker;
+use crate::rank::{FieldWeights, ToolRanker};
 
 /// How a run's deferred tools reach the model (`ToolDiscoveryPolicy::mode`).
 ///
@@ -109,6 +109,9 @@ pub struct ToolDiscoveryPolicy {
     /// How deferred tools reach the model: the bridge (default) or the provider's own
     /// deferral.
     pub mode: DiscoveryMode,
+    /// How much each part of a tool counts in the catalogue's BM25 index. Default:
+    /// [`FieldWeights::default`], chosen by measurement.
+    pub field_weights: FieldWeights,
 }
 
 /// Query-aware discovery (`ToolDiscoveryPolicy::pre_promotion`): at run start, and whenever a
@@ -291,6 +294,7 @@ impl Default for ToolDiscoveryPolicy {
             ranker_timeout: Duration::from_secs(2),
             pre_promotion: PrePromotion::default(),
             mode: DiscoveryMode::Bridge,
+            field_weights: FieldWeights::default(),
         }
     }
 }
@@ -333,6 +337,13 @@ impl ToolDiscoveryPolicy {
     #[must_use]
     pub fn with_pre_promotion(mut self, pre_promotion: PrePromotion) -> Self {
         self.pre_promotion = pre_promotion;
+        self
+    }
+
+    /// Sets the field weights of the catalogue's BM25 index.
+    #[must_use]
+    pub fn with_field_weights(mut self, field_weights: FieldWeights) -> Self {
+        self.field_weights = field_weights;
         self
     }
 
@@ -385,6 +396,7 @@ impl fmt::Debug for ToolDiscoveryPolicy {
             .field("ranker_timeout", &self.ranker_timeout)
             .field("pre_promotion", &self.pre_promotion)
             .field("mode", &self.mode)
+            .field("field_weights", &self.field_weights)
             .finish()
     }
 }

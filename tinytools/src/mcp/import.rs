@@ -236,6 +236,21 @@ impl McpServer {
         self.service.peer().peer_info()?.instructions.clone()
     }
 
+    /// What the server says of itself in its handshake: its title and description (MCP's
+    /// `Implementation`), then its `instructions`, each once, at most
+    /// [`MAX_FAMILY_CONTEXT`] bytes in all. Registering the server's tools gives it to their
+    /// family ([`ToolRegistry::describe_family`]), which discovery ranks with and never shows.
+    pub fn self_description(&self) -> Option<String> {
+        let info = self.service.peer().peer_info()?;
+        let server = info.server_info.as_ref();
+        let parts = [
+            server.and_then(|server| server.title.as_deref()),
+            server.and_then(|server| server.description.as_deref()),
+            info.instructions.as_deref(),
+        ];
+        family_context(parts)
+    }
+
     /// Whether the server sent `notifications/tools/list_changed` since the tools were last listed.
     pub fn tools_changed(&self) -> bool {
         self.service.service().changes() > self.listed_at.load(Ordering::Acquire)
@@ -319,6 +334,8 @@ impl McpServer {
 
     /// Registers what was listed, records each refusal, and remembers the names for a refresh.
     fn register(&self, tools: Vec<McpTool>, registry: &mut ToolRegistry, mut report: ImportReport) -> ImportReport {
+        // The family is valid by construction (`family_for`), so describing it cannot fail.
+        let _ = registry.describe_family(self.import.family.clone(), self.self_description().unwrap_or_default());
         for tool in tools {
             let (name, remote_name) = (tool.spec.name.to_string(), tool.remote_name.clone());
             match registry.register_arc(Arc::new(tool)) {
@@ -407,5 +424,47 @@ impl ClientHandler for ListWatcher {
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
         self.changes.fetch_add(1, Ordering::AcqRel);
         std::future::ready(())
+    }
+}
+
+/// The most bytes of a server's own words ([`McpServer::self_description`]) a family keeps.
+pub const MAX_FAMILY_CONTEXT: usize = 2_000;
+
+/// The non-empty parts, trimmed, each once, joined by a space and cut to
+/// [`MAX_FAMILY_CONTEXT`] bytes on a character boundary.
+fn family_context<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> Option<String> {
+    let mut text = String::new();
+    for part in parts.into_iter().flatten().map(str::trim).filter(|part| !part.is_empty()) {
+        if text.contains(part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(part);
+    }
+    if text.len() > MAX_FAMILY_CONTEXT {
+        let mut end = MAX_FAMILY_CONTEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_words_are_joined_once_and_capped() {
+        assert_eq!(family_context([None, Some("  "), None]), None);
+        let joined = family_context([Some("Time"), Some("Clock and time zones."), Some("Use it for dates.")]);
+        assert_eq!(joined.as_deref(), Some("Time Clock and time zones. Use it for dates."));
+        let repeated = family_context([Some("Clock and time zones."), Some("Clock and time zones.")]);
+        assert_eq!(repeated.as_deref(), Some("Clock and time zones."));
+        let long = family_context([Some("é".repeat(MAX_FAMILY_CONTEXT).as_str())]).unwrap_or_default();
+        assert!(long.len() <= MAX_FAMILY_CONTEXT && long.len() >= MAX_FAMILY_CONTEXT - 1);
     }
 }

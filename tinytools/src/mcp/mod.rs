@@ -37,7 +37,7 @@ mod tool;
 use std::time::Duration;
 
 pub use export::McpToolServer;
-pub use import::{ImportReport, McpImport, McpServer, SkippedTool};
+pub use import::{ImportReport, MAX_FAMILY_CONTEXT, McpImport, McpServer, SkippedTool};
 pub use naming::{default_prefix, family_for, namespaced_name, remote_description};
 pub use presearch::{CALL_TOOL, GatewayPreSearch};
 pub use tool::McpTool;

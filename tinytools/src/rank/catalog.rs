@@ -56,14 +56,19 @@ impl DeferredCatalog {
         let tools = registry
             .iter()
             .filter(|tool| tool.exposure() == ToolExposure::Deferred && allowed(tool.name()))
-            .map(|tool| SurfaceTool::new(tool.shared_schema(), tool.shared_spec()))
+            .map(|tool| SurfaceTool::of(registry, tool))
             .collect();
         Self::index(tools, &FieldWeights::default())
     }
 
     /// A run's catalogue: the Deferred tools its surface admits.
     pub fn of_surface(surface: &Surface) -> Self {
-        Self::index(surface.deferred().cloned().collect(), &FieldWeights::default())
+        Self::of_surface_weighted(surface, &FieldWeights::default())
+    }
+
+    /// As [`of_surface`](Self::of_surface), with other field weights.
+    pub fn of_surface_weighted(surface: &Surface, weights: &FieldWeights) -> Self {
+        Self::index(surface.deferred().cloned().collect(), weights)
     }
 
     /// A catalogue of the given declarations and families, sorted by name (so the manifest is
@@ -99,7 +104,11 @@ impl DeferredCatalog {
         list.dedup_by(|later, kept| later.schema().name == kept.schema().name);
         let weights = *weights;
         // Each document's fields are read on the thread that tokenizes it.
-        let document = |i: usize| ToolDocument::new(list[i].schema(), list[i].family()).fields(weights);
+        let document = |i: usize| {
+            ToolDocument::new(list[i].schema(), list[i].family())
+                .with_family_description(list[i].family_description())
+                .fields(weights)
+        };
         let index = Bm25Index::build_split(list.len(), document, Tokenizer::default(), Bm25Params::default());
         let mut name_numbers = Vec::new();
         for tool in &list {

@@ -11,7 +11,7 @@ use crate::ToolSchema;
 /// ```
 /// use tinytools::rank::FieldWeights;
 ///
-/// let weights = FieldWeights::default().with_name(3.0).with_family(0.0);
+/// let weights = FieldWeights::default().with_name(3.0).with_family(0.0).with_family_description(0.5);
 /// assert_eq!((weights.name, weights.description, weights.family), (3.0, 1.0, 0.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,13 +27,28 @@ pub struct FieldWeights {
     pub parameter_descriptions: f32,
     /// Its family (`finance`, an MCP server's name).
     pub family: f32,
+    /// Its family's description ([`ToolRegistry::describe_family`](crate::ToolRegistry::describe_family),
+    /// an MCP server's `instructions`): shared by every tool of the family, so it is weighed
+    /// low; it lifts a family's tools for a query only the family's description matches.
+    pub family_description: f32,
 }
 
 impl Default for FieldWeights {
     fn default() -> Self {
-        Self { name: 2.0, description: 1.0, parameter_names: 1.0, parameter_descriptions: 0.5, family: 1.0 }
+        Self {
+            name: 2.0,
+            description: 1.0,
+            parameter_names: 1.0,
+            parameter_descriptions: 0.5,
+            family: 1.0,
+            family_description: FAMILY_DESCRIPTION_WEIGHT,
+        }
     }
 }
+
+/// The default weight of a family's description, chosen on LiveMCPBench retrieval from three
+/// values (`bench/records/livemcp/README.md`).
+const FAMILY_DESCRIPTION_WEIGHT: f32 = 0.3;
 
 impl FieldWeights {
     /// Sets the weight of the tool's name.
@@ -70,6 +85,13 @@ impl FieldWeights {
         self.family = family;
         self
     }
+
+    /// Sets the weight of its family's description (0 leaves it out).
+    #[must_use]
+    pub const fn with_family_description(mut self, family_description: f32) -> Self {
+        self.family_description = family_description;
+        self
+    }
 }
 
 /// A tool as the index reads it: its fields and their weights. Borrows from the declaration.
@@ -95,6 +117,7 @@ pub struct ToolDocument<'a> {
     /// The top-level `properties` object, read lazily: no copy, no allocation.
     properties: Option<&'a Map<String, Value>>,
     family: &'a str,
+    family_description: &'a str,
 }
 
 impl<'a> ToolDocument<'a> {
@@ -105,18 +128,49 @@ impl<'a> ToolDocument<'a> {
             description: &schema.description,
             properties: schema.parameters.get("properties").and_then(Value::as_object),
             family: family.unwrap_or_default(),
+            family_description: "",
         }
     }
 
+    /// The same tool, with its family's description (ranked at
+    /// [`FieldWeights::family_description`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tinytools::ToolSchema;
+    /// use tinytools::rank::{Bm25Index, FieldWeights, ToolDocument};
+    ///
+    /// let parameters = json!({"type": "object"});
+    /// let create = ToolSchema::new("create_record", "Create a record.", parameters.clone());
+    /// let note = ToolSchema::new("create_note", "Create a note.", parameters);
+    /// let documents = [
+    ///     ToolDocument::new(&create, Some("crm")).with_family_description(Some("Sales leads and deals.")),
+    ///     ToolDocument::new(&note, Some("notes")),
+    /// ];
+    /// let index = Bm25Index::with_fields(documents.map(|d| d.fields(FieldWeights::default())));
+    /// assert_eq!(index.search("create a lead", 2)[0].doc, 0);
+    /// ```
+    #[must_use]
+    pub fn with_family_description(mut self, description: Option<&'a str>) -> Self {
+        self.family_description = description.unwrap_or_default();
+        self
+    }
+
     /// The weighted fields, ready for [`Bm25Index::with_fields`](super::Bm25Index::with_fields):
-    /// name, description, family, then each top-level parameter's name and description.
+    /// name, description, family, family description, then each top-level parameter's name
+    /// and description.
     pub fn fields(self, weights: FieldWeights) -> impl Iterator<Item = (f32, &'a str)> {
         let parameters = self.properties.into_iter().flatten().flat_map(move |(name, property)| {
             let description = property.get("description").and_then(Value::as_str).unwrap_or_default();
             [(weights.parameter_names, name.as_str()), (weights.parameter_descriptions, description)]
         });
-        [(weights.name, self.name), (weights.description, self.description), (weights.family, self.family)]
-            .into_iter()
-            .chain(parameters)
+        [
+            (weights.name, self.name),
+            (weights.description, self.description),
+            (weights.family, self.family),
+            (weights.family_description, self.family_description),
+        ]
+        .into_iter()
+        .chain(parameters)
     }
 }

@@ -63,6 +63,8 @@ use crate::{SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
     state: StateMap,
+    /// Family → what its tools have in common ([`describe_family`](Self::describe_family)).
+    families: BTreeMap<String, Arc<str>>,
 }
 
 /// A tool as the registry holds it: the tool, its declaration and its [`ToolSpec`], read from
@@ -201,6 +203,9 @@ impl ToolRegistry {
     /// As [`register_group`](Self::register_group).
     pub fn register_group_arc<G: ToolGroup>(&mut self, group: Arc<G>) -> Result<&mut Self, RegistryError> {
         let mut next = self.clone();
+        if let Some((family, description)) = group.described_family() {
+            next.describe_family(family, description)?;
+        }
         for tool in group.tools() {
             next.register_arc(tool)?;
         }
@@ -280,6 +285,68 @@ impl ToolRegistry {
     /// ```
     pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.remove(name).map(|entry| Arc::clone(&entry.tool))
+    }
+
+    /// Says what a family's tools have in common (an MCP server's `instructions`, a product
+    /// area): discovery indexes it with each of the family's tools, for ranking only. The
+    /// manifest and `tool_search` answers never show it, so it costs the model nothing. A
+    /// family may be described before or after its tools register; describing it again
+    /// replaces the description, and an empty (or blank) one removes it.
+    ///
+    /// ```
+    /// use tinytools::discovery::DeferredCatalog;
+    /// use tinytools::{ToolRegistry, tool};
+    ///
+    /// /// Create a record.
+    /// #[tool(exposure = "deferred", family = "crm")]
+    /// async fn create_record(/** The record's name. */ name: String) -> String { name }
+    ///
+    /// /// Create a note.
+    /// #[tool(exposure = "deferred", family = "notes")]
+    /// async fn create_note(/** The note's title. */ title: String) -> String { title }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(CreateRecord)?.register(CreateNote)?;
+    /// registry.describe_family("crm", "Customer accounts, sales leads and deals.")?;
+    /// assert_eq!(registry.family_description("crm"), Some("Customer accounts, sales leads and deals."));
+    ///
+    /// // Only the description says "leads": the crm tool is found by it.
+    /// let catalog = DeferredCatalog::new(&registry, |_| true);
+    /// assert_eq!(catalog.bm25("create a lead", 1)[0].name, "create_record");
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::InvalidFamily`] when `family` breaks the family rule.
+    pub fn describe_family(
+        &mut self,
+        family: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Result<&mut Self, RegistryError> {
+        let family = family.into();
+        check_family(&family).map_err(|reason| RegistryError::InvalidFamily {
+            tool: String::new(),
+            family: family.clone(),
+            reason,
+        })?;
+        let description = description.into();
+        let description = description.trim();
+        if description.is_empty() {
+            self.families.remove(&family);
+        } else {
+            self.families.insert(family, Arc::from(description));
+        }
+        Ok(self)
+    }
+
+    /// What [`describe_family`](Self::describe_family) said of `family`, if anything.
+    pub fn family_description(&self, family: &str) -> Option<&str> {
+        self.families.get(family).map(AsRef::as_ref)
+    }
+
+    /// The description of `family`, shared.
+    pub(crate) fn shared_family_description(&self, family: Option<&str>) -> Option<Arc<str>> {
+        family.and_then(|family| self.families.get(family)).cloned()
     }
 
     /// The registered tool of that name, whatever its exposure.

@@ -120,11 +120,21 @@ impl<F: Fn(Subject<'_>) -> bool + Send + Sync> Rule for F {
 pub struct SurfaceTool {
     schema: Arc<ToolSchema>,
     spec: Arc<ToolSpec>,
+    /// Its family's description, for ranking only.
+    family_description: Option<Arc<str>>,
 }
 
 impl SurfaceTool {
     pub(crate) fn new(schema: Arc<ToolSchema>, spec: Arc<ToolSpec>) -> Self {
-        Self { schema, spec }
+        Self { schema, spec, family_description: None }
+    }
+
+    /// A registered tool with its family's description.
+    pub(crate) fn of(registry: &ToolRegistry, tool: &RegisteredTool) -> Self {
+        Self {
+            family_description: registry.shared_family_description(tool.family()),
+            ..Self::new(tool.shared_schema(), tool.shared_spec())
+        }
     }
 
     /// Its facts, as the registry holds them.
@@ -151,6 +161,17 @@ impl SurfaceTool {
     /// Its family.
     pub fn family(&self) -> Option<&str> {
         self.spec.family.as_deref()
+    }
+
+    /// Its family's description ([`ToolRegistry::describe_family`]): what discovery ranks with
+    /// beside the tool's own text. Never shown to the model.
+    pub fn family_description(&self) -> Option<&str> {
+        self.family_description.as_deref()
+    }
+
+    /// The family description, shared.
+    pub(crate) fn shared_family_description(&self) -> Option<&Arc<str>> {
+        self.family_description.as_ref()
     }
 
     /// Its own schema budget.
@@ -192,7 +213,7 @@ impl Surface {
             }
             match judge(Subject::Tool(tool)) {
                 None => {
-                    let admitted = SurfaceTool::new(tool.shared_schema(), tool.shared_spec());
+                    let admitted = SurfaceTool::of(registry, tool);
                     surface.admitted.insert(tool.name().to_owned(), admitted);
                 }
                 Some(reason) => {

@@ -64,7 +64,35 @@ use super::Tool;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
+///
+/// A block can describe its family once, for discovery's ranking only (the model never reads
+/// it):
+///
+/// ```
+/// use tinytools::{ToolRegistry, tools};
+///
+/// struct Crm;
+///
+/// #[tools(family = "crm", family_description = "Customer accounts, sales leads and deals.", exposure = "deferred")]
+/// impl Crm {
+///     /// Create a record.
+///     #[tool]
+///     async fn create_record(&self, /** Its name. */ name: String) -> String { name }
+/// }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register_group(Crm)?;
+/// assert_eq!(registry.family_description("crm"), Some("Customer accounts, sales leads and deals."));
+/// # Ok::<(), tinytools::RegistryError>(())
+/// ```
 pub trait ToolGroup: Send + Sync + 'static {
     /// The group's tools, each holding the group.
     fn tools(self: Arc<Self>) -> Vec<Arc<dyn Tool>>;
+
+    /// The block's family and its description (`#[tools(family = "crm", family_description =
+    /// "...")]`), which registering the group gives to
+    /// [`ToolRegistry::describe_family`](crate::ToolRegistry::describe_family). `None` by default.
+    fn described_family(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
 }

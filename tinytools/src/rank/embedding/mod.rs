@@ -33,6 +33,8 @@
 
 mod attention;
 mod bert;
+#[cfg(test)]
+mod context_tests;
 mod distill;
 mod elementwise;
 mod frame;

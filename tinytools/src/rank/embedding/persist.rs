@@ -101,7 +101,10 @@ impl EmbeddingRanker {
         let total = saved.tools.len();
         let mut kept = 0;
         for tool in saved.tools.into_iter().filter(|tool| keep(&tool.name)) {
-            cache.insert(tool.name, Embedded { text: tool.text, vector: tool.vector.into(), schema: None });
+            cache.insert(
+                tool.name,
+                Embedded { text: tool.text, vector: tool.vector.into(), schema: None, context: None },
+            );
             kept += 1;
         }
         Ok((kept, total))

@@ -11,7 +11,8 @@ use crate::rank::DeferredCatalog;
 use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 
 /// Ranks the deferred catalogue by the meaning of the query: each tool's
-/// `"{name}: {description} Parameters: {top-level property names}"` is embedded once (and
+/// `"{name}: {description} Parameters: {top-level property names} Family: {family description}"`
+/// (the last part when its family has a description, which only ranking reads) is embedded once (and
 /// again only when it changes), the query once per search, and tools are ordered by their
 /// cosine similarity to the query, min-max scaled over the catalogue, plus
 /// [`bm25_weight`](Self::bm25_weight) × BM25's score relative to its best hit.
@@ -299,9 +300,14 @@ mod tests {
             "Latest price.",
             serde_json::json!({"type": "object", "properties": {"symbol": {}, "venue": {}}}),
         );
-        assert_eq!(document(&with), "stock_quote: Latest price. Parameters: symbol, venue");
+        assert_eq!(document(&with, None), "stock_quote: Latest price. Parameters: symbol, venue");
         let without = schema("ping", "Checks the link.", serde_json::json!({"type": "object"}));
-        assert_eq!(document(&without), "ping: Checks the link.");
+        assert_eq!(document(&without, None), "ping: Checks the link.");
+        assert_eq!(
+            document(&with, Some("Market data from an exchange.")),
+            "stock_quote: Latest price. Parameters: symbol, venue Family: Market data from an exchange."
+        );
+        assert_eq!(document(&without, Some("")), "ping: Checks the link.");
     }
 
     #[test]
@@ -423,8 +429,15 @@ mod tests {
         let context = crate::rank::RankContext::default();
         let hits = ranker.rank(RankRequest { query: "q", limit: 20, catalog: &catalog, context: &context }).await;
         let got: Vec<String> = hits.unwrap_or_default().into_iter().map(|hit| hit.name).collect();
-        let vectors = Angles
-            .embed(&tools.iter().map(document).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>());
+        let vectors = Angles.embed(
+            &tools
+                .iter()
+                .map(|schema| document(schema, None))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
         let query = Angles.embed(&["q"]).unwrap_or_default().concat();
         let mut want: Vec<(f32, &str)> = vectors
             .unwrap_or_default()

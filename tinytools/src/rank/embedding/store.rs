@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, RwLock, RwLockWriteGuard};
 
 use super::table::Table;
 use super::{EmbeddingError, TextEmbedder};
-use crate::rank::DeferredCatalog;
+use crate::rank::{CatalogTool, DeferredCatalog};
 use crate::schema::ToolSchema;
 
 /// Tool name → what was embedded for it. Fx-hashed: the names come from the host's registry,
@@ -23,11 +23,31 @@ pub(super) struct Embedded {
     /// tool's text cost 5 ms a search at 3,420 tools). `None` for vectors loaded from a file
     /// until a search has compared their text once.
     pub(super) schema: Option<Arc<ToolSchema>>,
+    /// The family description the text was read with, beside `schema`.
+    pub(super) context: Option<Arc<str>>,
 }
 
-/// A tool to embed: its declaration and the text read from it.
+impl Embedded {
+    /// Whether this was embedded from `tool`'s very declaration and family description.
+    pub(super) fn is_current_for(&self, tool: &CatalogTool) -> bool {
+        self.schema.as_ref().is_some_and(|known| Arc::ptr_eq(known, tool.shared_schema()))
+            && same_context(self.context.as_ref(), tool.shared_family_description())
+    }
+}
+
+/// Whether two family descriptions are the same (the same allocation, or the same text).
+pub(super) fn same_context(a: Option<&Arc<str>>, b: Option<&Arc<str>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+        _ => false,
+    }
+}
+
+/// A tool to embed: its declaration, its family description and the text read from them.
 pub(super) struct Pending {
     pub(super) schema: Arc<ToolSchema>,
+    pub(super) context: Option<Arc<str>>,
     pub(super) text: String,
 }
 
@@ -156,22 +176,24 @@ impl Store {
             for tool in catalog.iter() {
                 let schema = tool.shared_schema();
                 let found = cache.get(&schema.name);
-                if found.and_then(|e| e.schema.as_ref()).is_some_and(|known| Arc::ptr_eq(known, schema)) {
+                if found.is_some_and(|e| e.is_current_for(tool)) {
                     continue;
                 }
-                let text = document(schema);
+                let context = tool.shared_family_description().cloned();
+                let text = document(schema, context.as_deref());
                 if found.is_some_and(|e| e.text == text) {
-                    relink.push(Arc::clone(schema));
+                    relink.push((Arc::clone(schema), context));
                 } else {
-                    stale.push(Pending { schema: Arc::clone(schema), text });
+                    stale.push(Pending { schema: Arc::clone(schema), context, text });
                 }
             }
         }
         if !relink.is_empty() {
             let mut cache = self.write();
-            for schema in relink {
+            for (schema, context) in relink {
                 if let Some(embedded) = cache.get_mut(&schema.name) {
                     embedded.schema = Some(schema);
+                    embedded.context = context;
                 }
             }
         }
@@ -217,8 +239,9 @@ impl Store {
             self.check_embedded(&vectors)?;
             done += chunk.len();
             let mut cache = self.write();
-            for (Pending { schema, text }, vector) in chunk.into_iter().zip(vectors) {
-                cache.insert(schema.name.clone(), Embedded { text, vector: vector.into(), schema: Some(schema) });
+            for (Pending { schema, context, text }, vector) in chunk.into_iter().zip(vectors) {
+                let name = schema.name.clone();
+                cache.insert(name, Embedded { text, vector: vector.into(), schema: Some(schema), context });
             }
             drop(cache);
             progress(done, total);
@@ -227,14 +250,19 @@ impl Store {
     }
 }
 
-/// What is embedded for a tool.
-pub(super) fn document(schema: &ToolSchema) -> String {
+/// What is embedded for a tool: its name, description and parameter names, then its family's
+/// description (`context`), which the manifest and search answers never show.
+pub(super) fn document(schema: &ToolSchema, context: Option<&str>) -> String {
     let mut text = format!("{}: {}", schema.name, schema.description);
     if let Some(properties) = schema.parameters.get("properties").and_then(|p| p.as_object())
         && !properties.is_empty()
     {
         text.push_str(" Parameters: ");
         text.push_str(&properties.keys().map(String::as_str).collect::<Vec<_>>().join(", "));
+    }
+    if let Some(context) = context.filter(|context| !context.is_empty()) {
+        text.push_str(" Family: ");
+        text.push_str(context);
     }
     text
 }

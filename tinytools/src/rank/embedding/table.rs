@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::store::Cache;
+use super::store::{Cache, same_context};
 use crate::rank::DeferredCatalog;
 use crate::schema::ToolSchema;
 
@@ -16,6 +16,8 @@ pub(super) struct Table {
     generation: u64,
     /// The declarations of the catalogue it was built for, in order.
     schemas: Vec<Arc<ToolSchema>>,
+    /// Their family descriptions, in order.
+    contexts: Vec<Option<Arc<str>>>,
     width: usize,
     /// Per catalogue tool: whether it has a row (a cached vector of `width` numbers).
     present: Vec<bool>,
@@ -31,6 +33,7 @@ impl Table {
         let mut table = Self {
             generation,
             schemas: Vec::with_capacity(catalog.len()),
+            contexts: Vec::with_capacity(catalog.len()),
             width,
             present: Vec::with_capacity(catalog.len()),
             data: Vec::with_capacity(catalog.len() * width),
@@ -39,11 +42,12 @@ impl Table {
         for tool in catalog.iter() {
             let schema = tool.shared_schema();
             let found = cache.get(&schema.name);
-            table.linked &= found.and_then(|e| e.schema.as_ref()).is_some_and(|known| Arc::ptr_eq(known, schema));
+            table.linked &= found.is_some_and(|e| e.is_current_for(tool));
             let vector = found.map(|e| &e.vector).filter(|v| v.len() == width && width > 0);
             table.present.push(vector.is_some());
             table.data.extend_from_slice(vector.map_or(&[][..], |v| &v[..]));
             table.schemas.push(Arc::clone(schema));
+            table.contexts.push(tool.shared_family_description().cloned());
         }
         table
     }
@@ -52,7 +56,10 @@ impl Table {
     pub(super) fn is_for(&self, catalog: &DeferredCatalog, generation: u64) -> bool {
         self.generation == generation
             && self.schemas.len() == catalog.len()
-            && catalog.iter().zip(&self.schemas).all(|(tool, schema)| Arc::ptr_eq(tool.shared_schema(), schema))
+            && catalog.iter().zip(self.schemas.iter().zip(&self.contexts)).all(|(tool, (schema, context))| {
+                Arc::ptr_eq(tool.shared_schema(), schema)
+                    && same_context(tool.shared_family_description(), context.as_ref())
+            })
     }
 
     /// Every tool has a current vector: a search has nothing to embed or relink.
