@@ -8,7 +8,6 @@
 //! 10,000 repeats it with renamed copies. Queries cycle through BFCL's first 200. Search asks
 //! for 5 hits, `tool_search`'s default.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use bm25::{Language, SearchEngineBuilder};
@@ -18,24 +17,6 @@ use tinytools::discovery::DeferredCatalog;
 use tinytools_examples::eval::{self, EvalQuery, EvalTool};
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
-
-/// BFCL's set in the eval sets' directory (`TINYTOOLS_EVAL_DIR`, else `../shared/eval`), or the
-/// process ends saying what is missing and how to get it: under `cargo bench` (which passes
-/// `--bench`) or with `TINYTOOLS_EVAL_REQUIRED=1` as a failure, under `cargo test --benches`
-/// as a skip.
-fn bfcl_dir() -> PathBuf {
-    match eval::sets_dir(&["bfcl"]) {
-        Ok(dir) => dir.join("bfcl"),
-        Err(missing) if std::env::args().any(|arg| arg == "--bench") || eval::eval_required() => {
-            eprintln!("rank: {missing}");
-            std::process::exit(1);
-        }
-        Err(missing) => {
-            eprintln!("skipped: {missing}");
-            std::process::exit(0);
-        }
-    }
-}
 
 /// Ends the process with `message` as a failure.
 fn fail(message: String) -> ! {
@@ -78,7 +59,7 @@ fn corpus(tools: &[(Arc<ToolSchema>, Option<String>)]) -> Vec<String> {
 }
 
 fn rank(c: &mut Criterion) {
-    let dir = bfcl_dir();
+    let dir = eval::bench_set_dir("rank", "bfcl");
     let tools: Vec<EvalTool> = eval::read_jsonl(&dir.join("tools.jsonl")).unwrap_or_else(|err| fail(err));
     let queries: Vec<EvalQuery> = eval::read_jsonl(&dir.join("queries.jsonl")).unwrap_or_else(|err| fail(err));
     if tools.is_empty() || queries.is_empty() {

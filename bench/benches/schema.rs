@@ -3,30 +3,10 @@
 //! `cargo bench -p tinytools-bench --bench schema` (reads BFCL's set from
 //! `TINYTOOLS_EVAL_DIR`, else `../shared/eval`; `bench/scripts/fetch-eval.sh` fetches it).
 
-use std::path::PathBuf;
-
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tinytools::schema::{ProviderProfile, SchemaPreparation};
 use tinytools::{SchemaCompaction, ToolSchema};
 use tinytools_examples::eval::{self, EvalTool};
-
-/// BFCL's set in the eval sets' directory (`TINYTOOLS_EVAL_DIR`, else `../shared/eval`), or the
-/// process ends saying what is missing and how to get it: under `cargo bench` (which passes
-/// `--bench`) or with `TINYTOOLS_EVAL_REQUIRED=1` as a failure, under `cargo test --benches`
-/// as a skip.
-fn bfcl_dir() -> PathBuf {
-    match eval::sets_dir(&["bfcl"]) {
-        Ok(dir) => dir.join("bfcl"),
-        Err(missing) if std::env::args().any(|arg| arg == "--bench") || eval::eval_required() => {
-            eprintln!("schema: {missing}");
-            std::process::exit(1);
-        }
-        Err(missing) => {
-            eprintln!("skipped: {missing}");
-            std::process::exit(0);
-        }
-    }
-}
 
 /// Ends the process with `message` as a failure.
 fn fail(message: String) -> ! {
@@ -35,7 +15,7 @@ fn fail(message: String) -> ! {
 }
 
 fn schemas() -> Vec<ToolSchema> {
-    let path = bfcl_dir().join("tools.jsonl");
+    let path = eval::bench_set_dir("schema", "bfcl").join("tools.jsonl");
     let tools: Vec<EvalTool> = eval::read_jsonl(&path).unwrap_or_else(|err| fail(err));
     tools.into_iter().map(|t| ToolSchema::new(t.id, t.description, eval::normalize_schema(&t.parameters))).collect()
 }

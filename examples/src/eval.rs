@@ -143,6 +143,23 @@ pub fn sets_dir(sets: &[&str]) -> Result<PathBuf, String> {
     eval_dir()
 }
 
+/// A set's directory for a criterion bench named `program`, or the process ends saying what is
+/// missing and how to get it: under `cargo bench` (which passes `--bench`) or with
+/// `TINYTOOLS_EVAL_REQUIRED=1` as a failure, under `cargo test --benches` as a skip.
+pub fn bench_set_dir(program: &str, set: &str) -> PathBuf {
+    match sets_dir(&[set]) {
+        Ok(dir) => dir.join(set),
+        Err(missing) if std::env::args().any(|arg| arg == "--bench") || eval_required() => {
+            eprintln!("{program}: {missing}");
+            std::process::exit(1);
+        }
+        Err(missing) => {
+            eprintln!("skipped: {missing}");
+            std::process::exit(0);
+        }
+    }
+}
+
 /// For tests: [`sets_dir`], or `None` after one line on stderr (`skipped: ...`) saying what is
 /// missing and how to get it (the test is then skipped).
 ///

@@ -91,12 +91,13 @@ pub fn repair(arguments: Value) -> Result<Map<String, Value>, String> {
         },
         other => Err(format!(
             "\"arguments\" must be a JSON object of the tool's parameters, not {}; send an object such as {{\"city\": \"Paris\"}}.",
-            kind(&other)
+            json_kind(&other)
         )),
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// What a JSON value is, with its article, for messages ("an object", "a string").
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -10,6 +10,7 @@ use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use super::{Client, SetupError};
+use crate::admission::json_kind;
 use crate::import::strip_jsonc;
 
 /// The entry `setup` writes: the gateway launched on its config.
@@ -117,17 +118,6 @@ fn toml_kind(value: &toml::Value) -> &'static str {
         toml::Value::String(_) => "a string",
         toml::Value::Table(_) => "a table",
         _ => "a number, boolean or date",
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
