@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use tinytools::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
-use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset};
+use tinytools_bench::bfcl::twins::TwinRule;
+use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, TwinPool};
 use tinytools_bench::{AidsChoice, KeywordModel, Servers};
 use tinytools_examples::eval;
 
@@ -103,6 +104,7 @@ async fn a_right_call_through_the_agent_is_scored_right_in_both_arms() {
         lanes: 1,
         results: Some(results.clone()),
         run_missing: true,
+        twin_score: None,
     };
     let out = run.run(Some(checker), |_| {}).await.expect("runs");
     assert_eq!(out.len(), 2);
@@ -148,6 +150,7 @@ async fn the_scripted_model_runs_a_sample_of_every_category() {
         lanes: 2,
         results: None,
         run_missing: true,
+        twin_score: None,
     };
     let out = run.run(Some(checker), |_| {}).await.expect("runs");
     assert_eq!(out.len(), 30);
@@ -180,6 +183,7 @@ async fn query_runs_spread_over_the_servers_and_keep_theirs() {
         lanes: 2,
         results: None,
         run_missing: true,
+        twin_score: None,
     };
     let out = run.run(None, |_| {}).await.expect("runs");
     assert_eq!(out.len(), 8);
@@ -187,4 +191,50 @@ async fn query_runs_spread_over_the_servers_and_keep_theirs() {
     let all: usize = out.iter().map(|r| r.model_calls).sum();
     assert_eq!(on_left + on_right, all, "every model call went to one of the two");
     assert!(on_left > 0 && on_right > 0, "both servers answered: {on_left} and {on_right}");
+}
+
+/// The native + twins arm offers the query's own functions and the pooled ones most like them,
+/// all Direct; a right call of the gold function's same-job twin is wrong by BFCL's score and
+/// right by the twin-tolerant one, a call of another job's function wrong by both.
+#[tokio::test]
+async fn a_twin_s_right_call_counts_only_in_the_twin_tolerant_score() {
+    let Some(dir) = eval_dir() else { return };
+    let Some(checker) = checker() else { return };
+    let data = dataset(&dir, &checker);
+    let query = data.queries.iter().find(|q| q.qid == "simple_python_0").expect("in the dev half").clone();
+    let arm = ArmSetup::new(Arm::NativeTwins, &data, None).unwrap();
+    let twins: Vec<String> = arm.twins_for(&query).iter().map(|f| f.name.clone()).collect();
+    assert_eq!(twins.len(), bfcl::DEFAULT_TWINS);
+    let (registry, _) = arm.for_query(&query);
+    assert_eq!(registry.len(), query.offered.len() + twins.len());
+    assert!(twins.iter().all(|name| registry.contains(&eval::safe_name(name))), "{twins:?}");
+    let wider = ArmSetup::new(Arm::NativeTwins, &data, None).unwrap().with_twins(5);
+    assert_eq!((wider.twins_for(&query).len(), wider.label.as_str()), (5, "native+twins5"));
+    let pool = Arc::new(TwinPool::new(&data.pool));
+    let mut outcomes = Vec::new();
+    for called in ["calc_area_triangle", "calculate_circumference"] {
+        let model = Arc::new(Oracle {
+            calls: vec![(called.into(), json!({"base": 10, "height": 5}))],
+            seen: AtomicUsize::new(0),
+        });
+        let run = BfclRun {
+            servers: Servers::one(model),
+            model_name: "oracle".into(),
+            arms: vec![ArmSetup::new(Arm::NativeTwins, &data, None).unwrap()],
+            queries: vec![query.clone()],
+            aids: AidsChoice::Standard,
+            lanes: 1,
+            results: None,
+            run_missing: true,
+            twin_score: Some((pool.clone(), TwinRule::default())),
+        };
+        let checker = checker_or_panic();
+        let out = run.run(Some(checker), |_| {}).await.expect("runs");
+        outcomes.push((out[0].valid, out[0].twin_valid, out[0].twin_calls));
+    }
+    assert_eq!(outcomes, [(Some(false), Some(true), 1), (Some(false), Some(false), 0)]);
+}
+
+fn checker_or_panic() -> Checker {
+    Checker::start(&bfcl::default_python()).expect("the checker started a moment ago")
 }

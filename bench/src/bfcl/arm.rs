@@ -11,6 +11,7 @@ use tinytools::{Tool, ToolExposure, ToolRegistry};
 use tinytools_examples::eval::{json_type, normalize_schema, safe_name, stub_tool};
 
 use super::data::{Dataset, Function, Query};
+use super::twins::{self, Profile};
 
 /// What every BFCL function answers when called: BFCL scores the calls, not what follows.
 pub const STUB_ANSWER: &str = r#"{"status": "ok"}"#;
@@ -31,11 +32,19 @@ pub enum Arm {
     Pool,
     /// As [`Pool`](Self::Pool), ranked by the host's ranker (the embedding ranker).
     PoolRanker,
+    /// The query's offered functions and the pooled functions most like them
+    /// ([`twins::most_alike`], [`DEFAULT_TWINS`] unless changed), all Direct: native's
+    /// setting with the choice among same-job twins the pool arm faces, and no retrieval.
+    NativeTwins,
 }
+
+/// How many pooled functions the native + twins arm offers beside a query's own: 2, the
+/// most pre-promotion (at most 3 tools) puts beside one gold function in the pool arm.
+pub const DEFAULT_TWINS: usize = 2;
 
 impl Arm {
     /// Every arm, in `--arms` order.
-    pub const ALL: [Arm; 3] = [Self::Native, Self::Pool, Self::PoolRanker];
+    pub const ALL: [Arm; 4] = [Self::Native, Self::Pool, Self::PoolRanker, Self::NativeTwins];
 
     /// Its name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -43,7 +52,13 @@ impl Arm {
             Self::Native => "native",
             Self::Pool => "pool",
             Self::PoolRanker => "pool-ranker",
+            Self::NativeTwins => "native+twins",
         }
+    }
+
+    /// Whether the arm defers the whole pool (`pool`, `pool-ranker`).
+    pub fn is_pooled(self) -> bool {
+        matches!(self, Self::Pool | Self::PoolRanker)
     }
 
     /// The arm a name means.
@@ -64,6 +79,29 @@ pub struct ArmSetup {
     policy: RunPolicy,
     /// Pooled names left out because another name already had their wire name.
     pub wire_name_collisions: usize,
+    /// The native + twins arm's candidates (the pool's functions and their profiles) and
+    /// how many it offers.
+    twins: Option<(Arc<TwinPool>, usize)>,
+}
+
+/// The pooled functions with their word profiles, computed once.
+pub struct TwinPool {
+    /// The pool, one definition per name.
+    pub functions: Vec<Function>,
+    /// Their profiles, in the same order.
+    pub profiles: Vec<Profile>,
+}
+
+impl TwinPool {
+    /// The profiles of `functions`.
+    pub fn new(functions: &[Function]) -> Self {
+        Self { functions: functions.to_vec(), profiles: functions.iter().map(Profile::of).collect() }
+    }
+
+    /// The profile of the pooled function with this wire name.
+    pub fn profile(&self, wire_name: &str) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.wire_name == wire_name)
+    }
 }
 
 impl ArmSetup {
@@ -78,7 +116,9 @@ impl ArmSetup {
         let label = arm.name().to_owned();
         match (arm, ranker) {
             (Arm::PoolRanker, None) => return Err("the pool-ranker arm needs a ranker".to_owned()),
-            (Arm::Native, Some(_)) => return Err("the native arm has nothing to rank".to_owned()),
+            (Arm::Native | Arm::NativeTwins, Some(_)) => {
+                return Err("the native arms have nothing to rank".to_owned());
+            }
             (_, Some(ranker)) => {
                 // The first ranking may embed the whole pool.
                 discovery = discovery.with_ranker(ranker).with_ranker_timeout(RANKER_TIMEOUT);
@@ -92,7 +132,8 @@ impl ArmSetup {
         let policy = RunPolicy::default().with_discovery(discovery).with_max_turns(MAX_TURNS);
         let mut pool = ToolRegistry::new();
         let mut wire_name_collisions = 0;
-        if arm != Arm::Native {
+        let twins = (arm == Arm::NativeTwins).then(|| (Arc::new(TwinPool::new(&data.pool)), DEFAULT_TWINS));
+        if arm.is_pooled() {
             for function in &data.pool {
                 if pool.contains(&safe_name(&function.name)) {
                     wire_name_collisions += 1;
@@ -101,16 +142,37 @@ impl ArmSetup {
                 pool.register_arc(stub(function)).map_err(|err| format!("pooled function {}: {err}", function.name))?;
             }
         }
-        Ok(Self { arm, label, pool, policy, wire_name_collisions })
+        Ok(Self { arm, label, pool, policy, wire_name_collisions, twins })
+    }
+
+    /// The native + twins arm offering `k` pooled functions beside a query's own (labelled
+    /// `native+twins{k}` when `k` is not [`DEFAULT_TWINS`]); other arms as they are.
+    #[must_use]
+    pub fn with_twins(mut self, k: usize) -> Self {
+        if let Some((_, count)) = self.twins.as_mut() {
+            *count = k;
+            if k != DEFAULT_TWINS {
+                self.label = format!("{}{k}", self.arm.name());
+            }
+        }
+        self
+    }
+
+    /// The pooled functions the native + twins arm offers beside `query`'s own.
+    pub fn twins_for(&self, query: &Query) -> Vec<&Function> {
+        let Some((pool, k)) = &self.twins else { return Vec::new() };
+        let offered: Vec<Profile> = query.offered.iter().map(Profile::of).collect();
+        twins::most_alike(&pool.profiles, &offered, *k).into_iter().filter_map(|i| pool.functions.get(i)).collect()
     }
 
     /// The registry and policy of one query's run. Native: the offered functions, Direct.
     /// Pool: the pool with the query's own definitions in place of its names' pooled ones.
     /// An offered function that cannot register is left out (and so cannot be called).
+    /// Native + twins: the offered functions and their twins ([`Self::twins_for`]), Direct.
     pub fn for_query(&self, query: &Query) -> (ToolRegistry, RunPolicy) {
-        let mut registry = if self.arm == Arm::Native { ToolRegistry::new() } else { self.pool.clone() };
-        let exposure = if self.arm == Arm::Native { ToolExposure::Direct } else { ToolExposure::Deferred };
-        for function in &query.offered {
+        let mut registry = if self.arm.is_pooled() { self.pool.clone() } else { ToolRegistry::new() };
+        let exposure = if self.arm.is_pooled() { ToolExposure::Deferred } else { ToolExposure::Direct };
+        for function in query.offered.iter().chain(self.twins_for(query)) {
             let name = safe_name(&function.name);
             registry.remove(&name);
             // A query that offers two definitions of one name keeps the first.
@@ -152,7 +214,7 @@ impl ArmSetup {
     /// The pool arms with their pre-promotion changed by `change` and `suffix` added to the
     /// label; the native arm, which ranks nothing, as it is.
     fn with_pre_promotion(mut self, suffix: &str, change: impl FnOnce(PrePromotion) -> PrePromotion) -> Self {
-        if self.arm != Arm::Native {
+        if self.arm.is_pooled() {
             let discovery = self.policy.discovery.clone();
             let pre = change(discovery.pre_promotion);
             self.policy = self.policy.with_discovery(discovery.with_pre_promotion(pre));

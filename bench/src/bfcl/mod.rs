@@ -15,6 +15,7 @@ mod checker;
 mod data;
 mod report;
 mod run;
+pub mod twins;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,16 +24,18 @@ use std::sync::Mutex;
 
 use futures_util::StreamExt;
 
-pub use arm::{Arm, ArmSetup, MAX_TURNS, RANKER_TIMEOUT, STUB_ANSWER, unmapped_types};
+pub use arm::{Arm, ArmSetup, DEFAULT_TWINS, MAX_TURNS, RANKER_TIMEOUT, STUB_ANSWER, TwinPool, unmapped_types};
 pub use chart::draw as draw_chart;
 pub use checker::{Checker, Verdict, default_python, script};
 pub use data::{
     Dataset, Function, IRRELEVANCE_CATEGORIES, Query, QueryRow, TOOL_CATEGORIES, in_dev_half, load, sample,
 };
-pub use report::{Figures, figures, table};
+pub use report::{Figures, figures, outcomes, table};
 pub use run::{QueryResult, run_query};
 
 use crate::{AidsChoice, Servers};
+use std::sync::Arc;
+use twins::{Profile, TwinRule};
 
 /// One BFCL run: which model, arms, queries and aids, and where results go.
 pub struct BfclRun {
@@ -53,6 +56,8 @@ pub struct BfclRun {
     pub results: Option<PathBuf>,
     /// Whether to run what the results file lacks (`false`: report only what it holds).
     pub run_missing: bool,
+    /// The pooled functions and the rule of the twin-tolerant score (`None`: not scored).
+    pub twin_score: Option<(Arc<TwinPool>, TwinRule)>,
 }
 
 impl BfclRun {
@@ -75,12 +80,27 @@ impl BfclRun {
             Some(path) => Some(Mutex::new(append(path)?)),
             None => None,
         };
+        let by_qid: HashMap<&str, &Query> = self.queries.iter().map(|q| (q.qid.as_str(), q)).collect();
         let record = |mut result: QueryResult| -> Result<QueryResult, String> {
             if let (None, Some(checker)) = (result.valid, &checker) {
                 let mut checker = checker.lock().map_err(|_| "the checker lock is poisoned".to_owned())?;
                 match checker.check(&result.qid, &result.category, &result.scored_calls) {
                     Ok(verdict) => (result.valid, result.check_error) = (Some(verdict.valid), verdict.error),
                     Err(err) => result.check_error = Some(err),
+                }
+            }
+            if let (None, Some(checker), Some(valid)) = (result.twin_valid, &checker, result.valid) {
+                let renamed = match (&self.twin_score, by_qid.get(result.qid.as_str())) {
+                    (Some((pool, rule)), Some(query)) if !valid => as_gold(query, &result.scored_calls, pool, *rule),
+                    _ => None,
+                };
+                result.twin_valid = Some(valid);
+                if let Some((calls, count)) = renamed {
+                    let mut checker = checker.lock().map_err(|_| "the checker lock is poisoned".to_owned())?;
+                    if let Ok(verdict) = checker.check(&result.qid, &result.category, &calls) {
+                        result.twin_valid = Some(verdict.valid);
+                        result.twin_calls = count;
+                    }
                 }
             }
             if let Some(file) = &file {
@@ -96,7 +116,7 @@ impl BfclRun {
         for query in interleaved(&self.queries) {
             for setup in &self.arms {
                 match done.remove(&(setup.label.clone(), query.qid.clone())) {
-                    Some(result) if result.valid.is_some() || checker.is_none() => out.push(result),
+                    Some(result) if result.twin_valid.is_some() || checker.is_none() => out.push(result),
                     Some(result) => out.push(record(result)?),
                     None => todo.push((setup, query)),
                 }
@@ -144,6 +164,25 @@ fn interleaved(queries: &[Query]) -> Vec<&Query> {
     }
     let longest = by_category.iter().map(|(_, members)| members.len()).max().unwrap_or(0);
     (0..longest).flat_map(|i| by_category.iter().filter_map(move |(_, members)| members.get(i).copied())).collect()
+}
+
+/// `calls` with each call of a gold function's twin read as the gold function's, and how many
+/// were: the gold functions are the query's own definitions of its gold names, a called
+/// function the query's own definition or else the pool's.
+fn as_gold(
+    query: &Query,
+    calls: &[serde_json::Value],
+    pool: &TwinPool,
+    rule: TwinRule,
+) -> Option<(Vec<serde_json::Value>, usize)> {
+    let offered: Vec<Profile> = query.offered.iter().map(Profile::of).collect();
+    let gold_wire: Vec<String> =
+        query.gold_names.iter().map(|name| tinytools_examples::eval::safe_name(name)).collect();
+    let gold: Vec<Profile> = offered.iter().filter(|p| gold_wire.contains(&p.wire_name)).cloned().collect();
+    let profile_of = |name: &str| offered.iter().find(|p| p.wire_name == name).or_else(|| pool.profile(name));
+    let renamed = twins::as_gold(calls, &gold, profile_of, rule)?;
+    let count = renamed.iter().zip(calls).filter(|(a, b)| a != b).count();
+    Some((renamed, count))
 }
 
 fn append(path: &Path) -> Result<std::fs::File, String> {

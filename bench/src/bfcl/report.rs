@@ -14,6 +14,8 @@ pub struct Figures {
     pub n: usize,
     /// Right by BFCL's checker.
     pub right: usize,
+    /// Right by the twin-tolerant score (a gold function's same-job twin accepted).
+    pub twin_right: usize,
     /// Queries checked (a checker that could not answer leaves one unchecked).
     pub checked: usize,
     /// Gold functions all in the first request's tools.
@@ -40,6 +42,7 @@ impl Figures {
     fn add(&mut self, result: &QueryResult) {
         self.n += 1;
         self.right += usize::from(result.valid == Some(true));
+        self.twin_right += usize::from(result.twin_valid.or(result.valid) == Some(true));
         self.checked += usize::from(result.valid.is_some());
         self.gold_offered += usize::from(result.gold_offered);
         self.gold_promoted += usize::from(result.gold_promoted);
@@ -68,6 +71,8 @@ impl Figures {
             "n": self.n,
             "right": self.right,
             "accuracy": round(self.accuracy()),
+            "twin_right": self.twin_right,
+            "twin_tolerant_accuracy": round(self.twin_right as f64 / n),
             "unchecked": self.n - self.checked,
             "gold_offered": round(self.gold_offered as f64 / n),
             "gold_promoted": round(self.gold_promoted as f64 / n),
@@ -101,18 +106,19 @@ pub fn figures(results: &[QueryResult]) -> BTreeMap<String, BTreeMap<String, Fig
 /// A Markdown table of the figures: one row per arm and group or category.
 pub fn table(figures: &BTreeMap<String, BTreeMap<String, Figures>>) -> String {
     let mut out = String::from(
-        "| arm | category | n | accuracy | gold offered | gold promoted | gold searched | first request: tool bytes / tokens | prompt tokens per query | wall |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| arm | category | n | accuracy | twin-tolerant | gold offered | gold promoted | gold searched | first request: tool bytes / tokens | prompt tokens per query | wall |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (arm, categories) in figures {
         for (category, f) in categories {
             let n = f.n.max(1) as f64;
             let pct = |k: usize| format!("{:.0} %", 100.0 * k as f64 / n);
             out.push_str(&format!(
-                "| {arm} | {category} | {} | {}/{} ({:.1} %) | {} | {} | {} | {:.0} / {:.0} | {:.0} | {:.0} s |\n",
+                "| {arm} | {category} | {} | {}/{} ({:.1} %) | {} | {} | {} | {} | {:.0} / {:.0} | {:.0} | {:.0} s |\n",
                 f.n,
                 f.right,
                 f.n,
                 100.0 * f.accuracy(),
+                f.twin_right,
                 pct(f.gold_offered),
                 pct(f.gold_promoted),
                 pct(f.gold_searched),
@@ -124,4 +130,37 @@ pub fn table(figures: &BTreeMap<String, BTreeMap<String, Figures>>) -> String {
         }
     }
     out
+}
+
+/// Each result's outcome for a run record, by arm and BFCL id: the verdicts and counts, never
+/// the calls, the names of BFCL's functions or the checker's words (they quote the set).
+pub fn outcomes(results: &[QueryResult]) -> Value {
+    let rows: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "arm": r.arm,
+                "qid": r.qid,
+                "category": r.category,
+                "valid": r.valid,
+                "twin_valid": r.twin_valid,
+                "twin_calls": r.twin_calls,
+                "gold_offered": r.gold_offered,
+                "gold_promoted": r.gold_promoted,
+                "gold_searched": r.gold_searched,
+                "attempted": r.attempted,
+                "executed": r.executed,
+                "searches": r.searches,
+                "pre_promoted": r.pre_promoted.len(),
+                "model_calls": r.model_calls,
+                "keyword_calls": r.keyword_calls,
+                "first_request_tool_bytes": r.first_request_tool_bytes,
+                "first_request_tokens": r.first_request_tokens,
+                "total_prompt_tokens": r.total_prompt_tokens,
+                "wall_ms": r.wall_ms.round(),
+                "run_error": r.error.is_some(),
+            })
+        })
+        .collect();
+    Value::Array(rows)
 }

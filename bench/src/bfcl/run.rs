@@ -66,6 +66,14 @@ pub struct QueryResult {
     pub valid: Option<bool>,
     /// BFCL's checker: why not.
     pub check_error: Option<String>,
+    /// The twin-tolerant score: right by BFCL's checker once each call of a gold function's
+    /// same-job twin ([`TwinRule`](super::twins::TwinRule)) is read as a call of the gold
+    /// function; the same as `valid` when no call named a twin.
+    #[serde(default)]
+    pub twin_valid: Option<bool>,
+    /// Calls of a gold function's twin the twin-tolerant score read as the gold function's.
+    #[serde(default)]
+    pub twin_calls: usize,
 }
 
 /// BFCL scores one response. Once a turn's call of a BFCL function has run, the next turn
@@ -166,6 +174,8 @@ pub async fn run_query(
         error,
         valid: None,
         check_error: None,
+        twin_valid: None,
+        twin_calls: 0,
     }
 }
 

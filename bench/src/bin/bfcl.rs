@@ -33,7 +33,20 @@
 //! `pool+ru{R}`), `--keyword-gate X` (the model's keywords only for a message whose own best
 //! hit is under confidence X, `PrePromotion::model_keywords_below`; labelled `pool+kg{X}`),
 //! `--report-only`
-//! (run nothing: report what the results file holds for this sample, as after a stopped run).
+//! (run nothing: report what the results file holds for this sample, as after a stopped run;
+//! it also scores, with the checker, results the file holds without a twin-tolerant verdict),
+//! `--twins K` (how many pooled functions the `native+twins` arm offers beside a query's own,
+//! default `bfcl::DEFAULT_TWINS`, 2; labelled `native+twins{K}` otherwise),
+//! `--twin-similarity T` (the twin rule's least description similarity, default
+//! `twins::DEFAULT_MIN_DESCRIPTION_SIMILARITY`, 0.3), `--record FILE` (a run record for
+//! `bench/records/bfcl/`: the command, date, commit, the JSON report and every query's outcome
+//! by id) and `--machine TEXT` (the record's note on what else ran on the machine).
+//!
+//! Arms: `native` (BFCL's offered functions, Direct), `native+twins` (those and the K pooled
+//! functions most like them, Direct: the choice among twins without retrieval), `pool` (every
+//! pooled function Deferred) and `pool-ranker` (the same ranked by MiniLM). Every arm is
+//! scored twice: by BFCL's checker, and twin-tolerantly (a right call of a gold function's
+//! same-job twin counts; `tinytools_bench::bfcl::twins` states the rule).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,7 +57,8 @@ use tinytools::dialect::Dialect;
 use tinytools::discovery::DeferredCatalog;
 use tinytools::model::ChatModel;
 use tinytools::providers::{HttpOptions, OpenAiCompatible};
-use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, QueryResult};
+use tinytools_bench::bfcl::twins::{self, TwinRule};
+use tinytools_bench::bfcl::{self, Arm, ArmSetup, BfclRun, Checker, Dataset, QueryResult, TwinPool};
 use tinytools_bench::{AidsChoice, KeywordModel, Servers};
 use tinytools_examples::{eval, models};
 
@@ -72,6 +86,10 @@ struct Options {
     keyword_gate: Option<f32>,
     runner_up_floor: f32,
     report_only: bool,
+    twins: usize,
+    twin_similarity: f64,
+    record: Option<PathBuf>,
+    machine: String,
 }
 
 fn main() {
@@ -116,6 +134,10 @@ async fn run(options: Options) -> Result<(), String> {
         lanes: options.lanes,
         results: Some(results_file.clone()),
         run_missing: !options.report_only,
+        twin_score: Some((
+            Arc::new(TwinPool::new(&data.pool)),
+            TwinRule { min_description_similarity: options.twin_similarity },
+        )),
     };
     let started = std::time::Instant::now();
     let results = bench
@@ -163,6 +185,7 @@ fn arms(options: &Options, data: &Dataset) -> Result<Vec<ArmSetup>, String> {
     for arm in &options.arms {
         let setup = match arm {
             Arm::Native | Arm::Pool => ArmSetup::new(*arm, data, None)?,
+            Arm::NativeTwins => ArmSetup::new(*arm, data, None)?.with_twins(options.twins),
             Arm::PoolRanker => {
                 let embedding = Arc::new(models::minilm_ranker()?);
                 let setup = ArmSetup::new(*arm, data, Some(embedding.clone()))?;
@@ -202,28 +225,35 @@ impl Report {
             );
             bfcl::draw_chart(&figures, &title, path)?;
         }
+        let by_arm: serde_json::Map<String, serde_json::Value> = figures
+            .iter()
+            .map(|(arm, groups)| (arm.clone(), groups.iter().map(|(g, f)| (g.clone(), f.to_json())).collect()))
+            .collect();
+        let mut report = json!({
+            "model": bench.model_name,
+            "aids": options.aids.name(),
+            "seed": options.seed,
+            "limit": options.limit,
+            "queries": bench.queries.len(),
+            "pool_functions": pool,
+            "max_turns": bfcl::MAX_TURNS,
+            "unmapped_types": unmapped,
+            "results_file": results_file,
+            "wall_s": wall_s,
+            "arms": by_arm,
+            "twins": options.twins,
+            "twin_rule": {"min_description_similarity": options.twin_similarity},
+        });
         if options.json {
-            let by_arm: serde_json::Map<String, serde_json::Value> = figures
-                .iter()
-                .map(|(arm, groups)| (arm.clone(), groups.iter().map(|(g, f)| (g.clone(), f.to_json())).collect()))
-                .collect();
-            let report = json!({
-                "model": bench.model_name,
-                "aids": options.aids.name(),
-                "seed": options.seed,
-                "limit": options.limit,
-                "queries": bench.queries.len(),
-                "pool_functions": pool,
-                "max_turns": bfcl::MAX_TURNS,
-                "unmapped_types": unmapped,
-                "results_file": results_file,
-                "wall_s": wall_s,
-                "arms": by_arm,
-            });
             println!("{report:#}");
         } else {
             println!("{}", bfcl::table(&figures));
             println!("types reaching JSON Schema unconstrained: {unmapped:?}");
+        }
+        if let Some(path) = &options.record {
+            report["per_query"] = bfcl::outcomes(results);
+            tinytools_bench::records::write(path, &options.machine, report)?;
+            eprintln!("bfcl: record written to {}", path.display());
         }
         Ok(())
     }
@@ -254,6 +284,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         runner_up_floor: 0.0,
         keyword_gate: None,
         report_only: false,
+        twins: bfcl::DEFAULT_TWINS,
+        twin_similarity: twins::DEFAULT_MIN_DESCRIPTION_SIMILARITY,
+        record: None,
+        machine: String::new(),
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -267,7 +301,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                     .split(',')
                     .map(|name| {
                         Arm::parse(name.trim())
-                            .ok_or_else(|| format!("unknown arm `{name}`: native, pool or pool-ranker"))
+                            .ok_or_else(|| format!("unknown arm `{name}`: native, native+twins, pool or pool-ranker"))
                     })
                     .collect::<Result<_, _>>()?;
             }
@@ -306,6 +340,16 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 };
             }
             "--report-only" => options.report_only = true,
+            "--twins" => options.twins = number(&value()?)?,
+            "--twin-similarity" => {
+                let text = value()?;
+                options.twin_similarity = match text.parse::<f64>() {
+                    Ok(share) if (0.0..=1.0).contains(&share) => share,
+                    _ => return Err(format!("`--twin-similarity {text}`: give a similarity from 0 to 1")),
+                };
+            }
+            "--record" => options.record = Some(value()?.into()),
+            "--machine" => options.machine = value()?,
             other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
         }
     }

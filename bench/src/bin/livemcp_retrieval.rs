@@ -27,7 +27,10 @@
 //! `--family-context none|description|summary` gives each server's family the set's
 //! `server_description` (the server's own words) or `server_summary` (a paragraph the set's
 //! authors had a model write) as its family description (ranking only), and
-//! `--family-description-weight X` sets BM25's weight for that field.
+//! `--family-description-weight X` sets BM25's weight for that field; `--record FILE` writes
+//! the output as a run record for `bench/records/livemcp/` (the command, date, commit,
+//! `--machine TEXT`'s note, and the output: figures and per-task ranks by id, mis-paired step
+//! ids, no task text).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +56,10 @@ struct Options {
     family_context: Option<String>,
     /// `--family-description-weight`: BM25's weight for that field, when not its default.
     family_description_weight: Option<f32>,
+    /// `--record`: where to write the run record.
+    record: Option<PathBuf>,
+    /// `--machine`: the record's note on what else ran.
+    machine: String,
 }
 
 fn main() {
@@ -144,6 +151,10 @@ fn run() -> Result<(), String> {
         report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
     }
     println!("{report}");
+    if let Some(path) = &options.record {
+        tinytools_bench::records::write(path, &options.machine, report)?;
+        eprintln!("record written to {}", path.display());
+    }
     Ok(())
 }
 
@@ -174,6 +185,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         expand: false,
         family_context: None,
         family_description_weight: None,
+        record: None,
+        machine: String::new(),
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -206,6 +219,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                 options.family_description_weight =
                     Some(text.parse().map_err(|_| format!("--family-description-weight: `{text}` is not a number"))?);
             }
+            "--record" => options.record = Some(value()?.into()),
+            "--machine" => options.machine = value()?,
             "--json" => {}
             "--expand" => options.expand = true,
             other => return Err(format!("unknown option `{other}`; see the binary's header")),

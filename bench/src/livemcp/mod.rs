@@ -17,6 +17,7 @@
 //! two servers share (`read_file`) is found by either server's tool, and a gold name no server
 //! has is counted, never dropped silently ([`Task::gold`]).
 
+pub mod pairing;
 pub mod score;
 
 use std::collections::HashMap;
@@ -59,6 +60,12 @@ impl Catalogue {
     /// The tool registered under `registered`.
     pub fn by_registered(&self, registered: &str) -> Option<&CatalogueTool> {
         self.by_registered.get(registered).and_then(|&i| self.tools.get(i))
+    }
+
+    /// The description of the first catalogue tool carrying this (server-less) name.
+    pub fn description_of(&self, name: &str) -> Option<String> {
+        let tool = self.by_name.get(name)?.first().and_then(|&i| self.tools.get(i))?;
+        self.registry.get(&tool.registered).map(|t| t.spec().description.to_string())
     }
 
     /// How many catalogue tools carry this (server-less) name.

@@ -9,6 +9,11 @@
 //!   need tool *i*; each such step's text ranked; recall of that one tool.
 //! - **step union**: every step's text ranked; a chain tool counts as found at *k* when any
 //!   step's top *k* holds it (an agent searching once per step).
+//! - **chain**: the share of tasks whose every matched chain tool is in the steps' union at *k*
+//!   (all or nothing per task; "question chain": every one in the question's own top *k*).
+//! - **mis-paired steps**: aligned steps whose annotated tool is not the one their text
+//!   describes ([`pairing`](super::pairing)), listed by id (`{task id}#{step number}`), and
+//!   the aligned figure again without them.
 //! - **pre-promotion**: what query-aware discovery would load before the first model call, as
 //!   a run does it (floor, limit, token budget, [`EstimatedTokens`], the run's default
 //!   counter): for the question alone, and for a conversation in which the question and then
@@ -23,6 +28,7 @@ use tinytools::discovery::{DiscoveryBridge, RankOutcome};
 use tinytools::schema::{EstimatedTokens, count_tool_schema_tokens};
 use tinytools_examples::eval::{self, Scores};
 
+use super::pairing::{Pairing, pairing};
 use super::{Catalogue, Data, Task};
 
 /// How many hits each scored ranking asks for; the scores read its first ten distinct names.
@@ -100,6 +106,16 @@ pub struct Evaluation {
     pub aligned_steps: Vec<Scores>,
     /// Per task with steps and matched gold: recall at 5, 10 and 20 of the steps' union.
     pub step_union: Vec<(f64, f64, f64)>,
+    /// Per task with steps and matched gold: every gold tool in the steps' union at 10, at 20.
+    pub chain: Vec<(bool, bool)>,
+    /// Per task with matched gold: every gold tool in the question's top 10, top 20.
+    pub question_chain: Vec<(bool, bool)>,
+    /// Aligned steps whose annotated tool is another link's ([`Pairing::MisPaired`]), by id.
+    pub mispaired: Vec<String>,
+    /// Aligned steps that share no word with their tool or the chain's names, by id.
+    pub unrelated: Vec<String>,
+    /// Per aligned step that is not mis-paired: its scores, as `aligned_steps`.
+    pub aligned_paired: Vec<Scores>,
     /// Per task with matched gold: its outcomes (ids and ranks only, no task text).
     pub per_task: Vec<Value>,
     /// Pre-promotion on the question alone.
@@ -139,6 +155,8 @@ impl Evaluation {
             return;
         }
         self.task_level.push(Scores::of(&listed, &gold));
+        let all_within = |ranking: &[String], k: usize| gold.iter().all(|g| ranking.iter().take(k).any(|n| n == g));
+        self.question_chain.push((all_within(&names, 10), all_within(&names, 20)));
         // 1-based rank of each matched gold tool in a ranking's distinct names (null: not in it).
         let ranks = |ranking: &[String]| -> Vec<Value> {
             gold.iter()
@@ -154,10 +172,22 @@ impl Evaluation {
         if task.aligned() {
             self.aligned_tasks += 1;
             let mut aligned = Vec::new();
-            for (ranking, tool) in step_rankings.iter().zip(&task.tools) {
+            for (i, ((ranking, tool), step)) in step_rankings.iter().zip(&task.tools).zip(&task.steps).enumerate() {
                 if catalogue.count_named(tool) > 0 {
                     let listed: Vec<&str> = ranking.iter().map(String::as_str).collect();
-                    self.aligned_steps.push(Scores::of(&listed, &[tool.as_str()]));
+                    let scores = Scores::of(&listed, &[tool.as_str()]);
+                    let description = catalogue.description_of(tool).unwrap_or_default();
+                    let id = format!("{}#{}", task.id, i + 1);
+                    match pairing(step, tool, &description, task.tools.iter().map(String::as_str)) {
+                        Pairing::MisPaired => self.mispaired.push(id),
+                        other => {
+                            if other == Pairing::Unrelated {
+                                self.unrelated.push(id);
+                            }
+                            self.aligned_paired.push(scores);
+                        }
+                    }
+                    self.aligned_steps.push(scores);
                     aligned.push(ranking.iter().position(|n| n == tool).map_or(Value::Null, |at| json!(at + 1)));
                 }
             }
@@ -169,6 +199,7 @@ impl Evaluation {
                 gold.iter().filter(hit).count() as f64 / gold.len() as f64
             };
             self.step_union.push((found(5), found(10), found(20)));
+            self.chain.push((found(10) >= 1.0, found(20) >= 1.0));
             // Per gold tool, its best rank over the steps' rankings.
             let best: Vec<Value> = gold
                 .iter()
@@ -259,6 +290,22 @@ impl Evaluation {
                     "recall@10": union(|p| p.1),
                     "recall@20": union(|p| p.2),
                 },
+                "chain": {
+                    "tasks": self.chain.len(),
+                    "recall@10": share(&self.chain, |c| c.0),
+                    "recall@20": share(&self.chain, |c| c.1),
+                },
+                "aligned_without_mispaired": {
+                    "steps": self.aligned_paired.len(),
+                    "scores": Scores::mean(&self.aligned_paired).to_json(),
+                },
+                "mispaired_steps": self.mispaired,
+                "unrelated_steps": self.unrelated,
+            },
+            "question_chain": {
+                "tasks": self.question_chain.len(),
+                "recall@10": share(&self.question_chain, |c| c.0),
+                "recall@20": share(&self.question_chain, |c| c.1),
             },
             "pre_promotion": {
                 "question": self.question_loaded.to_json(),
@@ -276,6 +323,11 @@ impl Evaluation {
 fn names_of(catalogue: &Catalogue, registered: &[String]) -> Vec<String> {
     let names = registered.iter().filter_map(|r| catalogue.by_registered(r)).map(|tool| tool.name.as_str());
     eval::dedup_in_order(names).into_iter().map(str::to_owned).collect()
+}
+
+/// The share of `items` for which `test` holds, rounded.
+fn share<T>(items: &[T], test: impl Fn(&T) -> bool) -> Value {
+    round(items.iter().filter(|item| test(item)).count() as f64 / items.len().max(1) as f64)
 }
 
 fn round(x: f64) -> Value {
