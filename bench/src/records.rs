@@ -28,8 +28,9 @@ fn civil(days: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// The checkout's commit (`git rev-parse --short HEAD`, with `+dirty` when the work tree has
-/// changes), or `unknown` where git cannot say.
+/// The checkout's commit (`git rev-parse --short HEAD`, with `+dirty` when tracked files
+/// outside `bench/records/` have changes: a record being rewritten does not count), or
+/// `unknown` where git cannot say.
 pub fn commit() -> String {
     let git = |args: &[&str]| {
         Command::new("git")
@@ -41,7 +42,7 @@ pub fn commit() -> String {
     };
     match git(&["rev-parse", "--short", "HEAD"]) {
         Some(hash) if !hash.is_empty() => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--", ":/", ":(exclude,top)bench/records"]).is_some_and(|s| !s.is_empty());
             if dirty { format!("{hash}+dirty") } else { hash }
         }
         _ => "unknown".to_owned(),
