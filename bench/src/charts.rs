@@ -2,8 +2,9 @@
 //! a chart can be redrawn, and checked, without running anything:
 //! - `external-livemcp.svg`: LiveMCPBench recall per ranker and family context, from
 //!   `bench/records/livemcp/` (the records at the default family-description weight);
-//! - `external-bfcl-{record}.svg`: for each BFCL record (`bench/records/bfcl/`) with arms,
-//!   the tool categories' accuracy per arm, BFCL's and twin-tolerant, and irrelevance's.
+//! - `external-bfcl-{record}.svg`: for each BFCL record of a live model (`bench/records/bfcl/`,
+//!   not the scripted model's), the tool categories' accuracy per arm, BFCL's and
+//!   twin-tolerant, and irrelevance's.
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +40,9 @@ pub fn draw_from_records(records: &Path, out: &Path) -> Result<Vec<PathBuf>, Str
         written.push(path);
     }
     for (stem, record) in read_dir(&records.join("bfcl"))? {
-        if record["output"]["arms"].as_object().is_some_and(|arms| !arms.is_empty()) {
+        // The scripted model's records measure retrieval, not accuracy: no accuracy chart.
+        let scripted = record["output"]["model"].as_str().is_some_and(|model| model.starts_with("scripted"));
+        if !scripted && record["output"]["arms"].as_object().is_some_and(|arms| !arms.is_empty()) {
             let path = out.join(format!("external-bfcl-{stem}.svg"));
             bfcl_chart(&record, &path)?;
             written.push(path);
