@@ -42,7 +42,9 @@ pub fn commit() -> String {
     };
     match git(&["rev-parse", "--short", "HEAD"]) {
         Some(hash) if !hash.is_empty() => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--", ":/", ":(exclude,top)bench/records"]).is_some_and(|s| !s.is_empty());
+            let dirty =
+                git(&["status", "--porcelain", "--untracked-files=no", "--", ":/", ":(exclude,top)bench/records"])
+                    .is_some_and(|s| !s.is_empty());
             if dirty { format!("{hash}+dirty") } else { hash }
         }
         _ => "unknown".to_owned(),

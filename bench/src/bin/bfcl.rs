@@ -259,36 +259,42 @@ impl Report {
     }
 }
 
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8091/v1".to_owned(),
+            model: "qwen2.5-coder-1.5b".to_owned(),
+            queries: None,
+            tools: None,
+            arms: vec![Arm::Native, Arm::Pool],
+            limit: None,
+            seed: 1,
+            results: None,
+            lanes: 2,
+            aids: AidsChoice::default(),
+            dialect: Dialect::Auto,
+            temperature: 0.0,
+            timeout: Duration::from_secs(900),
+            max_tokens: 256,
+            python: bfcl::default_python(),
+            irrelevance: true,
+            scripted: false,
+            json: false,
+            svg: None,
+            keywords: true,
+            runner_up_floor: 0.0,
+            keyword_gate: None,
+            report_only: false,
+            twins: bfcl::DEFAULT_TWINS,
+            twin_similarity: twins::DEFAULT_MIN_DESCRIPTION_SIMILARITY,
+            record: None,
+            machine: String::new(),
+        }
+    }
+}
+
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options {
-        base_url: "http://127.0.0.1:8091/v1".to_owned(),
-        model: "qwen2.5-coder-1.5b".to_owned(),
-        queries: None,
-        tools: None,
-        arms: vec![Arm::Native, Arm::Pool],
-        limit: None,
-        seed: 1,
-        results: None,
-        lanes: 2,
-        aids: AidsChoice::default(),
-        dialect: Dialect::Auto,
-        temperature: 0.0,
-        timeout: Duration::from_secs(900),
-        max_tokens: 256,
-        python: bfcl::default_python(),
-        irrelevance: true,
-        scripted: false,
-        json: false,
-        svg: None,
-        keywords: true,
-        runner_up_floor: 0.0,
-        keyword_gate: None,
-        report_only: false,
-        twins: bfcl::DEFAULT_TWINS,
-        twin_similarity: twins::DEFAULT_MIN_DESCRIPTION_SIMILARITY,
-        record: None,
-        machine: String::new(),
-    };
+    let mut options = Options::default();
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -325,35 +331,25 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--json" => options.json = true,
             "--svg" => options.svg = Some(value()?.into()),
             "--no-keywords" => options.keywords = false,
-            "--runner-up-floor" => {
-                let text = value()?;
-                options.runner_up_floor = match text.parse::<f32>() {
-                    Ok(share) if (0.0..=1.0).contains(&share) => share,
-                    _ => return Err(format!("`--runner-up-floor {text}`: give a share from 0 to 1")),
-                };
-            }
-            "--keyword-gate" => {
-                let text = value()?;
-                options.keyword_gate = match text.parse::<f32>() {
-                    Ok(confidence) if (0.0..=1.0).contains(&confidence) => Some(confidence),
-                    _ => return Err(format!("`--keyword-gate {text}`: give a confidence from 0 to 1")),
-                };
-            }
+            "--runner-up-floor" => options.runner_up_floor = unit(&flag, &value()?, "a share")? as f32,
+            "--keyword-gate" => options.keyword_gate = Some(unit(&flag, &value()?, "a confidence")? as f32),
             "--report-only" => options.report_only = true,
             "--twins" => options.twins = number(&value()?)?,
-            "--twin-similarity" => {
-                let text = value()?;
-                options.twin_similarity = match text.parse::<f64>() {
-                    Ok(share) if (0.0..=1.0).contains(&share) => share,
-                    _ => return Err(format!("`--twin-similarity {text}`: give a similarity from 0 to 1")),
-                };
-            }
+            "--twin-similarity" => options.twin_similarity = unit(&flag, &value()?, "a similarity")?,
             "--record" => options.record = Some(value()?.into()),
             "--machine" => options.machine = value()?,
             other => return Err(format!("unknown option `{other}` (see the doc comment of bench/src/bin/bfcl.rs)")),
         }
     }
     Ok(options)
+}
+
+/// A number from 0 to 1 for `flag`, `what` it is saying what to give.
+fn unit(flag: &str, text: &str, what: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{flag} {text}`: give {what} from 0 to 1")),
+    }
 }
 
 fn number(text: &str) -> Result<usize, String> {

@@ -150,6 +150,11 @@ fn run() -> Result<(), String> {
     if let Some(ms) = embed_ms {
         report["embed_ms"] = json!((ms * 10.0).round() / 10.0);
     }
+    emit(&options, report)
+}
+
+/// Prints the report, and writes it as a run record with `--record`.
+fn emit(options: &Options, report: serde_json::Value) -> Result<(), String> {
     println!("{report}");
     if let Some(path) = &options.record {
         tinytools_bench::records::write(path, &options.machine, report)?;

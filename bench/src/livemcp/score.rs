@@ -170,28 +170,7 @@ impl Evaluation {
             step_rankings.push(self.rank(catalogue, bridge, step).await);
         }
         if task.aligned() {
-            self.aligned_tasks += 1;
-            let mut aligned = Vec::new();
-            for (i, ((ranking, tool), step)) in step_rankings.iter().zip(&task.tools).zip(&task.steps).enumerate() {
-                if catalogue.count_named(tool) > 0 {
-                    let listed: Vec<&str> = ranking.iter().map(String::as_str).collect();
-                    let scores = Scores::of(&listed, &[tool.as_str()]);
-                    let description = catalogue.description_of(tool).unwrap_or_default();
-                    let id = format!("{}#{}", task.id, i + 1);
-                    match pairing(step, tool, &description, task.tools.iter().map(String::as_str)) {
-                        Pairing::MisPaired => self.mispaired.push(id),
-                        other => {
-                            if other == Pairing::Unrelated {
-                                self.unrelated.push(id);
-                            }
-                            self.aligned_paired.push(scores);
-                        }
-                    }
-                    self.aligned_steps.push(scores);
-                    aligned.push(ranking.iter().position(|n| n == tool).map_or(Value::Null, |at| json!(at + 1)));
-                }
-            }
-            outcome["aligned_step_ranks"] = json!(aligned);
+            outcome["aligned_step_ranks"] = json!(self.aligned(catalogue, task, &step_rankings));
         }
         if !step_rankings.is_empty() {
             let found = |k: usize| {
@@ -223,6 +202,34 @@ impl Evaluation {
             tokens_all += self.promote(bridge, step, &mut promoted).await;
         }
         self.steps_loaded.add(&gold, &names_of(catalogue, &promoted), 1 + task.steps.len(), tokens_all);
+    }
+
+    /// Scores an aligned task's steps (step *i* against tool *i*) and sorts out the mis-paired
+    /// ones; returns each scored step's 1-based rank of its tool (null: not in the ranking).
+    fn aligned(&mut self, catalogue: &Catalogue, task: &Task, step_rankings: &[Vec<String>]) -> Vec<Value> {
+        self.aligned_tasks += 1;
+        let mut ranks = Vec::new();
+        for (i, ((ranking, tool), step)) in step_rankings.iter().zip(&task.tools).zip(&task.steps).enumerate() {
+            if catalogue.count_named(tool) == 0 {
+                continue;
+            }
+            let listed: Vec<&str> = ranking.iter().map(String::as_str).collect();
+            let scores = Scores::of(&listed, &[tool.as_str()]);
+            let description = catalogue.description_of(tool).unwrap_or_default();
+            let id = format!("{}#{}", task.id, i + 1);
+            match pairing(step, tool, &description, task.tools.iter().map(String::as_str)) {
+                Pairing::MisPaired => self.mispaired.push(id),
+                other => {
+                    if other == Pairing::Unrelated {
+                        self.unrelated.push(id);
+                    }
+                    self.aligned_paired.push(scores);
+                }
+            }
+            self.aligned_steps.push(scores);
+            ranks.push(ranking.iter().position(|n| n == tool).map_or(Value::Null, |at| json!(at + 1)));
+        }
+        ranks
     }
 
     /// `query` ranked, as the distinct tool names of its hits, timed.
