@@ -118,6 +118,12 @@ fn recall_and_pre_promotion_on_the_fixture_are_exact() {
     assert_eq!(report["step_level"]["aligned"]["scores"]["recall@5"], 0.75);
     assert_eq!(report["step_level"]["union"]["tasks"], 3);
     assert_eq!(report["step_level"]["union"]["recall@10"], 0.6667);
+    // a's and b's chains are whole in their steps' top 10, d's is not.
+    assert_eq!(report["step_level"]["chain"]["recall@10"], 0.6667);
+    // d's step shares no word with its tool, and its chain has no other: unrelated, not mis-paired.
+    assert_eq!(report["step_level"]["mispaired_steps"], json!([]));
+    assert_eq!(report["step_level"]["unrelated_steps"], json!(["d#1"]));
+    assert_eq!(report["step_level"]["aligned_without_mispaired"]["steps"], 4);
     // b's question promotes its three best hits, get_stock_price and both read_files: its
     // write_file waits for the step that asks to write; d's question promotes nothing.
     let question = &report["pre_promotion"]["question"];
