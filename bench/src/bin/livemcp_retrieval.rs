@@ -27,7 +27,10 @@
 //! `--family-context none|description|summary` gives each server's family the set's
 //! `server_description` (the server's own words) or `server_summary` (a paragraph the set's
 //! authors had a model write) as its family description (ranking only), and
-//! `--family-description-weight X` sets BM25's weight for that field.
+//! `--family-description-weight X` sets BM25's weight for that field. `--family-context written`
+//! has the local model (as `--expand`) write each server's summary with the SDK's
+//! `SummaryWriter`, from its name, description and tools, kept in `--summaries FILE` (default
+//! `target/livemcp-summaries-<model>.json`) so later runs ask nothing.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +38,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::mcp::SummaryWriter;
+use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::FieldWeights;
 use tinytools_bench::cli::whole_number;
 use tinytools_bench::livemcp::{self, score};
@@ -49,10 +54,28 @@ struct Options {
     query_tokens: Option<usize>,
     tasks: Option<usize>,
     expand: bool,
-    /// `--family-context`: the set's key whose text describes each server's family.
+    /// `--family-context`: the set's key whose text describes each server's family, or
+    /// `written` (summaries written by the local model).
     family_context: Option<String>,
+    /// `--summaries FILE`: where written summaries are kept.
+    summaries: Option<PathBuf>,
     /// `--family-description-weight`: BM25's weight for that field, when not its default.
     family_description_weight: Option<f32>,
+}
+
+/// Gives every server's family the summary the local model writes (or wrote before, kept in
+/// `--summaries FILE`, by default under `target/`).
+fn write_summaries(dir: &std::path::Path, options: &Options, data: &mut livemcp::Data) -> Result<(), String> {
+    let (base_url, model) = live::local_server("1.5b");
+    let file =
+        options.summaries.clone().unwrap_or_else(|| PathBuf::from(format!("target/livemcp-summaries-{model}.json")));
+    let client = OpenAiCompatible::new(&base_url, &model, HttpOptions::local()).map_err(|e| e.to_string())?;
+    let writer = SummaryWriter::new(Arc::new(client.with_temperature(0.0)));
+    let servers = livemcp::written::servers_of(dir)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let (summaries, now) = runtime.block_on(livemcp::written::summaries(&servers, &writer, &file))?;
+    eprintln!("{} server summaries ({now} written now by {model}), kept in {}", summaries.len(), file.display());
+    livemcp::written::describe(data, &summaries)
 }
 
 fn main() {
@@ -69,7 +92,11 @@ fn run() -> Result<(), String> {
         .clone()
         .or_else(|| std::env::var_os("TINYTOOLS_LIVEMCPBENCH").map(PathBuf::from))
         .ok_or("give --data DIR or set TINYTOOLS_LIVEMCPBENCH (bench/livemcp/fetch.sh prints DIR)")?;
-    let mut data = livemcp::load_with(&dir, options.family_context.as_deref())?;
+    let written = options.family_context.as_deref() == Some("written");
+    let mut data = livemcp::load_with(&dir, options.family_context.as_deref().filter(|_| !written))?;
+    if written {
+        write_summaries(&dir, &options, &mut data)?;
+    }
     if let Some(n) = options.tasks {
         data.tasks.truncate(n);
     }
@@ -173,6 +200,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         tasks: None,
         expand: false,
         family_context: None,
+        summaries: None,
         family_description_weight: None,
     };
     while let Some(flag) = args.next() {
@@ -186,6 +214,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     Some(text.parse().map_err(|_| format!("--bm25-weight: `{text}` is not a number"))?);
             }
             "--vectors" => options.vectors = Some(value()?.into()),
+            "--summaries" => options.summaries = Some(value()?.into()),
             "--query-tokens" => {
                 options.query_tokens = Some(whole_number(&flag, &value()?)?);
             }
@@ -198,7 +227,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     "none" => None,
                     "description" => Some("server_description".to_owned()),
                     "summary" => Some("server_summary".to_owned()),
-                    other => return Err(format!("--family-context: `{other}`: use none, description or summary")),
+                    "written" => Some("written".to_owned()),
+                    other => {
+                        return Err(format!("--family-context: `{other}`: use none, description, summary or written"));
+                    }
                 };
             }
             "--family-description-weight" => {
