@@ -50,6 +50,14 @@ pub struct Manifest {
     /// The server's instructions, if it sent any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
+    /// What the server says of itself in its handshake (title, description and instructions,
+    /// as [`tinytools::mcp::self_description`] joins them): ranks its tools, never shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_description: Option<String>,
+    /// A paragraph about the server written once by a chat model (`--summaries`): ranks its
+    /// tools, never shown. Kept while the server's tool names stay the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
     /// Its tools, in its order.
     pub tools: Vec<CachedTool>,
 }
@@ -137,6 +145,34 @@ impl ManifestCache {
     }
 }
 
+impl Manifest {
+    /// The text that ranks the server's tools beside their own: the written summary, then the
+    /// server's own words (its instructions alone in a manifest cached before they were kept),
+    /// at most [`tinytools::mcp::MAX_FAMILY_CONTEXT`] bytes.
+    pub fn family_context(&self) -> Option<String> {
+        let own = self.self_description.as_deref().or(self.instructions.as_deref());
+        let mut text = String::new();
+        for part in [self.summary.as_deref(), own].into_iter().flatten().map(str::trim).filter(|p| !p.is_empty()) {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(part);
+        }
+        let mut end = text.len().min(tinytools::mcp::MAX_FAMILY_CONTEXT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Whether `other` lists the same tool names in the same order (a summary written for one
+    /// still describes the other).
+    pub fn same_tools(&self, other: &Manifest) -> bool {
+        self.tools.len() == other.tools.len() && self.tools.iter().zip(&other.tools).all(|(a, b)| a.name == b.name)
+    }
+}
+
 /// The hash of a server's unexpanded config: FNV-1a 64 over [`ServerConfig::identity`],
 /// stable across runs and platforms.
 pub fn config_hash(server: &ServerConfig) -> String {
@@ -168,6 +204,8 @@ mod tests {
             server_name: Some("time".into()),
             server_version: Some("1.0".into()),
             instructions: None,
+            self_description: None,
+            summary: Some("Tells the time.".into()),
             tools: vec![CachedTool {
                 name: "now".into(),
                 description: Some("The time.".into()),

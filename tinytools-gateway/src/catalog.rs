@@ -113,12 +113,13 @@ impl Builder {
         self.by_server.push((config.name.clone(), deferred));
         if let Some(text) = manifest.instructions.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             self.notes.push(format!("- {}: {}", config.name, clip(text, INSTRUCTIONS_CHARS)));
-            // The server's own words rank its tools (never shown in a search answer), as an
-            // import's do; a family made by `family_for` is always valid.
-            let context = clip(text, tinytools::mcp::MAX_FAMILY_CONTEXT);
-            if let Err(error) = self.registry.describe_family(family_for(&config.name), context) {
-                tracing::warn!(server = %config.name, %error, "server instructions not indexed");
-            }
+        }
+        // The server's own words and its written summary rank its tools (never shown in a
+        // search answer), as an import's do; a family made by `family_for` is always valid.
+        if let Some(context) = manifest.family_context()
+            && let Err(error) = self.registry.describe_family(family_for(&config.name), context)
+        {
+            tracing::warn!(server = %config.name, %error, "server context not indexed");
         }
     }
 }

@@ -18,7 +18,7 @@ gateway answers before any server runs; a server starts on its first call.
 
 USAGE:
     tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
-                      [--embedding-model <DIR>] [--discovery-wait <SECS>]
+                      [--embedding-model <DIR>] [--discovery-wait <SECS>] [--summaries]
                       [--discovery-concurrency <N>] [--manifest-names count|grouped]
         Serve MCP on stdin/stdout (what a client's config launches).
 
@@ -108,6 +108,13 @@ OPTIONS:
                         gateway processes sharing --cache-dir (and the config) can stand
                         behind one HTTP load balancer, any of them answering any request.
                         Not with --list-changed (its promotions live in one process).
+    --summaries         Have a chat model write one paragraph per server (what it is for, in
+                        everyday words) from its cached tool list, once, kept in the manifest
+                        cache: tool_search then ranks each server's tools with it (the model
+                        never reads it). The model comes from the environment:
+                        OPENROUTER_API_KEY, else TINYTOOLS_BASE_URL (a local server, with
+                        TINYTOOLS_MODEL and an optional TINYTOOLS_API_KEY), else OPENAI_API_KEY.
+                        Off by default: the gateway then sends no model request of its own.
     -h, --help          This text.
     -V, --version       The version.
 
@@ -141,6 +148,7 @@ pub(crate) struct Serve {
     pub(crate) discovery_concurrency: Option<usize>,
     pub(crate) manifest_names: Option<ManifestNames>,
     pub(crate) shared_sessions: bool,
+    pub(crate) summaries: bool,
 }
 
 impl Serve {
@@ -150,6 +158,7 @@ impl Serve {
         match arg {
             "--list-changed" => self.list_changed = true,
             "--shared-sessions" => self.shared_sessions = true,
+            "--summaries" => self.summaries = true,
             "--embedding-model" => {
                 let dir = args.next().ok_or("--embedding-model needs a directory: --embedding-model <DIR>")?;
                 self.embedding_model = Some(dir.into());

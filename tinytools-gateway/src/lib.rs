@@ -51,6 +51,7 @@ pub mod report;
 pub mod sessions;
 pub mod setup;
 mod spans;
+pub mod summaries;
 pub mod supervisor;
 pub mod template;
 pub mod transport;

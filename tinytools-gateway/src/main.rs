@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tinytools::ToolRanker;
+use tinytools::mcp::SummaryWriter;
+use tinytools::providers::OpenAiCompatible;
 
 mod cli;
 
@@ -103,9 +105,13 @@ fn run(serve: Serve) -> Result<(), Exit> {
     let cache = cache(serve.cache_dir.clone(), serve.no_cache);
     let gateway_options = gateway_options(&serve, cache.as_ref()).map_err(Exit::Usage)?;
     let http = http_options(&serve, cache.as_ref()).map_err(Exit::Usage)?;
+    let summaries = summary_writer(&serve).map_err(Exit::Usage)?;
     let runtime = runtime().ok_or_else(|| Exit::Failed("could not start the async runtime".into()))?;
     let served = runtime.block_on(async {
         let supervisor = Arc::new(Supervisor::new(&config, cache));
+        if let Some(writer) = summaries {
+            tokio::spawn(tinytools_gateway::summaries::keep_summaries(Arc::clone(&supervisor), writer));
+        }
         let gateway = Gateway::new(supervisor, gateway_options);
         match http {
             Some(options) => serve_http(gateway, options).await,
@@ -113,6 +119,15 @@ fn run(serve: Serve) -> Result<(), Exit> {
         }
     });
     served.map_err(|error| Exit::Failed(format!("serving stopped: {error}")))
+}
+
+/// With `--summaries`, the writer over the chat model the environment names.
+fn summary_writer(serve: &Serve) -> Result<Option<SummaryWriter>, String> {
+    if !serve.summaries {
+        return Ok(None);
+    }
+    let model = OpenAiCompatible::from_env().map_err(|error| format!("--summaries: {error}"))?;
+    Ok(Some(SummaryWriter::new(Arc::new(model))))
 }
 
 /// The gateway's options from the command line (and TINYTOOLS_GATEWAY_MANIFEST_NAMES).

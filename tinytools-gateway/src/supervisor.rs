@@ -390,12 +390,14 @@ impl Downstream {
         };
         let peer = connection.peer().peer_info();
         let info = peer.as_ref().and_then(|info| info.server_info.clone());
-        let manifest = Arc::new(Manifest {
+        let mut manifest = Manifest {
             format: CACHE_FORMAT,
             config_hash: config_hash(&self.config),
             server_name: info.as_ref().map(|info| info.name.clone()),
             server_version: info.as_ref().map(|info| info.version.clone()),
             instructions: peer.as_ref().and_then(|info| info.instructions.clone()),
+            self_description: peer.as_deref().and_then(tinytools::mcp::self_description),
+            summary: None,
             tools: listed
                 .into_iter()
                 .map(|tool| CachedTool {
@@ -406,18 +408,29 @@ impl Downstream {
                     annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
                 })
                 .collect(),
-        });
+        };
+        // A summary written for the same tools still describes them.
+        manifest.summary =
+            self.manifest().filter(|known| known.same_tools(&manifest)).and_then(|known| known.summary.clone());
+        Ok(self.publish(manifest))
+    }
+
+    /// Makes `manifest` the server's: stored in the cache, and the generation bumped when it
+    /// differs from the one known.
+    pub(crate) fn publish(&self, manifest: Manifest) -> Arc<Manifest> {
+        let manifest = Arc::new(manifest);
         if let Some(cache) = &self.cache
             && let Err(error) = cache.store(&self.config, &manifest)
         {
-            tracing::warn!(server = %name, dir = %cache.dir().display(), %error, "could not write the manifest cache");
+            let (name, dir) = (&self.config.name, cache.dir().display());
+            tracing::warn!(server = %name, %dir, %error, "could not write the manifest cache");
         }
         let changed = self.manifest().as_deref() != Some(&*manifest);
         *self.manifest.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&manifest));
         if changed {
             self.changes.send_modify(|generation| *generation += 1);
         }
-        Ok(manifest)
+        manifest
     }
 }
 

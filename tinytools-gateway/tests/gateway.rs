@@ -304,6 +304,8 @@ async fn the_first_tools_list_stays_within_3000_bytes_at_1000_tools() {
             server_name: None,
             server_version: None,
             instructions: None,
+            self_description: None,
+            summary: None,
             tools,
         };
         cache.store(server, &manifest).unwrap();

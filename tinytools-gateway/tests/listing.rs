@@ -65,6 +65,8 @@ fn thousand_tools(dir: &std::path::Path) -> GatewayConfig {
             server_name: None,
             server_version: None,
             instructions: None,
+            self_description: None,
+            summary: None,
             tools,
         };
         cache.store(server, &manifest).unwrap();

@@ -27,7 +27,10 @@
 //! `--family-context none|description|summary` gives each server's family the set's
 //! `server_description` (the server's own words) or `server_summary` (a paragraph the set's
 //! authors had a model write) as its family description (ranking only), and
-//! `--family-description-weight X` sets BM25's weight for that field; `--record FILE` writes
+//! `--family-description-weight X` sets BM25's weight for that field. `--family-context written`
+//! has the local model (as `--expand`) write each server's summary with the SDK's
+//! `SummaryWriter`, from its name, description and tools, kept in `--summaries FILE` (default
+//! `target/livemcp-summaries-<model>.json`) so later runs ask nothing. `--record FILE` writes
 //! the output as a run record for `bench/records/livemcp/` (the command, date, commit,
 //! `--machine TEXT`'s note, and the output: figures and per-task ranks by id, mis-paired step
 //! ids, no task text).
@@ -38,6 +41,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::mcp::SummaryWriter;
+use tinytools::providers::{HttpOptions, OpenAiCompatible};
 use tinytools::rank::FieldWeights;
 use tinytools_bench::cli::whole_number;
 use tinytools_bench::livemcp::{self, score};
@@ -52,14 +57,51 @@ struct Options {
     query_tokens: Option<usize>,
     tasks: Option<usize>,
     expand: bool,
-    /// `--family-context`: the set's key whose text describes each server's family.
+    /// `--family-context`: the set's key whose text describes each server's family, or
+    /// `written` (summaries written by the local model).
     family_context: Option<String>,
+    /// `--summaries FILE`: where written summaries are kept.
+    summaries: Option<PathBuf>,
     /// `--family-description-weight`: BM25's weight for that field, when not its default.
     family_description_weight: Option<f32>,
     /// `--record`: where to write the run record.
     record: Option<PathBuf>,
     /// `--machine`: the record's note on what else ran.
     machine: String,
+}
+
+/// Gives every server's family the summary the local model writes (or wrote before, kept in
+/// `--summaries FILE`, by default under `target/`).
+fn write_summaries(dir: &std::path::Path, options: &Options, data: &mut livemcp::Data) -> Result<(), String> {
+    let (base_url, model) = live::local_server("1.5b");
+    let file =
+        options.summaries.clone().unwrap_or_else(|| PathBuf::from(format!("target/livemcp-summaries-{model}.json")));
+    let client = OpenAiCompatible::new(&base_url, &model, HttpOptions::local()).map_err(|e| e.to_string())?;
+    let writer = SummaryWriter::new(Arc::new(client.with_temperature(0.0)));
+    let servers = livemcp::written::servers_of(dir)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let (summaries, now) = runtime.block_on(livemcp::written::summaries(&servers, &writer, &file))?;
+    eprintln!("{} server summaries ({now} written now by {model}), kept in {}", summaries.len(), file.display());
+    livemcp::written::describe(data, &summaries)
+}
+
+/// The set from `--data` (or `TINYTOOLS_LIVEMCPBENCH`), with the asked family context, cut to
+/// `--tasks`.
+fn load(options: &Options) -> Result<livemcp::Data, String> {
+    let dir = options
+        .data
+        .clone()
+        .or_else(|| std::env::var_os("TINYTOOLS_LIVEMCPBENCH").map(PathBuf::from))
+        .ok_or("give --data DIR or set TINYTOOLS_LIVEMCPBENCH (bench/livemcp/fetch.sh prints DIR)")?;
+    let written = options.family_context.as_deref() == Some("written");
+    let mut data = livemcp::load_with(&dir, options.family_context.as_deref().filter(|_| !written))?;
+    if written {
+        write_summaries(&dir, options, &mut data)?;
+    }
+    if let Some(n) = options.tasks {
+        data.tasks.truncate(n);
+    }
+    Ok(data)
 }
 
 fn main() {
@@ -71,16 +113,7 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let options = parse_args(std::env::args().skip(1))?;
-    let dir = options
-        .data
-        .clone()
-        .or_else(|| std::env::var_os("TINYTOOLS_LIVEMCPBENCH").map(PathBuf::from))
-        .ok_or("give --data DIR or set TINYTOOLS_LIVEMCPBENCH (bench/livemcp/fetch.sh prints DIR)")?;
-    let mut data = livemcp::load_with(&dir, options.family_context.as_deref())?;
-    if let Some(n) = options.tasks {
-        data.tasks.truncate(n);
-    }
-
+    let data = load(&options)?;
     let mut policy = base_policy(&options);
     let embedding = match options.ranker.as_str() {
         "bm25" => None,
@@ -189,6 +222,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         tasks: None,
         expand: false,
         family_context: None,
+        summaries: None,
         family_description_weight: None,
         record: None,
         machine: String::new(),
@@ -204,6 +238,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     Some(text.parse().map_err(|_| format!("--bm25-weight: `{text}` is not a number"))?);
             }
             "--vectors" => options.vectors = Some(value()?.into()),
+            "--summaries" => options.summaries = Some(value()?.into()),
             "--query-tokens" => {
                 options.query_tokens = Some(whole_number(&flag, &value()?)?);
             }
@@ -216,7 +251,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     "none" => None,
                     "description" => Some("server_description".to_owned()),
                     "summary" => Some("server_summary".to_owned()),
-                    other => return Err(format!("--family-context: `{other}`: use none, description or summary")),
+                    "written" => Some("written".to_owned()),
+                    other => {
+                        return Err(format!("--family-context: `{other}`: use none, description, summary or written"));
+                    }
                 };
             }
             "--family-description-weight" => {

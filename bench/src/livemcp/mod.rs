@@ -19,6 +19,7 @@
 
 pub mod pairing;
 pub mod score;
+pub mod written;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -148,7 +149,7 @@ pub fn load_with(dir: &Path, context: Option<&str>) -> Result<Data, String> {
     Ok(Data { catalogue, tasks })
 }
 
-fn read_json(path: &Path) -> Result<Value, String> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
 }

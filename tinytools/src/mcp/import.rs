@@ -12,6 +12,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 
 use super::naming::{default_prefix, family_for, namespaced_name, remote_description};
+use super::summary::{SummaryError, SummaryWriter, family_context, self_description};
 use super::{McpError, McpTool};
 use crate::tool::TOOL_SEARCH;
 use crate::{SchemaCompaction, ToolAnnotations, ToolExposure, ToolRegistry, ToolSpec};
@@ -47,6 +48,7 @@ pub struct McpImport {
     compaction: SchemaCompaction,
     connect_timeout: Duration,
     call_timeout: Duration,
+    summary: Option<String>,
 }
 
 impl McpImport {
@@ -62,6 +64,7 @@ impl McpImport {
             compaction: SchemaCompaction::THIRD_PARTY,
             connect_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
+            summary: None,
         }
     }
 
@@ -105,6 +108,15 @@ impl McpImport {
     /// [`tool_timeout`](crate::RunPolicy::tool_timeout) applies too, whichever is shorter).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// A summary of the server, written once by [`McpServer::write_summary`] and kept by the
+    /// host: it joins the server's own words in its family's description, which discovery
+    /// ranks with and never shows (so a search finds the server's tools by what it is for).
+    pub fn family_summary(mut self, summary: impl Into<String>) -> Self {
+        let summary = summary.into();
+        self.summary = (!summary.trim().is_empty()).then_some(summary);
         self
     }
 
@@ -241,14 +253,20 @@ impl McpServer {
     /// [`MAX_FAMILY_CONTEXT`] bytes in all. Registering the server's tools gives it to their
     /// family ([`ToolRegistry::describe_family`]), which discovery ranks with and never shows.
     pub fn self_description(&self) -> Option<String> {
-        let info = self.service.peer().peer_info()?;
-        let server = info.server_info.as_ref();
-        let parts = [
-            server.and_then(|server| server.title.as_deref()),
-            server.and_then(|server| server.description.as_deref()),
-            info.instructions.as_deref(),
-        ];
-        family_context(parts)
+        self_description(&*self.service.peer().peer_info()?)
+    }
+
+    /// A summary of this server written by `writer`'s model from its name, its own words and
+    /// its current tools: one request. Keep it with what you cache of the server and give it
+    /// to [`McpImport::family_summary`] on the next start, so it is written once.
+    ///
+    /// # Errors
+    /// [`SummaryError::Mcp`] when the server cannot list its tools; the writer's errors.
+    pub async fn write_summary(&self, writer: &SummaryWriter) -> Result<String, SummaryError> {
+        let (tools, _) = self.tools().await.map_err(Box::new)?;
+        let lines: Vec<(&str, &str)> =
+            tools.iter().map(|tool| (tool.remote_name.as_str(), tool.spec.description.as_ref())).collect();
+        writer.write(&self.import.server, self.self_description().as_deref(), &lines).await
     }
 
     /// Whether the server sent `notifications/tools/list_changed` since the tools were last listed.
@@ -335,7 +353,8 @@ impl McpServer {
     /// Registers what was listed, records each refusal, and remembers the names for a refresh.
     fn register(&self, tools: Vec<McpTool>, registry: &mut ToolRegistry, mut report: ImportReport) -> ImportReport {
         // The family is valid by construction (`family_for`), so describing it cannot fail.
-        let _ = registry.describe_family(self.import.family.clone(), self.self_description().unwrap_or_default());
+        let context = family_context([self.import.summary.as_deref(), self.self_description().as_deref()]);
+        let _ = registry.describe_family(self.import.family.clone(), context.unwrap_or_default());
         for tool in tools {
             let (name, remote_name) = (tool.spec.name.to_string(), tool.remote_name.clone());
             match registry.register_arc(Arc::new(tool)) {
@@ -424,47 +443,5 @@ impl ClientHandler for ListWatcher {
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
         self.changes.fetch_add(1, Ordering::AcqRel);
         std::future::ready(())
-    }
-}
-
-/// The most bytes of a server's own words ([`McpServer::self_description`]) a family keeps.
-pub const MAX_FAMILY_CONTEXT: usize = 2_000;
-
-/// The non-empty parts, trimmed, each once, joined by a space and cut to
-/// [`MAX_FAMILY_CONTEXT`] bytes on a character boundary.
-fn family_context<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> Option<String> {
-    let mut text = String::new();
-    for part in parts.into_iter().flatten().map(str::trim).filter(|part| !part.is_empty()) {
-        if text.contains(part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push(' ');
-        }
-        text.push_str(part);
-    }
-    if text.len() > MAX_FAMILY_CONTEXT {
-        let mut end = MAX_FAMILY_CONTEXT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    (!text.is_empty()).then_some(text)
-}
-
-#[cfg(test)]
-mod context_tests {
-    use super::*;
-
-    #[test]
-    fn a_servers_words_are_joined_once_and_capped() {
-        assert_eq!(family_context([None, Some("  "), None]), None);
-        let joined = family_context([Some("Time"), Some("Clock and time zones."), Some("Use it for dates.")]);
-        assert_eq!(joined.as_deref(), Some("Time Clock and time zones. Use it for dates."));
-        let repeated = family_context([Some("Clock and time zones."), Some("Clock and time zones.")]);
-        assert_eq!(repeated.as_deref(), Some("Clock and time zones."));
-        let long = family_context([Some("é".repeat(MAX_FAMILY_CONTEXT).as_str())]).unwrap_or_default();
-        assert!(long.len() <= MAX_FAMILY_CONTEXT && long.len() >= MAX_FAMILY_CONTEXT - 1);
     }
 }

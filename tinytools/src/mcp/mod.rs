@@ -32,14 +32,16 @@ mod export;
 mod import;
 mod naming;
 mod presearch;
+mod summary;
 mod tool;
 
 use std::time::Duration;
 
 pub use export::McpToolServer;
-pub use import::{ImportReport, MAX_FAMILY_CONTEXT, McpImport, McpServer, SkippedTool};
+pub use import::{ImportReport, McpImport, McpServer, SkippedTool};
 pub use naming::{default_prefix, family_for, namespaced_name, remote_description};
 pub use presearch::{CALL_TOOL, GatewayPreSearch};
+pub use summary::{MAX_FAMILY_CONTEXT, MAX_SUMMARY_BYTES, SummaryError, SummaryWriter, self_description};
 pub use tool::McpTool;
 
 /// The `rmcp` SDK this module is built on, for transports beyond stdio (pass one to

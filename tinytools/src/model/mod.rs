@@ -206,6 +206,9 @@ pub enum RequestPurpose {
     Turn,
     /// Search keywords for a user message: one line, no tools.
     Keywords,
+    /// A short paragraph about an MCP server for the search index (`tinytools::mcp::SummaryWriter`,
+    /// cargo feature `mcp`): no tools.
+    Summary,
 }
 
 impl RequestPurpose {
@@ -214,6 +217,7 @@ impl RequestPurpose {
         match self {
             Self::Turn => None,
             Self::Keywords => Some(32),
+            Self::Summary => Some(200),
         }
     }
 

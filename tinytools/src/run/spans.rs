@@ -219,6 +219,7 @@ fn purpose(purpose: RequestPurpose) -> &'static str {
     match purpose {
         RequestPurpose::Turn => "turn",
         RequestPurpose::Keywords => "keywords",
+        RequestPurpose::Summary => "summary",
     }
 }
 
