@@ -45,16 +45,23 @@ pub async fn summaries(
             Ok(summary) => {
                 kept.insert(name.to_owned(), summary);
                 written += 1;
+                eprintln!("server {name}: summary written ({written} now)");
+                // Kept after each one: an interrupted run resumes where it stopped.
+                save(&kept, file)?;
             }
             Err(error) => eprintln!("server {name}: {error}"),
         }
     }
+    save(&kept, file)?;
+    Ok((kept, written))
+}
+
+fn save(kept: &BTreeMap<String, String>, file: &Path) -> Result<(), String> {
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
-    let text = serde_json::to_string_pretty(&kept).map_err(|e| e.to_string())?;
-    std::fs::write(file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    Ok((kept, written))
+    let text = serde_json::to_string_pretty(kept).map_err(|e| e.to_string())?;
+    std::fs::write(file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))
 }
 
 /// The set's servers as its tool file lists them (see [`super::files`]).
