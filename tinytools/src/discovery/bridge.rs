@@ -109,6 +109,16 @@ impl DiscoveryBridge {
         self
     }
 
+    /// The same bridge answering searches in another shape: `default_limit` full matches
+    /// when the model gives no `limit`, then `candidates` compact ones within
+    /// `candidate_bytes` ([`ToolDiscoveryPolicy::with_search_candidates`]). The catalogue is
+    /// kept as it was built: what an evaluation sweeping search shapes needs.
+    #[must_use]
+    pub fn with_search_shape(mut self, default_limit: usize, candidates: usize, candidate_bytes: usize) -> Self {
+        self.policy = self.policy.with_default_limit(default_limit).with_search_candidates(candidates, candidate_bytes);
+        self
+    }
+
     /// Who searches in provider-native mode; `None` for the bridge.
     pub fn native(&self) -> Option<NativeSearch> {
         self.native

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::manifest::first_sentence;
-use super::{DiscoveryBridge, RankOutcome};
+use super::{DiscoveryBridge, PrePromotion, RankOutcome};
 use crate::rank::RankedTool;
 
 /// A deferred tool offered compactly: its name and the first sentence of its description
@@ -26,9 +26,9 @@ impl Candidate {
         if self.line.is_empty() { format!("- {}", self.name) } else { format!("- {}: {}", self.name, self.line) }
     }
 
-    /// What it costs in a search answer's JSON: its name and line.
-    fn answer_bytes(&self) -> usize {
-        serde_json::to_string(self).map_or(usize::MAX, |text| text.len())
+    /// What it costs against a candidate byte budget: its manifest line and a line break.
+    pub fn bytes(&self) -> usize {
+        self.manifest_line().len() + 1
     }
 }
 
@@ -40,7 +40,7 @@ impl DiscoveryBridge {
     /// The compact candidates among `hits`, in rank order: tools of the catalogue that `skip`
     /// does not name (the full matches or promoted tools beside them), once each, at most
     /// `limit` (clamped to [`MAX_CANDIDATES`](super::MAX_CANDIDATES)), while their lines fit
-    /// `bytes` as `cost` counts them (a line that does not fit is passed over for a shorter
+    /// `bytes` ([`Candidate::bytes`]; a line that does not fit is passed over for a shorter
     /// one after it).
     fn compact(
         &self,
@@ -48,7 +48,6 @@ impl DiscoveryBridge {
         limit: usize,
         bytes: usize,
         skip: impl Fn(&str) -> bool,
-        cost: impl Fn(&Candidate) -> usize,
     ) -> Vec<Candidate> {
         let limit = limit.min(super::MAX_CANDIDATES);
         let (mut chosen, mut spent): (Vec<Candidate>, usize) = (Vec::new(), 0);
@@ -62,7 +61,7 @@ impl DiscoveryBridge {
             let Some(tool) = self.catalog().get(&hit.name) else { continue };
             let candidate =
                 Candidate { name: tool.schema().name.clone(), line: first_sentence(&tool.schema().description) };
-            let price = cost(&candidate);
+            let price = candidate.bytes();
             if spent.saturating_add(price) > bytes {
                 continue;
             }
@@ -74,17 +73,18 @@ impl DiscoveryBridge {
 
     /// A search answer's candidates: the hits of `outcome` after its first `full` (the full
     /// matches), at most the policy's [`search_candidates`](super::ToolDiscoveryPolicy::search_candidates),
-    /// within its `search_candidate_bytes` of JSON.
+    /// within its `search_candidate_bytes`.
     pub(super) fn search_candidates(&self, outcome: &RankOutcome, full: &[String]) -> Vec<Candidate> {
         let policy = self.policy();
         let rest = outcome.matched.get(full.len()..).unwrap_or_default();
         let skip = |name: &str| full.iter().any(|f| f == name);
-        self.compact(rest, policy.search_candidates(), policy.search_candidate_bytes, skip, Candidate::answer_bytes)
+        self.compact(rest, policy.search_candidates(), policy.search_candidate_bytes, skip)
     }
 
-    /// The first request's compact candidates for a user message's ranking, `outcome`: its
-    /// hits at or above pre-promotion's floor that `skip` does not name (the tools promoted),
-    /// at most [`PrePromotion::candidates`](super::PrePromotion::candidates), while their
+    /// The first request's compact candidates for a user message's ranking, `outcome`, as
+    /// `pre` (a run passes its policy's) says: its hits at or above pre-promotion's floor
+    /// that `skip` does not name (the tools promoted), at most
+    /// [`PrePromotion::candidates`], while their
     /// manifest lines (each with its line break) fit `candidate_bytes`. None while the
     /// manifest lists every tool's line (it already offers them all) or pre-promotion is off.
     /// What a run puts in `tool_search`'s description ([`schema_offering`](Self::schema_offering)).
@@ -107,31 +107,32 @@ impl DiscoveryBridge {
     /// // A manifest budget too small for the lines: the manifest is a bare count.
     /// let policy = ToolDiscoveryPolicy::default().with_manifest_token_budget(12);
     /// let bridge = DiscoveryBridge::new(&registry, policy);
+    /// let pre = bridge.policy().pre_promotion;
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let ranked = bridge.catalog().rank_with_candidates(bridge.policy(), "stock price in euros", 10).await;
-    /// let candidates = bridge.first_request_candidates(&ranked, &EstimatedTokens, |_| false);
+    /// let candidates = bridge.first_request_candidates(&ranked, pre, &EstimatedTokens, |_| false);
     /// assert_eq!(candidates[0].name, "stock_quote");
     /// let schema = bridge.schema_offering(&EstimatedTokens, &candidates);
     /// assert!(schema.description.contains("- stock_quote: Fetch the latest price for a ticker symbol."));
     /// // With room for every line, the manifest already offers them all.
     /// let roomy = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
-    /// assert!(roomy.first_request_candidates(&ranked, &EstimatedTokens, |_| false).is_empty());
+    /// assert!(roomy.first_request_candidates(&ranked, pre, &EstimatedTokens, |_| false).is_empty());
     /// # });
     /// # Ok::<(), tinytools::RegistryError>(())
     /// ```
     pub fn first_request_candidates(
         &self,
         outcome: &RankOutcome,
+        pre: PrePromotion,
         counter: &dyn crate::schema::TokenCounter,
         skip: impl Fn(&str) -> bool,
     ) -> Vec<Candidate> {
-        let pre = self.policy().pre_promotion;
         if !pre.enabled || pre.candidates() == 0 || self.manifest_lists_every_line(counter) {
             return Vec::new();
         }
         let floor = pre.min_confidence;
         let over: Vec<RankedTool> =
             outcome.matched.iter().filter(|hit| hit.confidence.is_some_and(|c| c >= floor)).cloned().collect();
-        self.compact(&over, pre.candidates(), pre.candidate_bytes, skip, |c| c.manifest_line().len() + 1)
+        self.compact(&over, pre.candidates(), pre.candidate_bytes, skip)
     }
 }

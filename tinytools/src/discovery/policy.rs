@@ -117,7 +117,8 @@ pub struct ToolDiscoveryPolicy {
     /// name (a candidate's schema loads on its first call). `0`: full matches only. Normalised
     /// when used: at most [`MAX_CANDIDATES`] ([`search_candidates`](Self::search_candidates)).
     pub search_candidates: usize,
-    /// The most bytes a search answer's candidate lines (`name` and `line` of each) may take.
+    /// The most bytes a search answer's candidates may take, each counted as its manifest
+    /// line (`- name: line` and a line break, [`Candidate::bytes`](super::Candidate::bytes)).
     pub search_candidate_bytes: usize,
 }
 

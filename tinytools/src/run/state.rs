@@ -219,7 +219,7 @@ impl Run<'_> {
         let chosen = self.new_hits(&head, pre.limit);
         let (chosen, confidences): (Vec<ToolSchema>, Vec<f32>) = chosen.into_iter().unzip();
         let promoted = |name: &str| self.promoted.iter().chain(&chosen).any(|tool| tool.name == name);
-        self.candidates = self.bridge.first_request_candidates(&outcome, self.setup.counter, promoted);
+        self.candidates = self.bridge.first_request_candidates(&outcome, pre, self.setup.counter, promoted);
         let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
         self.promote(chosen, cause);
         if pre.after_tool_result > 0 {
