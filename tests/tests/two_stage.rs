@@ -7,13 +7,13 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tinytools::ToolExposure;
 use tinytools::discovery::{DiscoveryBridge, MAX_CANDIDATES, PrePromotion, ToolDiscoveryPolicy};
 use tinytools::model::{Message, ModelResponse};
 use tinytools::run::{Agent, Promotion, RunEvent, RunPolicy};
 use tinytools::schema::EstimatedTokens;
 use tinytools::surface::{Subject, Surface};
 use tinytools::testkit::ScriptedModel;
-use tinytools::ToolExposure;
 use tinytools_examples::catalogue;
 use tinytools_examples::eval::stub_tool;
 use tinytools_integration_tests::{Recorder, names};
@@ -76,7 +76,8 @@ async fn candidates_are_clamped_budgeted_and_can_be_switched_off() {
 async fn hidden_and_narrowed_out_tools_are_never_candidates() {
     let mut registry = catalogue::registry();
     let schema = json!({"type": "object", "properties": {"coin": {"type": "string"}}});
-    let hidden = stub_tool("crypto_price_secret".into(), "Get the secret price of a coin or stock.".into(), schema, "{}");
+    let hidden =
+        stub_tool("crypto_price_secret".into(), "Get the secret price of a coin or stock.".into(), schema, "{}");
     registry.register_as(hidden, ToolExposure::Hidden).expect("registers");
     let allowed = |subject: Subject<'_>| subject.name() != "crypto_price";
     let policy = ToolDiscoveryPolicy::default().with_search_candidates(MAX_CANDIDATES, usize::MAX);
@@ -118,25 +119,27 @@ async fn search_then_call(then: (&'static str, Value)) -> (Vec<Vec<String>>, Vec
 
 #[tokio::test]
 async fn a_candidate_called_by_name_with_valid_arguments_runs() {
-    let (requests, events, messages, answer) =
-        search_then_call(("crypto_price", json!({"coin": "BTC", "vs_currency": "EUR"}))).await;
-    assert!(listed(&answer, "candidates").contains(&"crypto_price".to_owned()), "a candidate here: {answer}");
-    assert!(!requests[1].contains(&"crypto_price".to_owned()), "not promoted by the search: {:?}", requests[1]);
-    assert!(events.iter().any(|e| matches!(e, RunEvent::DeferredToolCall { tool_name, .. } if tool_name == "crypto_price")));
-    assert!(events.iter().any(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == "crypto_price")));
+    let (requests, events, messages, answer) = search_then_call(("stock_quote", json!({"symbol": "ACME"}))).await;
+    assert!(listed(&answer, "candidates").contains(&"stock_quote".to_owned()), "a candidate here: {answer}");
+    assert!(!requests[1].contains(&"stock_quote".to_owned()), "not promoted by the search: {:?}", requests[1]);
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::DeferredToolCall { tool_name, .. } if tool_name == "stock_quote"))
+    );
+    assert!(events.iter().any(|e| matches!(e, RunEvent::ToolStarted { tool_name, .. } if tool_name == "stock_quote")));
     let Message::Tool { content, is_error, .. } = &messages[4] else { panic!("the call's answer") };
-    assert!(!is_error && content.contains("\"coin\":\"BTC\""), "{content}");
+    assert!(!is_error && content.contains("ACME"), "{content}");
 }
 
 #[tokio::test]
 async fn a_candidate_called_with_bad_arguments_gets_the_error_and_its_schema_for_the_next_request() {
-    let (requests, events, messages, answer) = search_then_call(("crypto_price", json!({"symbol": "BTC"}))).await;
-    assert!(listed(&answer, "candidates").contains(&"crypto_price".to_owned()), "{answer}");
+    let (requests, events, messages, answer) = search_then_call(("stock_quote", json!({"ticker": "ACME"}))).await;
+    assert!(listed(&answer, "candidates").contains(&"stock_quote".to_owned()), "{answer}");
+    assert!(!requests[1].contains(&"stock_quote".to_owned()), "{:?}", requests[1]);
     let Message::Tool { content, is_error, .. } = &messages[4] else { panic!("the call's answer") };
     assert!(*is_error);
-    assert!(content.contains("\"coin\" is a required property"), "{content}");
-    assert!(content.contains("`crypto_price` takes: {coin: string"), "{content}");
-    assert!(requests[2].contains(&"crypto_price".to_owned()), "typed on the next request: {:?}", requests[2]);
+    assert!(content.contains("\"symbol\" is a required property"), "{content}");
+    assert!(content.contains("`stock_quote` takes: {symbol: string"), "{content}");
+    assert!(requests[2].contains(&"stock_quote".to_owned()), "typed on the next request: {:?}", requests[2]);
     let promoted: Vec<_> = events
         .into_iter()
         .filter_map(|e| match e {
@@ -144,7 +147,7 @@ async fn a_candidate_called_with_bad_arguments_gets_the_error_and_its_schema_for
             _ => None,
         })
         .collect();
-    assert!(promoted.contains(&(vec!["crypto_price".to_owned()], Promotion::RejectedCall)), "{promoted:?}");
+    assert!(promoted.contains(&(vec!["stock_quote".to_owned()], Promotion::RejectedCall)), "{promoted:?}");
 }
 
 /// The first request of a one-message run over the catalogue with a manifest budget of
@@ -154,7 +157,7 @@ async fn first_request(manifest: usize, pre: PrePromotion) -> tinytools::model::
     let policy = ToolDiscoveryPolicy::default().with_manifest_token_budget(manifest).with_pre_promotion(pre);
     Agent::new(Arc::new(catalogue::registry()), model.clone())
         .with_policy(RunPolicy::default().with_discovery(policy))
-        .run(vec![Message::user("What is ACME stock trading at, and bitcoin in euros?")])
+        .run(vec![Message::user("What is the price of ACME stock, and of a cryptocurrency in another currency?")])
         .await
         .expect("runs");
     let requests = model.requests();
@@ -175,7 +178,9 @@ async fn at_scale_the_first_request_offers_the_message_s_likely_tools_as_candida
     let promoted: Vec<&str> = names(&request)[2..].to_vec();
     assert_eq!(promoted.len(), 1, "{:?}", names(&request));
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
-    assert!(lines.iter().any(|l| l.starts_with("- crypto_price: ")), "{text}");
+    assert!(!lines.is_empty(), "{text}");
+    let finance = ["- stock_quote: ", "- crypto_price: ", "- currency_convert: "];
+    assert!(lines.iter().any(|l| finance.iter().any(|f| l.starts_with(f))), "the message's tools: {text}");
     assert!(lines.iter().all(|l| !l.starts_with(&format!("- {}:", promoted[0]))), "never the promoted tool twice");
     assert!(lines.iter().map(|l| l.len() + 1).sum::<usize>() <= pre.candidate_bytes);
     // The Direct tools and the conversation are as without candidates: only tool_search's

@@ -375,7 +375,10 @@ fn command_output(program: &str, args: &[&str]) -> String {
 fn print_tables(report: &Value) {
     for (key, share) in [("bfcl_first", "gold_offered_share"), ("bfcl_search", "gold_offered_share")] {
         let Some(rows) = report[key].as_array() else { continue };
-        println!("{key}\n{:>3} {:>3} {:>6} {:>8} {:>8} {:>10} {:>9}", "k", "n", "budget", "offered", "full", "mean B", ">2500");
+        println!(
+            "{key}\n{:>3} {:>3} {:>6} {:>8} {:>8} {:>10} {:>9}",
+            "k", "n", "budget", "offered", "full", "mean B", ">2500"
+        );
         for row in rows {
             println!(
                 "{:>3} {:>3} {:>6} {:>8} {:>8} {:>10} {:>9}",

@@ -408,7 +408,12 @@ impl DiscoveryBridge {
             }
         };
         let text = serde_json::to_string(&Answer { matches, candidates: &candidates, note }).unwrap_or_default();
-        SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome), candidates }
+        SearchAnswer {
+            result: ToolResult::text(text),
+            query: Some(query.to_owned()),
+            outcome: Some(outcome),
+            candidates,
+        }
     }
 
     /// The answer to a call of a name the model may not call this run. Close matches come only

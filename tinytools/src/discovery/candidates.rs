@@ -42,13 +42,7 @@ impl DiscoveryBridge {
     /// `limit` (clamped to [`MAX_CANDIDATES`](super::MAX_CANDIDATES)), while their lines fit
     /// `bytes` ([`Candidate::bytes`]; a line that does not fit is passed over for a shorter
     /// one after it).
-    fn compact(
-        &self,
-        hits: &[RankedTool],
-        limit: usize,
-        bytes: usize,
-        skip: impl Fn(&str) -> bool,
-    ) -> Vec<Candidate> {
+    fn compact(&self, hits: &[RankedTool], limit: usize, bytes: usize, skip: impl Fn(&str) -> bool) -> Vec<Candidate> {
         let limit = limit.min(super::MAX_CANDIDATES);
         let (mut chosen, mut spent): (Vec<Candidate>, usize) = (Vec::new(), 0);
         for hit in hits {

@@ -119,6 +119,11 @@ pub struct ToolDiscoveryPolicy {
     pub search_candidates: usize,
     /// The most bytes a search answer's candidates may take, each counted as its manifest
     /// line (`- name: line` and a line break, [`Candidate::bytes`](super::Candidate::bytes)).
+    ///
+    /// Defaults (10 in 1,500 B beside the spec's 5 full matches) chosen model-free
+    /// (`two_stage_eval`, `docs/external.md`): LiveMCPBench's any-step recall of the answers
+    /// goes from 0.707 to 0.830 at 4,096 B an answer instead of 2,980; BFCL's dev half, its
+    /// queries searched as written, from 83.0 % to 91.1 % of gold answered.
     pub search_candidate_bytes: usize,
 }
 
@@ -227,6 +232,12 @@ pub struct PrePromotion {
     pub candidates: usize,
     /// The most bytes the first request's candidate lines (`- name: line`, each with its line
     /// break) may take.
+    ///
+    /// Defaults (20 in 1,500 B) chosen model-free on BFCL's dev half at 1,986 Deferred tools
+    /// (`two_stage_eval`, `docs/external.md`): with the 3 promoted schemas, every gold
+    /// function is offered in the first request for 90.2 % of its 1,197 tool queries instead
+    /// of 75.5 %, at 3,599 B of tools on average instead of 2,267. Promoting none and
+    /// offering the same candidates (`with_limit(0)`) offers it for 90.0 % at 1,971 B.
     pub candidate_bytes: usize,
 }
 
@@ -243,8 +254,8 @@ impl Default for PrePromotion {
             runner_up_floor: 0.0,
             model_keywords: false,
             model_keywords_below: None,
-            candidates: 12,
-            candidate_bytes: 1_000,
+            candidates: 20,
+            candidate_bytes: 1_500,
         }
     }
 }
