@@ -353,11 +353,18 @@ fn write_record(options: &Options, area: &str, set: &str, a: &Value, b: &Value, 
         "what": format!("two_stage_eval, {set}: the shape sweep (k full schemas, n compact candidates, their byte budget); per item: for each point in the rows' order, [gold offered 0/1, bytes]"),
         "date": date, "commit": commit, "command": command.join(" "), "ranker": options.ranker,
         "model": "none (model-free)",
-        "rows": a, "search_rows": b, "per_item": per,
+        "rows": a, "search_rows": b,
     });
     let tag = options.promote_tokens.map_or_else(String::new, |t| format!("-promote{t}"));
     let path = dir.join(format!("{date}-two-stage-{set}-{}{tag}.json", options.ranker));
-    let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+    // One line per item, so a record of a thousand queries stays readable and small.
+    let head = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+    let items: Vec<String> = per.iter().map(|item| format!("  {item}")).collect();
+    let text = format!(
+        "{},\n \"per_item\": [\n{}\n ]\n}}\n",
+        head.trim_end().trim_end_matches('}').trim_end(),
+        items.join(",\n")
+    );
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
