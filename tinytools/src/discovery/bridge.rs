@@ -77,7 +77,7 @@ pub struct SearchAnswer {
     /// `matched` are the full matches, the tools a run promotes.
     pub outcome: Option<RankOutcome>,
     /// The compact candidates the answer offers after its full matches (the two-stage
-    /// search, [`ToolDiscoveryPolicy::search_candidates`]).
+    /// search, [`ToolDiscoveryPolicy::search_candidates()`]).
     pub candidates: Vec<Candidate>,
 }
 

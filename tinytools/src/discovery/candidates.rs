@@ -66,7 +66,7 @@ impl DiscoveryBridge {
     }
 
     /// A search answer's candidates: the hits of `outcome` after its first `full` (the full
-    /// matches), at most the policy's [`search_candidates`](super::ToolDiscoveryPolicy::search_candidates),
+    /// matches), at most the policy's [`search_candidates`](super::ToolDiscoveryPolicy::search_candidates()),
     /// within its `search_candidate_bytes`.
     pub(super) fn search_candidates(&self, outcome: &RankOutcome, full: &[String]) -> Vec<Candidate> {
         let policy = self.policy();
@@ -78,7 +78,7 @@ impl DiscoveryBridge {
     /// The first request's compact candidates for a user message's ranking, `outcome`, as
     /// `pre` (a run passes its policy's) says: its hits at or above pre-promotion's floor
     /// that `skip` does not name (the tools promoted), at most
-    /// [`PrePromotion::candidates`], while their
+    /// [`PrePromotion::candidates()`], while their
     /// manifest lines (each with its line break) fit `candidate_bytes`. None while the
     /// manifest lists every tool's line (it already offers them all) or pre-promotion is off.
     /// What a run puts in `tool_search`'s description ([`schema_offering`](Self::schema_offering)).

@@ -115,7 +115,7 @@ pub struct ToolDiscoveryPolicy {
     /// The two-stage search: how many more of a search's hits, after its full matches, it
     /// answers compactly as `candidates` (a name and one line each), which the model calls by
     /// name (a candidate's schema loads on its first call). `0`: full matches only. Normalised
-    /// when used: at most [`MAX_CANDIDATES`] ([`search_candidates`](Self::search_candidates)).
+    /// when used: at most [`MAX_CANDIDATES`] ([`search_candidates`](Self::search_candidates())).
     pub search_candidates: usize,
     /// The most bytes a search answer's candidates may take, each counted as its manifest
     /// line (`- name: line` and a line break, [`Candidate::bytes`](super::Candidate::bytes)).
