@@ -90,11 +90,11 @@ impl DiscoveryBridge {
     ///
     /// /// Fetch the latest price for a ticker symbol.
     /// #[tool(exposure = "deferred")]
-    /// async fn stock_quote(symbol: String) -> String { symbol }
+    /// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { symbol }
     ///
     /// /// Convert an amount between two currencies.
     /// #[tool(exposure = "deferred")]
-    /// async fn convert_currency(amount: f64, to: String) -> String { to }
+    /// async fn convert_currency(/** The amount. */ amount: f64, /** Currency code. */ to: String) -> String { to }
     ///
     /// let mut registry = ToolRegistry::new();
     /// registry.register(StockQuote)?.register(ConvertCurrency)?;
