@@ -1,12 +1,13 @@
 //! Property: no Hidden (or non-admitted) tool's name ever reaches the model — not in the tools
-//! array, the manifest, a search answer, or an unknown-tool answer — whatever the registry
+//! array, the manifest, a search answer (its full matches and its candidates), the first
+//! request's candidate lines, or an unknown-tool answer — whatever the registry
 //! and whatever the model asks, including asking for the hidden name itself.
 
 use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+use tinytools::discovery::{DiscoveryBridge, MAX_CANDIDATES, PrePromotion, ToolDiscoveryPolicy};
 use tinytools::schema::EstimatedTokens;
 use tinytools::surface::{Subject, Surface};
 use tinytools::{Tool, ToolExposure, ToolRegistry, ToolResult};
@@ -106,6 +107,11 @@ proptest! {
                 None => json!({"query": query}),
             };
             said.push(runtime.block_on(bridge.search(&args)).result.to_model_text());
+            // The first request's candidate lines, at every budget, from the same catalogue.
+            let ranked = runtime.block_on(bridge.catalog().rank_with_candidates(bridge.policy(), query, 70));
+            let pre = PrePromotion::default().with_min_confidence(0.0).with_candidates(MAX_CANDIDATES, usize::MAX);
+            let candidates = bridge.first_request_candidates(&ranked, pre, &EstimatedTokens, |_| false);
+            said.push(serde_json::to_string(&bridge.advertised_offering(&EstimatedTokens, &candidates)).unwrap_or_default());
         }
         let mut requests: Vec<String> = secret.clone();
         requests.extend(queries.iter().map(|q| q.replace(' ', "_")));

@@ -224,9 +224,16 @@ impl Gateway {
         let text = answer.result.to_model_text();
         let mut value: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({"matches": []}));
         let found = value.get("matches").and_then(Value::as_array).is_some_and(|m| !m.is_empty());
+        let candidates = value.get("candidates").and_then(Value::as_array).is_some_and(|c| !c.is_empty());
         if let Some(object) = value.as_object_mut() {
             if found {
-                let note = "Call the one that fits now, through `call_tool` with {\"name\": \"<its name>\", \"arguments\": {...}}.";
+                // The two-stage answer: a candidate goes through `call_tool` like a full
+                // match; admission checks its arguments and a refusal carries its signature.
+                let note = if candidates {
+                    "Call the one that fits now, through `call_tool` with {\"name\": \"<its name>\", \"arguments\": {...}}. A candidate is called the same way, by its name; a call with wrong arguments is answered with its schema."
+                } else {
+                    "Call the one that fits now, through `call_tool` with {\"name\": \"<its name>\", \"arguments\": {...}}."
+                };
                 object.insert("note".into(), Value::String(note.into()));
             }
             if !catalog.starting().is_empty() {

@@ -378,3 +378,34 @@ async fn a_name_without_its_server_prefix_is_called_when_one_server_has_it() {
     assert_eq!(hidden.is_error, Some(true), "a tool no server exposes is unknown, prefix or not");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_search_answers_in_two_stages_and_a_candidate_is_called_through_call_tool() {
+    let dir = temp_dir("two-stage");
+    let (client, _gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;
+    let result =
+        call(&client, "tool_search", json!({"query": "price of a stock or a coin in another currency", "limit": 1}))
+            .await;
+    let answer: Value = serde_json::from_str(&text(&result)).expect("a JSON answer");
+    let matches = answer["matches"].as_array().expect("full matches");
+    assert_eq!(matches.len(), 1, "{answer}");
+    assert!(matches[0]["parameters"].is_object(), "a full match keeps its schema");
+    let candidates: Vec<&str> =
+        answer["candidates"].as_array().expect("candidates").iter().filter_map(|c| c["name"].as_str()).collect();
+    assert!(!candidates.is_empty() && !candidates.contains(&matches[0]["name"].as_str().unwrap_or("")), "{answer}");
+    assert!(answer["candidates"][0]["line"].is_string(), "a name and one line: {answer}");
+    assert!(answer["note"].as_str().unwrap().contains("A candidate is called the same way"), "{answer}");
+    // Called by its name through call_tool: valid arguments run, wrong ones get its schema.
+    let (name, valid, wrong, signature) = if candidates.contains(&"fixture__stock_quote") {
+        ("fixture__stock_quote", json!({"symbol": "ACME"}), json!({"ticker": "ACME"}), "{symbol: string")
+    } else {
+        ("fixture__crypto_price", json!({"coin": "BTC"}), json!({"symbol": "BTC"}), "{coin: string")
+    };
+    assert!(candidates.contains(&name), "{answer}");
+    let ran = call_tool(&client, name, valid).await;
+    assert_eq!(ran.is_error, Some(false), "{}", text(&ran));
+    let refused = call_tool(&client, name, wrong).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains(&format!("`{name}` takes: {signature}")), "{}", text(&refused));
+    client.cancel().await.unwrap();
+}

@@ -3,8 +3,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::candidates::LIKELY_HEADER;
 use super::manifest::{Manifest, ManifestDetail, families_line};
-use super::{DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
+use super::{Candidate, DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
 use crate::model::{DeferredTool, NativeDeferral, NativeSearch};
 use crate::schema::{SchemaPreparation, TokenCounter, count_tool_schema_tokens};
 use crate::surface::Surface;
@@ -72,8 +73,12 @@ pub struct SearchAnswer {
     pub result: ToolResult,
     /// The model's query, when it gave a usable one.
     pub query: Option<String>,
-    /// How the ranking went (`None` when the call was refused before ranking).
+    /// How the ranking went (`None` when the call was refused before ranking). Its
+    /// `matched` are the full matches, the tools a run promotes.
     pub outcome: Option<RankOutcome>,
+    /// The compact candidates the answer offers after its full matches (the two-stage
+    /// search, [`ToolDiscoveryPolicy::search_candidates()`]).
+    pub candidates: Vec<Candidate>,
 }
 
 impl DiscoveryBridge {
@@ -101,6 +106,16 @@ impl DiscoveryBridge {
     #[must_use]
     pub fn with_native(mut self, native: Option<NativeSearch>) -> Self {
         self.native = native;
+        self
+    }
+
+    /// The same bridge answering searches in another shape: `default_limit` full matches
+    /// when the model gives no `limit`, then `candidates` compact ones within
+    /// `candidate_bytes` ([`ToolDiscoveryPolicy::with_search_candidates`]). The catalogue is
+    /// kept as it was built: what an evaluation sweeping search shapes needs.
+    #[must_use]
+    pub fn with_search_shape(mut self, default_limit: usize, candidates: usize, candidate_bytes: usize) -> Self {
+        self.policy = self.policy.with_default_limit(default_limit).with_search_candidates(candidates, candidate_bytes);
         self
     }
 
@@ -263,17 +278,49 @@ impl DiscoveryBridge {
     /// The tools array a run starts from: the surface's Direct tools, name-sorted, then
     /// `tool_search` when the run [answers searches](Self::answers_search).
     pub fn advertised(&self, counter: &dyn TokenCounter) -> Vec<ToolSchema> {
+        self.advertised_offering(counter, &[])
+    }
+
+    /// [`advertised`](Self::advertised) with `tool_search`'s declaration offering
+    /// `candidates` ([`schema_offering`](Self::schema_offering)): the tools array of a run
+    /// whose user message pre-promotion ranked.
+    pub fn advertised_offering(&self, counter: &dyn TokenCounter, candidates: &[Candidate]) -> Vec<ToolSchema> {
         let direct = self.surface.direct();
         let mut tools: Vec<ToolSchema> = direct.map(|tool| self.project(tool.schema(), tool.compaction())).collect();
         if self.answers_search() {
-            tools.push(self.schema(counter));
+            tools.push(self.schema_offering(counter, candidates));
         }
         tools
+    }
+
+    /// Whether the manifest in `tool_search`'s description lists every deferred tool with
+    /// its line ([`ManifestDetail::Summaries`]) within the policy's budget.
+    pub fn manifest_lists_every_line(&self, counter: &dyn TokenCounter) -> bool {
+        Manifest::build(&self.catalog, self.policy.manifest_token_budget, counter).detail == ManifestDetail::Summaries
     }
 
     /// The `tool_search` declaration: its description embeds the manifest of the catalogue,
     /// sized to `manifest_token_budget` as `counter` counts. Byte-stable for a catalogue.
     pub fn schema(&self, counter: &dyn TokenCounter) -> ToolSchema {
+        self.schema_offering(counter, &[])
+    }
+
+    /// The `tool_search` declaration, its description ending with `candidates` (the first
+    /// request's likely tools, [`first_request_candidates`](Self::first_request_candidates))
+    /// after the manifest: one `- name: line` each under a line saying they are called by
+    /// name. With no candidates, [`schema`](Self::schema). Byte-stable for a catalogue and
+    /// its candidates.
+    pub fn schema_offering(&self, counter: &dyn TokenCounter, candidates: &[Candidate]) -> ToolSchema {
+        let mut schema = self.bare_schema(counter);
+        if !candidates.is_empty() {
+            let lines: Vec<String> = candidates.iter().map(Candidate::manifest_line).collect();
+            schema.description = format!("{}\n\n{LIKELY_HEADER}\n{}", schema.description, lines.join("\n"));
+        }
+        // The manifest was fitted to its own token budget: the run's byte budget must not clip it.
+        self.project(&schema, Some(SchemaCompaction::UNLIMITED))
+    }
+
+    fn bare_schema(&self, counter: &dyn TokenCounter) -> ToolSchema {
         let manifest = Manifest::build(&self.catalog, self.policy.manifest_token_budget, counter);
         let intro = "Find tools that are not loaded yet. Describe what you want to do in a few words; \
                      the best matching tools come back with their full schemas, and you then call a \
@@ -296,7 +343,7 @@ impl DiscoveryBridge {
         };
         let max = self.policy.max_limit();
         let default = self.policy.limit(None);
-        let schema = ToolSchema {
+        ToolSchema {
             name: TOOL_SEARCH.to_owned(),
             description,
             parameters: json!({
@@ -315,9 +362,7 @@ impl DiscoveryBridge {
                 },
                 "required": ["query"]
             }),
-        };
-        // The manifest was fitted to its own token budget: the run's byte budget must not clip it.
-        self.project(&schema, Some(SchemaCompaction::UNLIMITED))
+        }
     }
 
     /// Answers a `tool_search` call. Never fails: a missing or empty query is answered with
@@ -332,6 +377,7 @@ impl DiscoveryBridge {
                 ),
                 query: None,
                 outcome: None,
+                candidates: Vec::new(),
             };
         };
         let requested = args.get("limit").and_then(|limit| {
@@ -341,19 +387,33 @@ impl DiscoveryBridge {
                 .or_else(|| limit.as_f64().filter(|f| f.is_finite()).map(|f| f.max(1.0).min(u64::MAX as f64) as u64))
         });
         let limit = self.policy.limit(requested);
-        let outcome = self.catalog.rank(&self.policy, query, limit).await;
+        let ranked = limit + self.policy.search_candidates();
+        let mut outcome = self.catalog.rank_with_candidates(&self.policy, query, ranked).await;
         // The same declaration the loop promotes the tool with.
         let matches: Vec<ToolSchema> =
-            outcome.matched.iter().filter_map(|hit| self.prepared_schema(&hit.name)).collect();
+            outcome.matched.iter().take(limit).filter_map(|hit| self.prepared_schema(&hit.name)).collect();
+        let full: Vec<String> = matches.iter().map(|schema| schema.name.clone()).collect();
+        let candidates = self.search_candidates(&outcome, &full);
+        // What the run promotes and reports: the full matches alone.
+        outcome.matched.truncate(limit);
         // A small model copies a tool result's sentences word for word: the note states the
         // next step as the model should take it.
-        let note = if matches.is_empty() {
-            "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name; if no tool can do it, tell the user so."
-        } else {
-            "These tools are now callable: call the one that fits, with its arguments."
+        let note = match (matches.is_empty(), candidates.is_empty()) {
+            (true, _) => {
+                "No tool matches. Try other words that describe the task (\"check the weather\") rather than a tool name; if no tool can do it, tell the user so."
+            }
+            (false, true) => "These tools are now callable: call the one that fits, with its arguments.",
+            (false, false) => {
+                "These tools are now callable: call the one that fits, with its arguments. A candidate is called the same way, by its name; its schema loads on the first call."
+            }
         };
-        let text = serde_json::to_string(&Answer { matches, note }).unwrap_or_default();
-        SearchAnswer { result: ToolResult::text(text), query: Some(query.to_owned()), outcome: Some(outcome) }
+        let text = serde_json::to_string(&Answer { matches, candidates: &candidates, note }).unwrap_or_default();
+        SearchAnswer {
+            result: ToolResult::text(text),
+            query: Some(query.to_owned()),
+            outcome: Some(outcome),
+            candidates,
+        }
     }
 
     /// The answer to a call of a name the model may not call this run. Close matches come only
@@ -373,6 +433,8 @@ impl DiscoveryBridge {
 #[derive(Serialize)]
 struct Answer<'a> {
     matches: Vec<ToolSchema>,
+    #[serde(skip_serializing_if = "<[Candidate]>::is_empty")]
+    candidates: &'a [Candidate],
     note: &'a str,
 }
 

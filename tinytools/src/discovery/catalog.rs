@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::policy::{RankMode, ToolDiscoveryPolicy};
+use super::policy::{MAX_CANDIDATES, RankMode, ToolDiscoveryPolicy};
 use crate::rank::{DeferredCatalog, RankContext, RankRequest, RankedTool};
 use crate::unwind::{CatchUnwind, catch_call};
 
@@ -32,8 +32,19 @@ impl DeferredCatalog {
     /// [`get`](Self::get), so a name the ranker invented never reaches the model. `limit` is
     /// clamped into `1..=policy.max_limit`.
     pub async fn rank(&self, policy: &ToolDiscoveryPolicy, query: &str, limit: usize) -> RankOutcome {
+        self.rank_within(policy, query, limit, policy.max_limit()).await
+    }
+
+    /// [`rank`](Self::rank) with room for compact candidates: `limit` is clamped into
+    /// `1..=max_limit + MAX_CANDIDATES` instead (a search's full matches and its candidates,
+    /// or pre-promotion's hits and the first request's candidates, come from one ranking).
+    pub async fn rank_with_candidates(&self, policy: &ToolDiscoveryPolicy, query: &str, limit: usize) -> RankOutcome {
+        self.rank_within(policy, query, limit, policy.max_limit() + MAX_CANDIDATES).await
+    }
+
+    async fn rank_within(&self, policy: &ToolDiscoveryPolicy, query: &str, limit: usize, cap: usize) -> RankOutcome {
         let started = Instant::now();
-        let limit = policy.limit(Some(u64::try_from(limit).unwrap_or(u64::MAX)));
+        let limit = limit.clamp(1, cap.max(1));
         let host = policy.ranker.as_ref().filter(|_| policy.rank_mode != RankMode::Bm25);
         let Some(ranker) = host else {
             return self.bm25_outcome(query, limit, None, started);

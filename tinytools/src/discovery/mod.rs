@@ -9,6 +9,7 @@
 //!   [`DiscoveryMode`]: the bridge, or the provider's own deferral.
 
 mod bridge;
+mod candidates;
 mod catalog;
 #[cfg(test)]
 mod context_tests;
@@ -19,9 +20,10 @@ mod unknown;
 /// The catalogue discovery ranks (defined with the ranking in [`rank`](crate::rank)).
 pub use crate::rank::{CatalogTool, DeferredCatalog};
 pub use bridge::{DiscoveryBridge, SearchAnswer, search_answer_names};
+pub use candidates::Candidate;
 pub use catalog::RankOutcome;
 pub use manifest::{FAMILIES_CHARS, Manifest, ManifestDetail, SUMMARY_CHARS, families_line, first_sentence};
-pub use policy::{DEFAULT_MIN_CONFIDENCE, DiscoveryMode, PrePromotion, RankMode, ToolDiscoveryPolicy};
+pub use policy::{DEFAULT_MIN_CONFIDENCE, DiscoveryMode, MAX_CANDIDATES, PrePromotion, RankMode, ToolDiscoveryPolicy};
 pub use unknown::{
     MAX_COMPARED_NAME_BYTES, MAX_SUGGESTIONS, MAX_UNKNOWN_QUERY_BYTES, unknown_call_query, unknown_tool_answer,
 };

@@ -112,7 +112,23 @@ pub struct ToolDiscoveryPolicy {
     /// How much each part of a tool counts in the catalogue's BM25 index. Default:
     /// [`FieldWeights::default`], chosen by measurement.
     pub field_weights: FieldWeights,
+    /// The two-stage search: how many more of a search's hits, after its full matches, it
+    /// answers compactly as `candidates` (a name and one line each), which the model calls by
+    /// name (a candidate's schema loads on its first call). `0`: full matches only. Normalised
+    /// when used: at most [`MAX_CANDIDATES`] ([`search_candidates`](Self::search_candidates())).
+    pub search_candidates: usize,
+    /// The most bytes a search answer's candidates may take, each counted as its manifest
+    /// line (`- name: line` and a line break, [`Candidate::bytes`](super::Candidate::bytes)).
+    ///
+    /// Defaults (10 in 1,500 B beside the spec's 5 full matches) chosen model-free
+    /// (`two_stage_eval`, `docs/external.md`): LiveMCPBench's any-step recall of the answers
+    /// goes from 0.707 to 0.830 at 4,096 B an answer instead of 2,980; BFCL's dev half, its
+    /// queries searched as written, from 83.0 % to 91.1 % of gold answered.
+    pub search_candidate_bytes: usize,
 }
+
+/// The most compact candidates one search answer or one first request offers.
+pub const MAX_CANDIDATES: usize = 50;
 
 /// Query-aware discovery (`ToolDiscoveryPolicy::pre_promotion`): at run start, and whenever a
 /// run resumes on a new user message, that message is ranked against the run's deferred
@@ -206,6 +222,23 @@ pub struct PrePromotion {
     /// benchmark it saved half the requests and gained no accuracy (one run,
     /// `docs/external.md`). A way to save requests where many messages name their tool.
     pub model_keywords_below: Option<f32>,
+    /// The first request at scale: when the manifest in `tool_search`'s description could
+    /// not afford every tool's line (it degraded to names, a count or nothing), how many more
+    /// of the message's hits over the floor, after the promoted ones, are offered there as
+    /// compact candidates — a name and one line each — that the model calls by name (a
+    /// candidate's schema loads on its first call). `0`: none. The same ranking pre-promotion
+    /// makes: no extra request, nothing in the conversation, and `tool_search`'s declaration
+    /// changes only when a new user message is ranked. At most [`MAX_CANDIDATES`].
+    pub candidates: usize,
+    /// The most bytes the first request's candidate lines (`- name: line`, each with its line
+    /// break) may take.
+    ///
+    /// Defaults (20 in 1,500 B) chosen model-free on BFCL's dev half at 1,986 Deferred tools
+    /// (`two_stage_eval`, `docs/external.md`): with the 3 promoted schemas, every gold
+    /// function is offered in the first request for 90.2 % of its 1,197 tool queries instead
+    /// of 75.5 %, at 3,599 B of tools on average instead of 2,267. Promoting none and
+    /// offering the same candidates (`with_limit(0)`) offers it for 90.0 % at 1,971 B.
+    pub candidate_bytes: usize,
 }
 
 pub use crate::rank::DEFAULT_MIN_CONFIDENCE;
@@ -221,6 +254,8 @@ impl Default for PrePromotion {
             runner_up_floor: 0.0,
             model_keywords: false,
             model_keywords_below: None,
+            candidates: 20,
+            candidate_bytes: 1_500,
         }
     }
 }
@@ -274,6 +309,30 @@ impl PrePromotion {
         self
     }
 
+    /// Sets how many compact candidates the first request offers beside the promoted tools
+    /// when the manifest has degraded (`0`: none), and the bytes their lines may take.
+    ///
+    /// ```
+    /// use tinytools::discovery::{PrePromotion, MAX_CANDIDATES};
+    ///
+    /// let pre = PrePromotion::default().with_candidates(8, 600);
+    /// assert_eq!((pre.candidates, pre.candidate_bytes), (8, 600));
+    /// assert_eq!(PrePromotion::default().with_candidates(0, 600).candidates(), 0, "switched off");
+    /// assert_eq!(PrePromotion::default().with_candidates(500, 600).candidates(), MAX_CANDIDATES);
+    /// ```
+    #[must_use]
+    pub const fn with_candidates(mut self, candidates: usize, candidate_bytes: usize) -> Self {
+        self.candidates = candidates;
+        self.candidate_bytes = candidate_bytes;
+        self
+    }
+
+    /// How many compact candidates the first request may offer: `candidates`, at most
+    /// [`MAX_CANDIDATES`].
+    pub const fn candidates(&self) -> usize {
+        if self.candidates < MAX_CANDIDATES { self.candidates } else { MAX_CANDIDATES }
+    }
+
     /// Sets the share of the best hit's confidence a runner-up needs to be promoted beside it.
     #[must_use]
     pub const fn with_runner_up_floor(mut self, runner_up_floor: f32) -> Self {
@@ -295,6 +354,8 @@ impl Default for ToolDiscoveryPolicy {
             pre_promotion: PrePromotion::default(),
             mode: DiscoveryMode::Bridge,
             field_weights: FieldWeights::default(),
+            search_candidates: 10,
+            search_candidate_bytes: 1_500,
         }
     }
 }
@@ -324,6 +385,32 @@ impl ToolDiscoveryPolicy {
     pub fn with_max_limit(mut self, max_limit: usize) -> Self {
         self.max_limit = max_limit;
         self
+    }
+
+    /// Sets the two-stage search: how many compact candidates a search answers after its full
+    /// matches (`0`: full matches only), and the bytes their lines may take.
+    ///
+    /// ```
+    /// use tinytools::discovery::{ToolDiscoveryPolicy, MAX_CANDIDATES};
+    ///
+    /// let policy = ToolDiscoveryPolicy::default().with_search_candidates(15, 2_000);
+    /// assert_eq!((policy.search_candidates(), policy.search_candidate_bytes), (15, 2_000));
+    /// let off = ToolDiscoveryPolicy::default().with_search_candidates(0, 2_000);
+    /// assert_eq!(off.search_candidates(), 0, "full matches only");
+    /// let huge = ToolDiscoveryPolicy::default().with_search_candidates(10_000, 2_000);
+    /// assert_eq!(huge.search_candidates(), MAX_CANDIDATES, "clamped");
+    /// ```
+    #[must_use]
+    pub fn with_search_candidates(mut self, candidates: usize, candidate_bytes: usize) -> Self {
+        self.search_candidates = candidates;
+        self.search_candidate_bytes = candidate_bytes;
+        self
+    }
+
+    /// How many compact candidates a search answers after its full matches: at most
+    /// [`MAX_CANDIDATES`].
+    pub fn search_candidates(&self) -> usize {
+        self.search_candidates.min(MAX_CANDIDATES)
     }
 
     /// Sets how long a host ranker may take before BM25 answers instead.
@@ -397,6 +484,8 @@ impl fmt::Debug for ToolDiscoveryPolicy {
             .field("pre_promotion", &self.pre_promotion)
             .field("mode", &self.mode)
             .field("field_weights", &self.field_weights)
+            .field("search_candidates", &self.search_candidates)
+            .field("search_candidate_bytes", &self.search_candidate_bytes)
             .finish()
     }
 }

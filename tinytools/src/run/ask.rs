@@ -36,7 +36,7 @@ impl Run<'_> {
     /// What the run's requests offer.
     pub(super) fn offer(&self) -> Offer {
         Offer {
-            tools: self.bridge.advertised(self.setup.counter),
+            tools: self.bridge.advertised_offering(self.setup.counter, &self.candidates),
             callable_by_name: self.callable_by_name(),
             native: self.bridge.native_deferral(),
         }

@@ -22,7 +22,7 @@ impl Run<'_> {
         let pre = self.policy().discovery.pre_promotion;
         let mut plain = None;
         if let (true, Some(gate)) = (pre.model_keywords, pre.model_keywords_below) {
-            let outcome = self.bridge.catalog().rank(self.bridge.policy(), &query, wanted).await;
+            let outcome = self.bridge.catalog().rank_with_candidates(self.bridge.policy(), &query, wanted).await;
             if outcome.top_confidence.is_some_and(|confidence| confidence >= gate) {
                 tracing::debug!(target: "tinytools::run", gate, "no search keywords: the message alone ranks a confident hit");
                 return (query, outcome);
@@ -34,7 +34,7 @@ impl Run<'_> {
         if let Some(outcome) = plain.filter(|_| expanded == query) {
             return (query, outcome);
         }
-        let outcome = self.bridge.catalog().rank(self.bridge.policy(), &expanded, wanted).await;
+        let outcome = self.bridge.catalog().rank_with_candidates(self.bridge.policy(), &expanded, wanted).await;
         (expanded, outcome)
     }
 

@@ -17,7 +17,7 @@ use super::spans;
 use super::stream::RunStreamItem;
 use super::transcript::{ToolPatch, Transcript};
 use super::view::RunView;
-use crate::discovery::{DiscoveryBridge, RankOutcome};
+use crate::discovery::{Candidate, DiscoveryBridge, RankOutcome};
 use crate::middleware::Middleware;
 use crate::model::{ChatModel, Message, ProviderSearch, Usage};
 use crate::pump::Outlet;
@@ -60,6 +60,9 @@ pub(super) struct Run<'a> {
     pub(super) grounds: Grounds,
     /// The names the model could call in the latest request (declared or by name).
     pub(super) offered: Vec<String>,
+    /// The compact candidates `tool_search`'s description offers for the user message
+    /// (pre-promotion's ranking, when the manifest has degraded).
+    pub(super) candidates: Vec<Candidate>,
     /// Feedback messages sent so far, by aid.
     pub(super) feedback: BTreeMap<&'static str, usize>,
     /// The model calls made so far.
@@ -92,6 +95,7 @@ impl<'a> Run<'a> {
             follow_up: None,
             grounds: Grounds::default(),
             offered: Vec::new(),
+            candidates: Vec::new(),
             feedback: BTreeMap::new(),
             turn: 0,
             spent: Spent::default(),
@@ -207,10 +211,15 @@ impl Run<'_> {
         if query.is_empty() {
             return;
         }
-        let wanted = pre.limit.saturating_add(self.promoted.len());
-        let (query, outcome) = self.pre_promotion_ranking(query, wanted).await;
-        let chosen = self.new_hits(&outcome, pre.limit);
-        let (chosen, confidences) = chosen.into_iter().unzip();
+        let promotable = pre.limit.saturating_add(self.promoted.len());
+        let (query, outcome) = self.pre_promotion_ranking(query, promotable.saturating_add(pre.candidates())).await;
+        // Promotion reads the hits it always read; the candidates come from the rest.
+        let mut head = outcome.clone();
+        head.matched.truncate(promotable);
+        let chosen = self.new_hits(&head, pre.limit);
+        let (chosen, confidences): (Vec<ToolSchema>, Vec<f32>) = chosen.into_iter().unzip();
+        let promoted = |name: &str| self.promoted.iter().chain(&chosen).any(|tool| tool.name == name);
+        self.candidates = self.bridge.first_request_candidates(&outcome, pre, self.setup.counter, promoted);
         let cause = Promotion::UserMessage { ranker: outcome.ranker, confidences, fallback: outcome.fallback };
         self.promote(chosen, cause);
         if pre.after_tool_result > 0 {
