@@ -171,7 +171,7 @@ fn description(request: &tinytools::model::ModelRequest) -> String {
 
 #[tokio::test]
 async fn at_scale_the_first_request_offers_the_message_s_likely_tools_as_candidate_lines() {
-    let pre = PrePromotion::default().with_limit(1);
+    let pre = PrePromotion::default().with_limit(1).with_candidates(20, 1_500);
     let request = first_request(20, pre).await;
     let text = description(&request);
     assert!(text.contains("Likely tools for this request"), "{text}");
@@ -194,8 +194,11 @@ async fn at_scale_the_first_request_offers_the_message_s_likely_tools_as_candida
 
 #[tokio::test]
 async fn a_manifest_that_lists_every_line_gets_no_candidates() {
-    let request = first_request(4_000, PrePromotion::default()).await;
+    let asked = PrePromotion::default().with_candidates(20, 1_500);
+    let request = first_request(4_000, asked).await;
     assert!(!description(&request).contains("Likely tools"), "{}", description(&request));
-    let off = first_request(20, PrePromotion::off()).await;
+    let by_default = first_request(20, PrePromotion::default()).await;
+    assert!(!description(&by_default).contains("Likely tools"), "opt-in: {}", description(&by_default));
+    let off = first_request(20, PrePromotion::off().with_candidates(20, 1_500)).await;
     assert!(!description(&off).contains("Likely tools"), "pre-promotion off: no candidates either");
 }

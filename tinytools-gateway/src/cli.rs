@@ -19,6 +19,7 @@ gateway answers before any server runs; a server starts on its first call.
 USAGE:
     tinytools-gateway --config <FILE> [--cache-dir <DIR>] [--no-cache] [--list-changed]
                       [--embedding-model <DIR>] [--discovery-wait <SECS>] [--summaries]
+                      [--search-candidates <N>]
                       [--discovery-concurrency <N>] [--manifest-names count|grouped]
         Serve MCP on stdin/stdout (what a client's config launches).
 
@@ -108,6 +109,10 @@ OPTIONS:
                         gateway processes sharing --cache-dir (and the config) can stand
                         behind one HTTP load balancer, any of them answering any request.
                         Not with --list-changed (its promotions live in one process).
+    --search-candidates <N>
+                        Two-stage search: after its full matches, each tool_search answer
+                        offers up to N more tools compactly (a name and one line each, within
+                        1,500 bytes), callable by name through call_tool. Default 0.
     --summaries         Have a chat model write one paragraph per server (what it is for, in
                         everyday words) from its cached tool list, once, kept in the manifest
                         cache: tool_search then ranks each server's tools with it (the model
@@ -149,6 +154,7 @@ pub(crate) struct Serve {
     pub(crate) manifest_names: Option<ManifestNames>,
     pub(crate) shared_sessions: bool,
     pub(crate) summaries: bool,
+    pub(crate) search_candidates: Option<usize>,
 }
 
 impl Serve {
@@ -159,6 +165,13 @@ impl Serve {
             "--list-changed" => self.list_changed = true,
             "--shared-sessions" => self.shared_sessions = true,
             "--summaries" => self.summaries = true,
+            "--search-candidates" => {
+                let text =
+                    args.next().ok_or("--search-candidates needs a number: --search-candidates <N>, such as 10")?;
+                let n = text.trim().parse::<usize>().ok().filter(|n| *n <= 50);
+                let n = n.ok_or_else(|| format!("--search-candidates {text}: expected a whole number from 0 to 50"))?;
+                self.search_candidates = Some(n);
+            }
             "--embedding-model" => {
                 let dir = args.next().ok_or("--embedding-model needs a directory: --embedding-model <DIR>")?;
                 self.embedding_model = Some(dir.into());

@@ -139,6 +139,9 @@ fn gateway_options(serve: &Serve, cache: Option<&ManifestCache>) -> Result<Gatew
     if let Some(wait) = serve.discovery_wait {
         options = options.with_discovery_wait(wait);
     }
+    if let Some(candidates) = serve.search_candidates {
+        options = options.with_search_candidates(candidates, 1_500);
+    }
     if let Some(servers) = serve.discovery_concurrency {
         options = options.with_discovery_concurrency(servers);
     }

@@ -40,6 +40,11 @@ pub struct GatewayOptions {
     /// How long a search waits for [`ranker`](Self::ranker) before answering with BM25.
     /// Default: 2 s, the runtime's. An embedding ranker embeds every tool on its first search.
     pub ranker_timeout: Duration,
+    /// The two-stage search: how many compact candidates (a name and one line each) a
+    /// `tool_search` answer offers after its full matches, and in how many bytes
+    /// ([`ToolDiscoveryPolicy::with_search_candidates`]). Default `(0, 1_500)`: none, as the
+    /// runtime's default.
+    pub search_candidates: (usize, usize),
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -70,6 +75,7 @@ impl Default for GatewayOptions {
             promotion_limit: 32,
             ranker: None,
             ranker_timeout: Duration::from_secs(2),
+            search_candidates: (0, 1_500),
         }
     }
 }
@@ -138,6 +144,14 @@ impl GatewayOptions {
         self
     }
 
+    /// Sets [`search_candidates`](Self::search_candidates): `candidates` compact candidates
+    /// within `bytes` in each `tool_search` answer (`0`: none).
+    #[must_use]
+    pub fn with_search_candidates(mut self, candidates: usize, bytes: usize) -> Self {
+        self.search_candidates = (candidates, bytes);
+        self
+    }
+
     /// Sets [`manifest_token_budget`](Self::manifest_token_budget).
     #[must_use]
     pub fn with_manifest_token_budget(mut self, budget: usize) -> Self {
@@ -151,7 +165,8 @@ impl GatewayOptions {
 pub(crate) fn policy(options: &GatewayOptions) -> ToolDiscoveryPolicy {
     let policy = ToolDiscoveryPolicy::default()
         .with_manifest_token_budget(options.manifest_token_budget)
-        .with_ranker_timeout(options.ranker_timeout);
+        .with_ranker_timeout(options.ranker_timeout)
+        .with_search_candidates(options.search_candidates.0, options.search_candidates.1);
     match &options.ranker {
         Some(ranker) => policy.with_ranker(ranker.clone()),
         None => policy,

@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::{Value, json};
 use tinytools_examples::catalogue;
-use tinytools_gateway::GatewayConfig;
+use tinytools_gateway::{GatewayConfig, GatewayOptions};
 
 use common::*;
 
@@ -382,7 +382,9 @@ async fn a_name_without_its_server_prefix_is_called_when_one_server_has_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_search_answers_in_two_stages_and_a_candidate_is_called_through_call_tool() {
     let dir = temp_dir("two-stage");
-    let (client, _gateway) = connect(&fixture_config(&dir, json!({})), &dir.join("cache")).await;
+    let options = GatewayOptions::default().with_search_candidates(10, 1_500);
+    let (client, _gateway) =
+        connect_with_options(&fixture_config(&dir, json!({})), &dir.join("cache"), (), options).await;
     let result =
         call(&client, "tool_search", json!({"query": "price of a stock or a coin in another currency", "limit": 1}))
             .await;

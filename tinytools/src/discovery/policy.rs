@@ -120,10 +120,12 @@ pub struct ToolDiscoveryPolicy {
     /// The most bytes a search answer's candidates may take, each counted as its manifest
     /// line (`- name: line` and a line break, [`Candidate::bytes`](super::Candidate::bytes)).
     ///
-    /// Defaults (10 in 1,500 B beside the spec's 5 full matches) chosen model-free
-    /// (`two_stage_eval`, `docs/external.md`): LiveMCPBench's any-step recall of the answers
-    /// goes from 0.707 to 0.830 at 4,096 B an answer instead of 2,980; BFCL's dev half, its
-    /// queries searched as written, from 83.0 % to 91.1 % of gold answered.
+    /// Off by default (`0` candidates in 1,500 B): a default changes only on live runs of
+    /// two models, and this shape has been measured model-free only. Measured so
+    /// (`two_stage_eval`, `docs/external.md`), 10 in 1,500 B beside the spec's 5 full matches
+    /// lift LiveMCPBench's any-step recall of the answers from 0.707 to 0.830 at 4,096 B an
+    /// answer instead of 2,980, and BFCL's dev half, its queries searched as written, from
+    /// 83.0 % to 91.1 % of gold answered: `with_search_candidates(10, 1_500)`.
     pub search_candidate_bytes: usize,
 }
 
@@ -233,11 +235,15 @@ pub struct PrePromotion {
     /// The most bytes the first request's candidate lines (`- name: line`, each with its line
     /// break) may take.
     ///
-    /// Defaults (20 in 1,500 B) chosen model-free on BFCL's dev half at 1,986 Deferred tools
-    /// (`two_stage_eval`, `docs/external.md`): with the 3 promoted schemas, every gold
-    /// function is offered in the first request for 90.2 % of its 1,197 tool queries instead
-    /// of 75.5 %, at 3,599 B of tools on average instead of 2,267. Promoting none and
-    /// offering the same candidates (`with_limit(0)`) offers it for 90.0 % at 1,971 B.
+    /// Off by default (`0` candidates in 1,500 B): a default changes only on live runs of
+    /// two models, and the shape has been measured model-free only; with the 3 promoted
+    /// schemas it would also put the first request at scale over 2,500 B. Measured on
+    /// BFCL's dev half at 1,986 Deferred tools (`two_stage_eval`, `docs/external.md`):
+    /// promoting none and offering 20 candidates in 1,500 B
+    /// (`PrePromotion::default().with_limit(0).with_candidates(20, 1_500)`) offers every gold
+    /// function in the first request for 90.0 % of its 1,197 tool queries at 1,971 B of
+    /// tools on average (none over 2,500 B), against 75.5 % at 2,267 B by default; with the 3
+    /// promoted schemas kept, 90.2 % at 3,599 B.
     pub candidate_bytes: usize,
 }
 
@@ -254,7 +260,7 @@ impl Default for PrePromotion {
             runner_up_floor: 0.0,
             model_keywords: false,
             model_keywords_below: None,
-            candidates: 20,
+            candidates: 0,
             candidate_bytes: 1_500,
         }
     }
@@ -354,7 +360,7 @@ impl Default for ToolDiscoveryPolicy {
             pre_promotion: PrePromotion::default(),
             mode: DiscoveryMode::Bridge,
             field_weights: FieldWeights::default(),
-            search_candidates: 10,
+            search_candidates: 0,
             search_candidate_bytes: 1_500,
         }
     }
