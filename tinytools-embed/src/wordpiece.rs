@@ -5,7 +5,9 @@ use std::path::Path;
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::{EmbeddingError, read_json};
+use tinytools::rank::embedding::EmbeddingError;
+
+use super::read_json;
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
