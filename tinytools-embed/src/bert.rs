@@ -339,7 +339,7 @@ fn cores() -> usize {
 
 /// The version of this encoder's arithmetic, part of [`BertEmbedder`]'s model id: bump it
 /// whenever a change would move the vectors it writes, so saved vectors are embedded again.
-const ENCODER_VERSION: u32 = 4;
+const ENCODER_VERSION: u32 = 5;
 
 /// `"{name} {hidden}d files:{hash} encoder:{version}"`: the hash covers the weights, the config
 /// and the tokenizer (both already read by `load`).

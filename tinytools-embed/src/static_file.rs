@@ -62,9 +62,9 @@ impl Precision {
 ///     source: "hand-made".into(),
 ///     precision: Precision::F32,
 ///     width: 2,
-///     tokens: ["[PAD]", "[UNK]", "cat", "dog"].map(String::from).to_vec(),
-///     weights: vec![0.0, 1.0, 1.0, 1.0],
-///     vectors: vec![0.0, 0.0, 0.5, 0.5, 1.0, 0.0, 0.0, 1.0],
+///     tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "cat", "dog"].map(String::from).to_vec(),
+///     weights: vec![0.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+///     vectors: vec![0.0, 0.0, 0.6, 0.8, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0],
 /// };
 /// let dir = std::env::temp_dir().join(format!("static-doc-{}", std::process::id()));
 /// file.save(&dir)?;

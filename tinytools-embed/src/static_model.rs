@@ -11,7 +11,7 @@ use super::wordpiece::WordPiece;
 
 /// The version of [`StaticEmbedder`]'s arithmetic, part of its model id: bump it whenever a
 /// change would move the vectors it gives, so saved tool vectors are embedded again.
-const STATIC_VERSION: u32 = 1;
+const STATIC_VERSION: u32 = 2;
 
 /// A static embedding model: a text's vector is the normalised, weighted mean of its word
 /// pieces' vectors, looked up in a table. No encoder runs, so a text takes microseconds
