@@ -92,7 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ranker = Arc::new(EmbeddingRanker::new(Arc::new(HashingEmbedder { width: 256 })));
     println!("embedded {} tools with {}", ranker.prepare(&catalog)?, tinytools::rank::ToolRanker::name(&*ranker));
 
-    for query in ["renting an apartment", "emailing my landlord", "exchange rate euros"] {
+    for query in ["renting an apartment", "emailing my landlord", "currency conversion"] {
         let explanation = ranker.explain(&catalog, query, 3)?;
         println!("\n{query:?} (background cosine {:.2})", explanation.background);
         for hit in explanation.hits {
