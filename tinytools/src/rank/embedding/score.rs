@@ -1,6 +1,6 @@
-//! How [`EmbeddingRanker`] scores a catalogue for a query: the blend that orders it, and the
+//! How [`EmbeddingRanker`](super::EmbeddingRanker) scores a catalogue for a query: the blend that orders it, and the
 //! calibrated confidence that says whether a hit is worth promoting
-//! ([`EmbeddingRanker::explain`] shows both).
+//! ([`EmbeddingRanker::explain`](super::EmbeddingRanker::explain) shows both).
 
 use super::store::Store;
 use super::table::Table;
@@ -30,11 +30,11 @@ pub struct ScoredTool {
     /// What the ranking orders by: the cosine min-max scaled over the catalogue, plus the
     /// ranker's `bm25_weight` × `lexical`.
     pub score: f32,
-    /// The calibrated confidence ([`EmbeddingRanker::cosine_floor`]).
+    /// The calibrated confidence ([`EmbeddingRanker::cosine_floor`](super::EmbeddingRanker::cosine_floor)).
     pub confidence: f32,
 }
 
-/// A query's scoring over a catalogue: [`EmbeddingRanker::explain`].
+/// A query's scoring over a catalogue: [`EmbeddingRanker::explain`](super::EmbeddingRanker::explain).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Explanation {
