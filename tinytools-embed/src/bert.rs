@@ -393,6 +393,12 @@ impl TextEmbedder for BertEmbedder {
         MINILM_COSINE_FLOOR
     }
 
+    /// SIMD (AVX-512, AVX2 + FMA or plain, picked at run time), over rayon's pool from 1,000
+    /// rows.
+    fn dot_products(&self, query: &[f32], rows: &[&[f32]]) -> Vec<f32> {
+        crate::dots::dot_products(query, rows)
+    }
+
     /// Embeds the texts on rayon's pool (the one pool this encoder uses, a query's products
     /// too): each thread takes the next batch of 16 texts until none is left, so a thread that
     /// drew short texts is not left idle. One text (a search's query) goes through

@@ -32,6 +32,7 @@
 
 mod attention;
 mod bert;
+mod dots;
 mod elementwise;
 mod frame;
 mod layers;

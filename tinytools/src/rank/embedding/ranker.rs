@@ -177,7 +177,7 @@ impl EmbeddingRanker {
     /// Scores `catalog` for `query` (embedded as `vector`) at this ranker's blend.
     fn score(&self, catalog: &DeferredCatalog, query: &str, vector: &[f32], limit: usize) -> Explanation {
         let blend = Blend { bm25_weight: self.bm25_weight, cosine_floor: self.cosine_floor };
-        score(&self.store, blend, catalog, query, vector, limit)
+        score(&*self.embedder, &self.store, blend, catalog, query, vector, limit)
     }
 }
 

@@ -2,6 +2,7 @@
 //! calibrated confidence that says whether a hit is worth promoting
 //! ([`EmbeddingRanker::explain`](super::EmbeddingRanker::explain) shows both).
 
+use super::TextEmbedder;
 use super::store::Store;
 use super::table::Table;
 use crate::rank::catalog::DeferredCatalog;
@@ -73,6 +74,7 @@ pub(super) struct Blend {
 /// Scores every embedded tool of `catalog` in `store` against `query_vector` and keeps the
 /// best `limit`: the ranking [`rank`](crate::rank::ToolRanker::rank) answers with.
 pub(super) fn score(
+    embedder: &dyn TextEmbedder,
     store: &Store,
     blend: Blend,
     catalog: &DeferredCatalog,
@@ -82,7 +84,7 @@ pub(super) fn score(
 ) -> Explanation {
     let lexical = lexical(blend.bm25_weight, catalog, query, limit);
     let table = store.table(catalog, query_vector.len());
-    let cosines = cosines(&table, query_vector);
+    let cosines = cosines(embedder, &table, query_vector);
     let present = || cosines.iter().filter_map(|cosine| *cosine);
     let background = present().sum::<f32>() / present().count().max(1) as f32;
     // Both signals on 0..=1 for this query: the cosine min-max scaled over the catalogue
@@ -144,16 +146,18 @@ fn lexical(bm25_weight: f32, catalog: &DeferredCatalog, query: &str, limit: usiz
 }
 
 /// Each catalogue tool's cosine to the query, in catalogue order (`None` for a tool without a
-/// vector of the query's length, or with a cosine that is not finite). One pass over the
-/// table's contiguous rows on this thread: no SIMD crate and no thread pool in the runtime
-/// (the encoder crate has both); [`dot`] is written so the compiler vectorises it.
-fn cosines(table: &Table, query: &[f32]) -> Vec<Option<f32>> {
-    table.rows().map(|row| row.map(|row| dot(row, query)).filter(|c| c.is_finite())).collect()
+/// vector of the query's length, or with a cosine that is not finite), from the embedder's
+/// [`dot_products`](TextEmbedder::dot_products) over the table's contiguous rows.
+fn cosines(embedder: &dyn TextEmbedder, table: &Table, query: &[f32]) -> Vec<Option<f32>> {
+    let rows: Vec<Option<&[f32]>> = table.rows().collect();
+    let present: Vec<&[f32]> = rows.iter().flatten().copied().collect();
+    let mut dots = embedder.dot_products(query, &present).into_iter();
+    rows.iter().map(|row| row.and_then(|_| dots.next()).filter(|c| c.is_finite())).collect()
 }
 
 /// `Σ a·b` in eight running sums, so consecutive steps do not wait on each other and the
 /// compiler can keep them in vector registers (the baseline's 4-lane SSE on x86-64).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let len = a.len().min(b.len());
     let (a8, a_rest) = a[..len].as_chunks::<8>();
     let (b8, b_rest) = b[..len].as_chunks::<8>();
