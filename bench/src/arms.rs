@@ -9,7 +9,7 @@ use tinytools::run::RunPolicy;
 use tinytools_examples::catalogue;
 use tinytools_examples::live::SYSTEM_PROMPT;
 
-use crate::gateway::GatewayProcess;
+use crate::process::GatewayProcess;
 use crate::{AidsChoice, PreSearch, tasks};
 
 /// Which exposure an arm measures.

@@ -28,9 +28,11 @@ pub mod bfcl;
 pub mod chart;
 pub mod charts;
 pub mod cli;
+pub mod distill;
 mod gateway;
 pub mod livemcp;
 pub mod percentile;
+mod process;
 mod recording;
 pub mod records;
 pub mod relative;
@@ -48,9 +50,10 @@ use std::time::Instant;
 pub use aids::{AidsChoice, apply_aids};
 pub use arms::{ArmKind, ArmSpec, arm};
 pub use gateway::{
-    CALL_TOOL, DISTRACTORS_PER_SERVER, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewayProcess, GatewaySetup,
-    gateway_arm, gateway_config,
+    CALL_TOOL, DISTRACTORS_PER_SERVER, GATEWAY_SYSTEM_PROMPT, GatewayBinaries, GatewaySetup, gateway_arm,
+    gateway_config,
 };
+pub use process::GatewayProcess;
 pub use report::{ArmReport, TaskResult, table};
 pub use schedule::run_arms;
 pub use scripted::KeywordModel;

@@ -6,7 +6,7 @@ use tinytools::model::{ChatModel, Message, ModelError, ModelRequest, ModelRespon
 use tinytools::rank::{Bm25Index, FieldWeights, ToolDocument};
 use tinytools::tool::TOOL_SEARCH;
 
-use crate::CALL_TOOL;
+use tinytools::mcp::CALL_TOOL;
 
 /// A deterministic, task-blind model: it calls the offered tool whose declaration best matches
 /// the user's words (BM25), else searches with those words and calls the first match (through

@@ -1,5 +1,5 @@
 //! The embedding ranker as pre-promotion's ranker, built as hosts build it
-//! (`EmbeddingRanker::load`): a message no catalogue tool fits promotes nothing at the default
+//! (`tinytools_embed::load_ranker`): a message no catalogue tool fits promotes nothing at the default
 //! floor, while the ranking still finds the suite's tools and the floor is not above every
 //! hit. Skipped when the model is not installed (`.ci/models`; `TINYTOOLS_MODELS_REQUIRED=1`
 //! makes it a failure).

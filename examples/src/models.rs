@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingRanker, StaticEmbedder};
+use tinytools::rank::embedding::EmbeddingRanker;
+use tinytools_embed::{BertEmbedder, StaticEmbedder};
 
 /// `$TINYTOOLS_MODELS/all-MiniLM-L6-v2`, by default `target/models/all-MiniLM-L6-v2`.
 pub fn minilm_dir() -> PathBuf {
@@ -38,13 +39,13 @@ pub fn minilm() -> Option<BertEmbedder> {
 }
 
 /// The embedding ranker on all-MiniLM-L6-v2 from [`minilm_dir`], built as hosts build it
-/// ([`EmbeddingRanker::load`]: the default blend and calibration); the benchmark programs'
-/// `--ranker minilm`.
+/// ([`tinytools_embed::load_ranker`]: the default blend and calibration); the benchmark
+/// programs' `--ranker minilm`.
 ///
 /// # Errors
 /// When the model is not there or does not load (run `.ci/models`).
 pub fn minilm_ranker() -> Result<EmbeddingRanker, String> {
-    EmbeddingRanker::load(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))
+    tinytools_embed::load_ranker(minilm_dir()).map_err(|e| format!("{e} (run .ci/models)"))
 }
 
 /// [`minilm_ranker`], reading a search's first `tokens` word pieces

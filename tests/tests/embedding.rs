@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
 use tinytools::model::Message;
-use tinytools::rank::embedding::{BertEmbedder, EmbeddingError, EmbeddingRanker, TextEmbedder};
+use tinytools::rank::embedding::{EmbeddingError, EmbeddingRanker, TextEmbedder};
 use tinytools::run::{Agent, RunEvent, RunPolicy};
 use tinytools::schema::ToolSchema;
+use tinytools_embed::BertEmbedder;
 use tinytools_examples::models;
 use tinytools_examples::scripted::search_call_answer;
 

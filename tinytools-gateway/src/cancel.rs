@@ -19,7 +19,7 @@ use std::time::Duration;
 use rmcp::model::{Extensions, RequestId};
 use tokio_util::sync::CancellationToken;
 
-use crate::sessions::{SessionDirError, is_session_id, remove_stale};
+use crate::shared_dir::{SessionDirError, is_session_id, remove_stale};
 
 /// How often a running call looks for a cancellation left by another process.
 pub const POLL: Duration = Duration::from_millis(100);

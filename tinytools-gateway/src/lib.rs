@@ -50,6 +50,7 @@ pub mod relay;
 pub mod report;
 pub mod sessions;
 pub mod setup;
+mod shared_dir;
 mod spans;
 pub mod summaries;
 pub mod supervisor;

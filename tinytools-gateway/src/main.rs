@@ -182,13 +182,12 @@ fn http_options(serve: &Serve, cache: Option<&ManifestCache>) -> Result<Option<H
 const EMBEDDING_RANKER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The sentence-embedding ranker over the model in `dir`, built as the docs tell hosts to
-/// (`EmbeddingRanker::load`: the measured blend and calibrated confidence), its vectors kept
+/// (`tinytools_embed::load_ranker`: the measured blend and calibrated confidence), its vectors kept
 /// in the cache directory's `vectors/`, one file per model directory name (the file itself
 /// is keyed by the model, so a file another model wrote is replaced, never trusted).
 #[cfg(feature = "embedding")]
 fn embedding_ranker(dir: &Path, cache: Option<&ManifestCache>) -> Result<Arc<dyn ToolRanker>, String> {
-    use tinytools::rank::embedding::EmbeddingRanker;
-    let mut ranker = EmbeddingRanker::load(dir)
+    let mut ranker = tinytools_embed::load_ranker(dir)
         .map_err(|error| format!("--embedding-model {}: {error}", dir.display()))?
         .on_progress(embedding_progress);
     if let Some(cache) = cache {

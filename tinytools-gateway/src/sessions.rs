@@ -31,24 +31,8 @@ use crate::cancel::SharedCancellation;
 /// How long a session file lives after its last use.
 pub const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Why the session directory cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SessionDirError {
-    /// The directory could not be created.
-    #[error(
-        "--shared-sessions: could not create the session directory {} ({source}); check that the cache \
-         directory (--cache-dir) is writable by every gateway process",
-        dir.display()
-    )]
-    Create {
-        /// The directory.
-        dir: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-}
+pub use crate::shared_dir::SessionDirError;
+use crate::shared_dir::{is_session_id, remove_stale};
 
 /// Sessions kept as one file each in a directory shared by every gateway process, with the
 /// cancellations one process passes to another ([`SharedCancellation`], in `cancelled/`).
@@ -148,27 +132,6 @@ impl SessionStore for FileSessionStore {
         match tokio::fs::remove_file(&path).await {
             Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(Box::new(error)),
             _ => Ok(()),
-        }
-    }
-}
-
-/// Whether `id` has the shape of a session id rmcp issues (letters, digits and `-`, at most 64),
-/// so that a client's header can name no other path.
-pub(crate) fn is_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-}
-
-/// Removes the files in `dir` that `matches` and that were untouched for `ttl`.
-pub(crate) fn remove_stale(dir: &Path, ttl: Duration, matches: impl Fn(&Path) -> bool) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let stale = entry
-            .metadata()
-            .and_then(|meta| meta.modified())
-            .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|age| age > ttl));
-        if stale && matches(&entry.path()) {
-            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

@@ -59,7 +59,7 @@
 //! |---|---|
 //! | `providers` | `providers`: OpenAI-compatible (Chat Completions), OpenAI Responses and Anthropic models over reqwest (rustls) |
 //! | `mcp` | `mcp`: import an MCP server's tools as a Deferred family, serve a registry (rmcp) |
-//! | `embedding` | `rank::embedding`: rank by meaning (sentence embeddings; all-MiniLM-L6-v2 in plain Rust) |
+//! | `embedding` | `rank::embedding`: rank by meaning over any `TextEmbedder` (the encoders, all-MiniLM-L6-v2 in plain Rust among them, are the `tinytools-embed` crate's) |
 //! | `tiktoken` | `schema::TiktokenCounter`: real BPE token counts (o200k, cl100k; offline) |
 //! | `testkit` | `testkit::ScriptedModel`: a model that replays a script, for tests |
 

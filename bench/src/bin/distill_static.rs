@@ -1,6 +1,6 @@
 //! Distils a static (model2vec-style) embedding model from all-MiniLM-L6-v2: every vocabulary
 //! token through the encoder on its own (on every core), then PCA and Zipf weights
-//! (`tinytools::rank::embedding::TokenOutputs`); `retrieval_eval --ranker static` ranks with it.
+//! (`tinytools_bench::distill::TokenOutputs`); `retrieval_eval --ranker static` ranks with it.
 //!
 //! ```text
 //! .ci/models
@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
-use tinytools::rank::embedding::{BertEmbedder, Precision, StaticOptions, TokenOutputs};
+use tinytools_bench::distill::{StaticOptions, TokenOutputs};
+use tinytools_embed::{BertEmbedder, Precision};
 use tinytools_examples::models;
 
 fn main() {

@@ -45,7 +45,7 @@
 //! cosine COSINE, else 0 (read the 0.05 row);
 //! `--dump FILE` writes every message's top twenty hits as JSON lines. Each row's `no-tool`
 //! counts the messages no tool fits (the suite's no-tool tasks; every unrelated message) that
-//! promote something. The embedding ranker is built as hosts build it (`EmbeddingRanker::load`,
+//! promote something. The embedding ranker is built as hosts build it (`tinytools_embed::load_ranker`,
 //! `EmbeddingRanker::new` over a `StaticEmbedder`), its confidence calibrated so that floor 0.05 is its dev-chosen cosine (`embedding_calibration`).
 
 use std::sync::Arc;

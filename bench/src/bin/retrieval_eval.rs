@@ -28,12 +28,13 @@ use std::time::Instant;
 
 use serde_json::json;
 use tinytools::discovery::{DeferredCatalog, RankMode, ToolDiscoveryPolicy};
-use tinytools::rank::embedding::{EmbeddingRanker, StaticEmbedder};
+use tinytools::rank::embedding::EmbeddingRanker;
 use tinytools::rank::{
     Bm25Index, Bm25Params, FieldWeights, RankRequest, RankedTool, RankerError, Tokenizer, ToolDocument, ToolRanker,
 };
 use tinytools_bench::cli::whole_number;
 use tinytools_bench::percentile::{percentile, sorted};
+use tinytools_embed::StaticEmbedder;
 use tinytools_examples::eval::{self, EvalQuery, EvalTool, Scores};
 use tinytools_examples::models;
 

@@ -22,7 +22,7 @@
 //!   any-step recall of the search answer: a gold tool counts when any step's search answer
 //!   holds it, as a full match or a candidate.
 //!
-//! Options: `--ranker bm25|minilm` (MiniLM + BM25 as `EmbeddingRanker::load` installs it;
+//! Options: `--ranker bm25|minilm` (MiniLM + BM25 as `tinytools_embed::load_ranker` installs it;
 //! model from `TINYTOOLS_MODELS`, `.ci/models`), `--sets bfcl,livemcp`, `--record DIR` writes
 //! the run records (per-query outcomes by id, no benchmark text) there, `--json` prints the
 //! figures as one JSON object.

@@ -10,7 +10,7 @@ use tinytools::tool::TOOL_SEARCH;
 use tinytools_examples::catalogue;
 
 use super::{Arg, Expect, Step, Task};
-use crate::CALL_TOOL;
+use tinytools::mcp::CALL_TOOL;
 
 /// A judged run.
 #[derive(Clone, Debug, PartialEq, Eq)]

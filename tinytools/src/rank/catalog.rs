@@ -4,8 +4,11 @@
 
 use std::sync::Arc;
 
+use super::bm25::{Bm25Index, Bm25Params};
+use super::document::{FieldWeights, ToolDocument};
+use super::ranked::RankedTool;
+use super::tokenize::Tokenizer;
 use super::tokenize::{for_each_word, without_numbers};
-use super::{Bm25Index, Bm25Params, FieldWeights, RankedTool, Tokenizer, ToolDocument};
 use crate::surface::{Surface, SurfaceTool};
 use crate::{ToolExposure, ToolRegistry, ToolSchema, ToolSpec};
 

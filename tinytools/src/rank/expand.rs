@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::keywords::{keyword_line, keyword_request, with_keywords};
+use super::ranked::RankedTool;
+use super::ranker::{RankRequest, RankerError, ToolRanker};
 use crate::model::{ChatModel, ModelError};
-use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
 
 /// How many expansions are remembered (a run ranks the same message for pre-promotion and
 /// again for the follow-up after a tool result).

@@ -11,6 +11,7 @@ mod document;
 pub mod embedding;
 mod expand;
 pub(crate) mod keywords;
+mod ranked;
 mod ranker;
 mod tokenize;
 
@@ -20,5 +21,6 @@ pub use document::{FieldWeights, ToolDocument};
 #[cfg(feature = "mcp")]
 pub(crate) use expand::KeywordWriter;
 pub use expand::{ExpandingRanker, ExpansionUsage};
-pub use ranker::{Bm25Ranker, DEFAULT_MIN_CONFIDENCE, RankContext, RankRequest, RankedTool, RankerError, ToolRanker};
+pub use ranked::RankedTool;
+pub use ranker::{Bm25Ranker, DEFAULT_MIN_CONFIDENCE, RankContext, RankRequest, RankerError, ToolRanker};
 pub use tokenize::{Tokenizer, tokenize};

@@ -1,6 +1,7 @@
 //! [`ToolRanker`]: the pluggable ranking the discovery bridge asks.
 
-use crate::rank::DeferredCatalog;
+use super::catalog::DeferredCatalog;
+use super::ranked::RankedTool;
 
 /// What a ranker may know besides the query.
 ///
@@ -12,31 +13,6 @@ use crate::rank::DeferredCatalog;
 pub struct RankContext {
     /// Recent conversation text, most recent last.
     pub conversation: Vec<String>,
-}
-
-/// One tool a ranker proposes.
-///
-/// ```
-/// use tinytools::rank::RankedTool;
-///
-/// let hit = RankedTool::new("stock_quote", Some(0.9));
-/// assert_eq!((hit.name.as_str(), hit.confidence), ("stock_quote", Some(0.9)));
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct RankedTool {
-    /// The tool's name as the catalogue knows it. Names the catalogue does not hold are
-    /// dropped before anything reaches the model.
-    pub name: String,
-    /// How sure the ranker is, when it can say (`0.0..=1.0`).
-    pub confidence: Option<f32>,
-}
-
-impl RankedTool {
-    /// Tool `name`, proposed with `confidence` (`None` when the ranker cannot say).
-    pub fn new(name: impl Into<String>, confidence: Option<f32>) -> Self {
-        Self { name: name.into(), confidence }
-    }
 }
 
 /// Everything a ranker is asked with.
@@ -116,13 +92,6 @@ impl RankerError {
     /// The ranker failed with this error.
     pub fn failed(source: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Failed { source: Box::new(source) }
-    }
-}
-
-#[cfg(feature = "embedding")]
-impl From<super::embedding::EmbeddingError> for RankerError {
-    fn from(error: super::embedding::EmbeddingError) -> Self {
-        Self::failed(error)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The library's errors: [`RegistryError`] for registration, [`ToolError`] for calls.
 
-use super::Violation;
+use super::violation::Violation;
 use crate::ToolResult;
 
 /// Why a tool could not be registered.

@@ -4,15 +4,17 @@ mod admission;
 mod dispatch;
 mod error;
 mod policies;
+mod violation;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) use admission::Admission;
-pub use admission::{MAX_ARGUMENT_DEPTH, Violation};
+pub use admission::MAX_ARGUMENT_DEPTH;
 pub use dispatch::Admitted;
 pub use error::{RegistryError, ToolError};
 pub use policies::{ToolPolicies, ToolPolicy};
+pub use violation::Violation;
 
 use crate::tool::{StateMap, ToolGroup, ToolSpec, check_family, check_tool_name};
 use crate::{SchemaCompaction, Tool, ToolAnnotations, ToolExposure, ToolSchema};

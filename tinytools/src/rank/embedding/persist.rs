@@ -6,11 +6,12 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use super::EmbeddingError;
+use super::cached::Embedded;
+use super::keep::save;
 use super::ranker::EmbeddingRanker;
-use super::store::{Embedded, Pending, Store};
-use super::vectors_file::{SavedTool, SavedVectors, write_atomically};
-use super::{EmbeddingError, TextEmbedder};
-use crate::rank::DeferredCatalog;
+use super::vectors_file::SavedVectors;
+use crate::rank::catalog::DeferredCatalog;
 
 /// What [`EmbeddingRanker::warm`] did: the host's to log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -164,43 +165,6 @@ impl EmbeddingRanker {
         }
         Ok(outcome)
     }
-}
-
-/// Writes every vector in `store` to `path` (see [`EmbeddingRanker::save_vectors`]). One
-/// write at a time: they share the temporary file beside `path`.
-fn save(store: &Store, embedder: &dyn TextEmbedder, path: &Path) -> Result<usize, EmbeddingError> {
-    let _saving = store.saving.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let cache = store.read();
-    let mut tools: Vec<SavedTool> = cache
-        .iter()
-        .map(|(name, e)| SavedTool { name: name.clone(), text: e.text.clone(), vector: e.vector.to_vec() })
-        .collect();
-    drop(cache);
-    tools.sort_by(|a, b| a.name.cmp(&b.name));
-    let width = tools.first().map_or(0, |tool| tool.vector.len());
-    let count = tools.len();
-    let file = SavedVectors { model: embedder.model_id(), width, tools };
-    write_atomically(path, &file.encode())?;
-    Ok(count)
-}
-
-/// [`Store::fill`], then, when it embedded anything, writes the file
-/// [`EmbeddingRanker::persist_to`] named, if any: every fill the ranker makes goes through here.
-/// A failed write is a warning (the vectors are in memory all the same).
-pub(super) fn fill_and_keep(
-    store: &Store,
-    embedder: &dyn TextEmbedder,
-    pending: Vec<Pending>,
-    progress: &dyn Fn(usize, usize),
-    path: Option<&Path>,
-) -> Result<usize, EmbeddingError> {
-    let embedded = store.fill(embedder, pending, progress)?;
-    if let Some(path) = path.filter(|_| embedded > 0)
-        && let Err(error) = save(store, embedder, path)
-    {
-        tracing::warn!(%error, "tool vectors not saved; they are kept in memory");
-    }
-    Ok(embedded)
 }
 
 #[cfg(test)]

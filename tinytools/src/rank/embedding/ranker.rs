@@ -3,12 +3,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::persist::fill_and_keep;
-use super::score::Explanation;
+use super::keep::fill_and_keep;
+use super::score::{Blend, Explanation, score};
 use super::store::{Pending, Store};
-use super::{BertEmbedder, EmbeddingError, STATIC_VECTORS_FILE, StaticEmbedder, TextEmbedder};
-use crate::rank::DeferredCatalog;
-use crate::rank::{RankRequest, RankedTool, RankerError, ToolRanker};
+use super::{EmbeddingError, TextEmbedder};
+use crate::rank::catalog::DeferredCatalog;
+use crate::rank::ranked::RankedTool;
+use crate::rank::ranker::{RankRequest, RankerError, ToolRanker};
 
 /// Ranks the deferred catalogue by the meaning of the query: each tool's
 /// `"{name}: {description} Parameters: {top-level property names} Family: {family description}"`
@@ -74,14 +75,11 @@ impl std::fmt::Debug for EmbeddingRanker {
 
 impl EmbeddingRanker {
     /// A ranker over `embedder`, blending BM25 at the measured default weight (0.4), its
-    /// confidence calibrated for that model
-    /// ([`TextEmbedder::calibrated_cosine_floor`]:
-    /// [`MINILM_COSINE_FLOOR`](super::MINILM_COSINE_FLOOR) for all-MiniLM-L6-v2,
-    /// [`STATIC_MINILM_COSINE_FLOOR`](super::STATIC_MINILM_COSINE_FLOOR) for the static model
-    /// distilled from it;
-    /// for another model, measure its own with `embedding_calibration` and set
-    /// [`cosine_floor`](Self::cosine_floor) or implement that method).
-    /// To load MiniLM from a directory, [`load`](Self::load).
+    /// confidence calibrated for that model ([`TextEmbedder::calibrated_cosine_floor`]: the
+    /// `tinytools-embed` crate's models give their measured floors; for another model, measure
+    /// its own with `embedding_calibration` and set [`cosine_floor`](Self::cosine_floor) or
+    /// implement that method). To load all-MiniLM-L6-v2 from a directory,
+    /// `tinytools_embed::load_ranker(dir)`.
     pub fn new(embedder: Arc<dyn TextEmbedder>) -> Self {
         let name = format!("embedding:{}", embedder.name());
         let floor = embedder.calibrated_cosine_floor();
@@ -95,33 +93,6 @@ impl EmbeddingRanker {
             progress: None,
         }
         .cosine_floor(floor)
-    }
-
-    /// The ranker hosts install, at the default blend and calibration: the static model in
-    /// `dir` when it holds a [`STATIC_VECTORS_FILE`] ([`StaticEmbedder`], what `distill_static`
-    /// writes: microseconds a query), otherwise all-MiniLM-L6-v2 (or another BERT-family
-    /// sentence-transformers model with mean pooling) loaded by [`BertEmbedder`]. The gateway's
-    /// `--embedding-model` and the benchmarks build it this way.
-    ///
-    /// ```no_run
-    /// use std::sync::Arc;
-    /// use tinytools::discovery::ToolDiscoveryPolicy;
-    /// use tinytools::rank::embedding::EmbeddingRanker;
-    ///
-    /// let ranker = EmbeddingRanker::load("target/models/all-MiniLM-L6-v2")?;
-    /// let policy = ToolDiscoveryPolicy::default().with_ranker(Arc::new(ranker));
-    /// # Ok::<(), tinytools::rank::embedding::EmbeddingError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`EmbeddingError`] naming the file that is missing or not what a BERT encoder (or a
-    /// static model) needs.
-    pub fn load(dir: impl AsRef<Path>) -> Result<Self, EmbeddingError> {
-        let dir = dir.as_ref();
-        if dir.join(STATIC_VECTORS_FILE).exists() {
-            return Ok(Self::new(Arc::new(StaticEmbedder::load(dir)?)));
-        }
-        Ok(Self::new(Arc::new(BertEmbedder::load(dir)?)))
     }
 
     /// Calls `progress(done, total)` as a search embeds the catalogue's new tools, from the
@@ -202,6 +173,12 @@ impl EmbeddingRanker {
         }
         Ok(self.score(catalog, query, &vector, limit))
     }
+
+    /// Scores `catalog` for `query` (embedded as `vector`) at this ranker's blend.
+    fn score(&self, catalog: &DeferredCatalog, query: &str, vector: &[f32], limit: usize) -> Explanation {
+        let blend = Blend { bm25_weight: self.bm25_weight, cosine_floor: self.cosine_floor };
+        score(&*self.embedder, &self.store, blend, catalog, query, vector, limit)
+    }
 }
 
 impl EmbeddingRanker {
@@ -269,7 +246,7 @@ impl ToolRanker for EmbeddingRanker {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::super::score::{MINILM_COSINE_FLOOR, STATIC_MINILM_COSINE_FLOOR};
+    use super::super::score::UNCALIBRATED_COSINE_FLOOR;
     use super::super::store::document;
     use super::super::vectors_file::{SavedTool, SavedVectors};
     use super::*;
@@ -318,7 +295,7 @@ mod tests {
             assert_eq!(ranker().bm25_weight(bad).bm25_weight, 0.0);
         }
         assert_eq!(ranker().name(), "embedding:lengths");
-        assert_eq!(ranker().cosine_floor, MINILM_COSINE_FLOOR);
+        assert_eq!(ranker().cosine_floor, UNCALIBRATED_COSINE_FLOOR);
         for bad in [-1.0, f32::NAN, f32::NEG_INFINITY] {
             assert_eq!(ranker().cosine_floor(bad).cosine_floor, 0.0);
         }
@@ -342,9 +319,9 @@ mod tests {
 
     #[test]
     fn a_new_ranker_starts_from_its_embedders_calibrated_floor() {
-        assert_eq!(Lengths(0.into()).calibrated_cosine_floor(), MINILM_COSINE_FLOOR, "the default: MiniLM's");
+        assert_eq!(Lengths(0.into()).calibrated_cosine_floor(), 0.5, "the default: no model's");
         let floor = |embedder: Calibrated| EmbeddingRanker::new(Arc::new(embedder)).cosine_floor;
-        assert_eq!(floor(Calibrated(STATIC_MINILM_COSINE_FLOOR)), STATIC_MINILM_COSINE_FLOOR);
+        assert_eq!(floor(Calibrated(0.594)), 0.594);
         assert_eq!(floor(Calibrated(0.3)), 0.3);
         for bad in [-1.0, f32::NAN, f32::INFINITY] {
             assert_eq!(floor(Calibrated(bad)), 0.0, "{bad} counts as 0, as with cosine_floor");

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use super::store::{Cache, same_context};
-use crate::rank::DeferredCatalog;
+use super::cached::{Cache, same_context};
+use crate::rank::catalog::DeferredCatalog;
 use crate::schema::ToolSchema;
 
 /// One catalogue's vectors as of one state of the cache.

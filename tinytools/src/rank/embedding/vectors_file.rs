@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use super::EmbeddingError;
+use super::cached::check_vector;
 use super::frame::{Framing, put_str};
-use super::store::check_vector;
 
 /// The format's header. Its version is bumped whenever the layout, or what a saved vector
 /// means, changes: a file of another version is ignored and the catalogue embedded again.

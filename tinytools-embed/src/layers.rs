@@ -7,7 +7,8 @@ use std::path::Path;
 use ndarray::{Array1, Array2, Axis, Slice};
 use safetensors::{Dtype, SafeTensors};
 
-use super::EmbeddingError;
+use tinytools::rank::embedding::EmbeddingError;
+
 use super::attention::attend;
 use super::elementwise;
 use super::matmul::{Finish, Packed, x_wt};

@@ -1,14 +1,13 @@
 //! Distilling a static model from a BERT sentence encoder, as model2vec does: every vocabulary
-//! token through the encoder on its own, then PCA and a weight from the token's rank.
+//! token through the encoder on its own, then PCA and a weight from the token's rank. What
+//! `distill_static` runs; `tinytools_embed::StaticEmbedder` loads what it writes. Here, not in
+//! the encoder crate: only the benchmarks distil.
 
 use std::path::Path;
 
 use ndarray::{Array2, Axis};
-
-use super::static_file::{Precision, StaticFile};
-use super::static_model::STATIC_VECTORS_FILE;
-use super::vectors_file::write_atomically;
-use super::{BertEmbedder, EmbeddingError, TextEmbedder, on_every_core};
+use tinytools::rank::embedding::{EmbeddingError, TextEmbedder};
+use tinytools_embed::{BertEmbedder, Precision, StaticFile};
 
 /// Token sequences per encoder pass when distilling (three word pieces each).
 const BATCH: usize = 128;
@@ -17,7 +16,7 @@ const BATCH: usize = 128;
 const CHUNK: usize = 2_048;
 
 /// The encoder's output for every vocabulary token on its own: the expensive half of
-/// distilling a [`StaticEmbedder`](super::StaticEmbedder), done once and then shaped by
+/// distilling a `tinytools_embed::StaticEmbedder`, done once and then shaped by
 /// [`save`](Self::save) into as many static models as there are [`StaticOptions`].
 ///
 /// Each token the tokenizer can produce (every one but `[PAD]`, `[CLS]`, `[SEP]`, `[MASK]` and
@@ -26,7 +25,8 @@ const CHUNK: usize = 2_048;
 /// the last layer over those three positions, not normalised.
 ///
 /// ```no_run
-/// use tinytools::rank::embedding::{BertEmbedder, StaticEmbedder, StaticOptions, TokenOutputs};
+/// use tinytools_bench::distill::{StaticOptions, TokenOutputs};
+/// use tinytools_embed::{BertEmbedder, StaticEmbedder};
 ///
 /// let model = BertEmbedder::load("target/models/all-MiniLM-L6-v2")?;
 /// let outputs = TokenOutputs::distill(&model, |done, total| eprintln!("{done}/{total}"))?;
@@ -91,7 +91,7 @@ pub struct SavedStatic {
 }
 
 impl TokenOutputs {
-    /// Runs every token of `model`'s vocabulary through it, on every core, calling
+    /// Runs every token of `model`'s vocabulary through it, on rayon's pool, calling
     /// `progress(done, total)` on this thread every 2,048 tokens and at the end.
     /// all-MiniLM-L6-v2's 29,524 tokens took 42 s on two busy cores (`docs/retrieval.md`).
     ///
@@ -102,10 +102,10 @@ impl TokenOutputs {
         if model.max_tokens() < 3 {
             return Err(EmbeddingError::model("the model reads fewer than three word pieces: [SEP] token [CLS]"));
         }
-        let wordpiece = model.wordpiece();
+        let [cls, sep, unk] = model.special_ids();
         let rows = model.vocab_rows();
         let mut tokens = vec![String::new(); rows];
-        for (id, token) in wordpiece.by_id().into_iter().enumerate() {
+        for (id, token) in model.vocabulary().into_iter().enumerate() {
             if let (Some(slot), Some(token)) = (tokens.get_mut(id), token) {
                 token.clone_into(slot);
             }
@@ -113,16 +113,16 @@ impl TokenOutputs {
         let used: Vec<bool> = tokens
             .iter()
             .enumerate()
-            .map(|(id, token)| id == wordpiece.unk as usize || (!token.is_empty() && !is_special(token)))
+            .map(|(id, token)| id == unk as usize || (!token.is_empty() && !is_special(token)))
             .collect();
         let ids: Vec<u32> = (0..rows).filter(|&id| used[id]).filter_map(|id| u32::try_from(id).ok()).collect();
         let mut outputs = Array2::<f32>::zeros((rows, model.width()));
         progress(0, ids.len());
         for (chunk_at, chunk) in ids.chunks(CHUNK).enumerate() {
-            let sequences: Vec<Vec<u32>> = chunk.iter().map(|&id| vec![wordpiece.sep, id, wordpiece.cls]).collect();
-            let means = on_every_core(&sequences, BATCH, |batch| model.mean_outputs(batch, 1))?;
+            let sequences: Vec<Vec<u32>> = chunk.iter().map(|&id| vec![sep, id, cls]).collect();
+            let means = mean_outputs(model, &sequences)?;
             for (&id, mean) in chunk.iter().zip(means) {
-                outputs.row_mut(id as usize).assign(&mean);
+                outputs.row_mut(id as usize).assign(&ndarray::ArrayView1::from(&mean));
             }
             progress((chunk_at * CHUNK + chunk.len()).min(ids.len()), ids.len());
         }
@@ -135,7 +135,7 @@ impl TokenOutputs {
     }
 
     /// Shapes a static model as `options` say and writes it into `dir` (created if need be),
-    /// where [`StaticEmbedder::load`](super::StaticEmbedder::load) reads it.
+    /// where `tinytools_embed::StaticEmbedder::load` reads it.
     ///
     /// # Errors
     /// [`EmbeddingError::Model`] for more PCA dimensions than the encoder's width, or none;
@@ -168,12 +168,18 @@ impl TokenOutputs {
             weights,
             vectors: vectors.iter().copied().collect(),
         };
-        let bytes = file.encode();
-        let dir = dir.as_ref();
-        std::fs::create_dir_all(dir).map_err(|source| EmbeddingError::Write { path: dir.into(), source })?;
-        write_atomically(&dir.join(STATIC_VECTORS_FILE), &bytes)?;
-        Ok(SavedStatic { bytes: bytes.len(), width: file.width, explained_variance })
+        let bytes = file.save(dir)?;
+        Ok(SavedStatic { bytes, width: file.width, explained_variance })
     }
+}
+
+/// [`BertEmbedder::mean_token_outputs`] of `sequences` in batches of [`BATCH`] over rayon's
+/// pool (the encoder's own), in order.
+fn mean_outputs(model: &BertEmbedder, sequences: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+    use rayon::prelude::*;
+    let batches: Vec<Vec<Vec<f32>>> =
+        sequences.par_chunks(BATCH).map(|batch| model.mean_token_outputs(batch)).collect::<Result<_, _>>()?;
+    Ok(batches.into_iter().flatten().collect())
 }
 
 /// A token the tokenizer never produces: `[PAD]`, `[CLS]`, `[unused0]`, ... (`[UNK]` is
@@ -275,9 +281,55 @@ fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::StaticEmbedder;
-    use super::super::bert::tests::tiny_model;
+    use tinytools_embed::StaticEmbedder;
+
     use super::*;
+
+    /// A working BERT of `hidden` = 4, no layers, `positions` position embeddings and the
+    /// vocabulary `[PAD] [UNK] [CLS] [SEP] word`, loaded from a directory written for it.
+    fn tiny_model(name: &str, positions: usize, max_seq_length: usize) -> Result<BertEmbedder, EmbeddingError> {
+        let dir = std::env::temp_dir().join(format!("tinytools-bench-{name}-{}", std::process::id()));
+        let write = |file: &str, bytes: &[u8]| {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap_or(&dir)).ok();
+            std::fs::write(path, bytes).ok();
+        };
+        write(
+            "config.json",
+            format!(
+                r#"{{"hidden_size": 4, "num_attention_heads": 1, "num_hidden_layers": 0,
+                "intermediate_size": 4, "max_position_embeddings": {positions}}}"#
+            )
+            .as_bytes(),
+        );
+        write("sentence_bert_config.json", format!(r#"{{"max_seq_length": {max_seq_length}}}"#).as_bytes());
+        write(
+            "tokenizer.json",
+            br#"{"model": {"type": "WordPiece", "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "word": 4}}}"#,
+        );
+        let numbers = |count: usize| -> Vec<u8> {
+            (0..count).flat_map(|i| ((i % 7) as f32 * 0.1 + 0.05).to_le_bytes()).collect()
+        };
+        let tensors: Vec<(&str, Vec<usize>, Vec<u8>)> = vec![
+            ("embeddings.word_embeddings.weight", vec![5, 4], numbers(20)),
+            ("embeddings.position_embeddings.weight", vec![positions, 4], numbers(positions * 4)),
+            ("embeddings.token_type_embeddings.weight", vec![2, 4], numbers(8)),
+            ("embeddings.LayerNorm.weight", vec![4], numbers(4)),
+            ("embeddings.LayerNorm.bias", vec![4], numbers(4)),
+        ];
+        let views: Vec<(&str, safetensors::tensor::TensorView<'_>)> = tensors
+            .iter()
+            .filter_map(|(name, shape, data)| {
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
+                    .ok()
+                    .map(|view| (*name, view))
+            })
+            .collect();
+        write("model.safetensors", &safetensors::serialize(views, None).unwrap_or_default());
+        let model = BertEmbedder::load(&dir);
+        std::fs::remove_dir_all(&dir).ok();
+        model
+    }
 
     #[test]
     fn jacobi_finds_the_eigenpairs_of_a_symmetric_matrix() {
@@ -324,6 +376,16 @@ mod tests {
     }
 
     #[test]
+    fn the_encoder_refuses_ids_past_its_vocabulary_and_sequences_past_its_positions() -> Result<(), EmbeddingError> {
+        let model = tiny_model("refuse", 8, 8)?;
+        let error = model.mean_token_outputs(&[vec![3, 5, 2]]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("token id 5 is past the vocabulary (5)"), "{error}");
+        let error = model.mean_token_outputs(&[vec![4; 9]]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("9 word pieces; the model reads 8"), "{error}");
+        Ok(())
+    }
+
+    #[test]
     fn a_distilled_model_gives_each_token_the_encoder_output() -> Result<(), EmbeddingError> {
         let model = tiny_model("distill", 8, 8)?;
         let reports = std::sync::Mutex::new(Vec::new());
@@ -335,8 +397,9 @@ mod tests {
         let saved = outputs.save(&dir, &options)?;
         assert_eq!(saved.width, 4);
         let fast = StaticEmbedder::load(&dir)?;
-        let mut expected = model.mean_outputs(&[vec![3, 4, 2]], 1).remove(0);
-        expected /= expected.dot(&expected).sqrt();
+        let mut expected = model.mean_token_outputs(&[vec![3, 4, 2]])?.remove(0);
+        let norm = expected.iter().map(|x| x * x).sum::<f32>().sqrt();
+        expected.iter_mut().for_each(|x| *x /= norm);
         let got = fast.embed_one("word word");
         assert!(got.iter().zip(&expected).all(|(a, b)| (a - b).abs() < 1e-6), "{got:?} vs {expected:?}");
         assert!(fast.source().contains("no PCA, no weights"), "{}", fast.source());

@@ -3,9 +3,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
-use super::{EmbeddingError, read_json};
+use tinytools::rank::embedding::EmbeddingError;
+
+use super::read_json;
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
@@ -111,8 +114,11 @@ impl WordPiece {
     }
 }
 
-/// BERT's basic tokenization: cleaned, lower-cased, accent-stripped words and single
-/// punctuation marks.
+/// BERT's basic tokenization, as Hugging Face's `BertNormalizer` and `BertPreTokenizer` do it:
+/// control and format characters dropped, CJK ideographs and punctuation (Unicode's `P*`) each
+/// a word of their own, words split at whitespace, lower-cased, and accents stripped (the
+/// nonspacing marks, `Mn`, of the canonical decomposition: "é" → "e", Devanagari's "ै" gone).
+/// Symbols (emoji, `So`) are not punctuation: "🚀🔥" is one word, one `[UNK]`.
 fn words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
@@ -122,7 +128,7 @@ fn words(text: &str) -> Vec<String> {
         }
     };
     for c in text.chars() {
-        if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) || is_format(c) {
+        if c == '\0' || c == '\u{fffd}' || is_control(c) {
             continue;
         }
         if c.is_whitespace() {
@@ -131,9 +137,9 @@ fn words(text: &str) -> Vec<String> {
             flush(&mut word, &mut words);
             words.push(c.to_string());
         } else {
-            // Lower-case, then drop combining marks after canonical decomposition ("é" → "e").
+            // Lower-case, then drop nonspacing marks after canonical decomposition ("é" → "e").
             for lower in c.to_lowercase() {
-                word.extend(lower.nfd().filter(|m| !is_combining_mark(*m)));
+                word.extend(lower.nfd().filter(|m| get_general_category(*m) != GeneralCategory::NonspacingMark));
             }
         }
     }
@@ -141,23 +147,29 @@ fn words(text: &str) -> Vec<String> {
     words
 }
 
-/// ASCII punctuation and symbols, plus any other character that is neither a letter, a digit,
-/// whitespace nor a combining mark (BERT asks Unicode's `P*` categories, which the standard
-/// library does not expose; the two differ only on rare symbols, which WordPiece maps to
-/// `[UNK]` either way).
+/// BERT's punctuation: ASCII punctuation and symbols, and Unicode's `P*` categories.
 fn is_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || (!c.is_ascii() && !c.is_alphanumeric() && !c.is_whitespace() && !is_combining_mark(c))
+    use GeneralCategory as G;
+    c.is_ascii_punctuation()
+        || matches!(
+            get_general_category(c),
+            G::ConnectorPunctuation
+                | G::DashPunctuation
+                | G::ClosePunctuation
+                | G::FinalPunctuation
+                | G::InitialPunctuation
+                | G::OtherPunctuation
+                | G::OpenPunctuation
+        )
 }
 
-/// Combining diacritical marks (the blocks NFD produces for Latin, Greek and Cyrillic accents).
-fn is_combining_mark(c: char) -> bool {
-    matches!(c, '\u{0300}'..='\u{036f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
-}
-
-/// The invisible format characters (Unicode `Cf`) text commonly carries, which BERT drops:
-/// soft hyphen, zero-width space and joiners, direction marks, word joiner, byte-order mark.
-fn is_format(c: char) -> bool {
-    matches!(c, '\u{00ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+/// What BERT drops as control: Unicode's `C*` categories (control, format such as the soft
+/// hyphen and zero-width space, private use, unassigned), but tab, line feed and carriage
+/// return, which are whitespace.
+fn is_control(c: char) -> bool {
+    use GeneralCategory as G;
+    !matches!(c, '\t' | '\n' | '\r')
+        && matches!(get_general_category(c), G::Control | G::Format | G::PrivateUse | G::Unassigned | G::Surrogate)
 }
 
 /// The CJK ideograph blocks BERT surrounds with spaces.
@@ -189,6 +201,16 @@ mod tests {
         assert_eq!(words("Café,ok 中文"), ["cafe", ",", "ok", "中", "文"]);
         assert_eq!(words("zero\u{200b}width soft\u{00ad}hyphen\u{feff}"), ["zerowidth", "softhyphen"]);
         assert_eq!(wp.encode("CAFÉ", 10), [7]);
+    }
+
+    #[test]
+    fn symbols_stay_in_their_word_and_nonspacing_marks_go() {
+        // Emoji are symbols (`So`), not punctuation: three in a row are one word.
+        assert_eq!(words("🚀🔥💯 go"), ["🚀🔥💯", "go"]);
+        // Devanagari's vowel sign AI (U+0948) is a nonspacing mark; AA (U+093E) spaces, and stays.
+        assert_eq!(words("कैसा"), ["कसा"]);
+        // Unicode punctuation outside ASCII splits; format characters vanish.
+        assert_eq!(words("a—b\u{200b}c «d»"), ["a", "—", "bc", "«", "d", "»"]);
     }
 
     #[test]

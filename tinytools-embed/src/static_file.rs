@@ -11,7 +11,12 @@
 
 use half::f16;
 
+use tinytools::rank::embedding::EmbeddingError;
+
 use super::frame::{Framing, put_str};
+
+/// The file a static model directory holds ([`StaticEmbedder::load`](crate::StaticEmbedder::load)).
+pub const STATIC_VECTORS_FILE: &str = "static_vectors.bin";
 
 /// The format's header. Its version is bumped whenever the layout, or what a vector or weight
 /// means, changes.
@@ -45,20 +50,61 @@ impl Precision {
     }
 }
 
-/// A whole file's contents.
-#[derive(Debug, PartialEq)]
-pub(super) struct StaticFile {
-    pub(super) source: String,
-    pub(super) precision: Precision,
-    pub(super) width: usize,
-    /// In id order; `""` for an id no token has.
-    pub(super) tokens: Vec<String>,
-    pub(super) weights: Vec<f32>,
-    /// `tokens.len() × width`, row by row.
-    pub(super) vectors: Vec<f32>,
+/// A static model's file, [`STATIC_VECTORS_FILE`], as numbers:
+/// what a distiller (the benchmarks' `distill_static`) fills and [`save`](Self::save)s, and
+/// [`StaticEmbedder::load`](crate::StaticEmbedder::load) reads.
+///
+/// ```
+/// use tinytools::rank::embedding::TextEmbedder;
+/// use tinytools_embed::{Precision, StaticEmbedder, StaticFile};
+///
+/// let file = StaticFile {
+///     source: "hand-made".into(),
+///     precision: Precision::F32,
+///     width: 2,
+///     tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "cat", "dog"].map(String::from).to_vec(),
+///     weights: vec![0.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+///     vectors: vec![0.0, 0.0, 0.6, 0.8, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0],
+/// };
+/// let dir = std::env::temp_dir().join(format!("static-doc-{}", std::process::id()));
+/// file.save(&dir)?;
+/// let model = StaticEmbedder::load(&dir)?;
+/// assert_eq!(model.embed(&["dog"])?, [vec![0.0, 1.0]]);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), tinytools::rank::embedding::EmbeddingError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct StaticFile {
+    /// What the vectors were distilled from and how (informational; part of the model's name
+    /// in messages).
+    pub source: String,
+    /// How the vectors' numbers are stored.
+    pub precision: Precision,
+    /// Numbers per vector.
+    pub width: usize,
+    /// The WordPiece vocabulary in id order (`##` marking a word's continuation); `""` for an
+    /// id no token has.
+    pub tokens: Vec<String>,
+    /// One weight per token (non-negative; 0 leaves the token out of every mean).
+    pub weights: Vec<f32>,
+    /// `tokens.len() × width` numbers, row by row.
+    pub vectors: Vec<f32>,
 }
 
 impl StaticFile {
+    /// Writes the file into `dir` (created if need be) as [`STATIC_VECTORS_FILE`],
+    /// through a temporary file and a rename; returns its size in bytes.
+    ///
+    /// # Errors
+    /// [`EmbeddingError::Write`] when the directory or the file cannot be written.
+    pub fn save(&self, dir: impl AsRef<std::path::Path>) -> Result<usize, EmbeddingError> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|source| EmbeddingError::Write { path: dir.into(), source })?;
+        let bytes = self.encode();
+        crate::write_atomically(&dir.join(STATIC_VECTORS_FILE), &bytes)?;
+        Ok(bytes.len())
+    }
+
     /// The file's bytes.
     pub(super) fn encode(&self) -> Vec<u8> {
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();

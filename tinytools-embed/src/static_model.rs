@@ -3,22 +3,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::score::STATIC_MINILM_COSINE_FLOOR;
-use super::static_file::StaticFile;
-use super::wordpiece::WordPiece;
-use super::{EmbeddingError, TextEmbedder};
+use tinytools::rank::embedding::{EmbeddingError, TextEmbedder};
 
-/// The file a static model directory holds ([`StaticEmbedder::load`]).
-pub const STATIC_VECTORS_FILE: &str = "static_vectors.bin";
+use super::STATIC_MINILM_COSINE_FLOOR;
+use super::static_file::{STATIC_VECTORS_FILE, StaticFile};
+use super::wordpiece::WordPiece;
 
 /// The version of [`StaticEmbedder`]'s arithmetic, part of its model id: bump it whenever a
 /// change would move the vectors it gives, so saved tool vectors are embedded again.
-const STATIC_VERSION: u32 = 1;
+const STATIC_VERSION: u32 = 2;
 
 /// A static embedding model: a text's vector is the normalised, weighted mean of its word
 /// pieces' vectors, looked up in a table. No encoder runs, so a text takes microseconds
 /// where [`BertEmbedder`](super::BertEmbedder) takes milliseconds; the table is distilled
-/// from a sentence encoder ([`TokenOutputs`](super::TokenOutputs), as model2vec does), and
+/// from a sentence encoder (the benchmarks' `distill_static`, as model2vec does), and
 /// it knows each word piece only out of context, so it ranks less well
 /// (`docs/retrieval.md`).
 ///
@@ -29,7 +27,8 @@ const STATIC_VERSION: u32 = 1;
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use tinytools::rank::embedding::{EmbeddingRanker, StaticEmbedder, TextEmbedder};
+/// use tinytools::rank::embedding::{EmbeddingRanker, TextEmbedder};
+/// use tinytools_embed::StaticEmbedder;
 ///
 /// // `cargo run --release -p tinytools-bench --bin distill_static` writes it.
 /// let model = StaticEmbedder::load("target/models/minilm-static")?;
@@ -157,6 +156,11 @@ impl TextEmbedder for StaticEmbedder {
         STATIC_MINILM_COSINE_FLOOR
     }
 
+    /// As [`BertEmbedder`](crate::BertEmbedder)'s: SIMD, over rayon's pool from 1,000 rows.
+    fn dot_products(&self, query: &[f32], rows: &[&[f32]]) -> Vec<f32> {
+        crate::dots::dot_products(query, rows)
+    }
+
     /// On this thread: a text is a few microseconds of lookups.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         Ok(texts.iter().map(|text| self.embed_one(text)).collect())
@@ -255,17 +259,15 @@ mod tests {
 
     #[test]
     fn a_ranker_over_it_promotes_at_the_static_models_own_floor() -> Result<(), EmbeddingError> {
-        use super::super::{EmbeddingRanker, MINILM_COSINE_FLOOR};
-        use crate::rank::{DEFAULT_MIN_CONFIDENCE, DeferredCatalog};
+        use tinytools::rank::embedding::EmbeddingRanker;
+        use tinytools::rank::{DEFAULT_MIN_CONFIDENCE, DeferredCatalog};
+
+        use super::super::MINILM_COSINE_FLOOR;
         let model = load("ranker", &sample(Precision::F32));
         assert_eq!(model.calibrated_cosine_floor(), STATIC_MINILM_COSINE_FLOOR);
         let ranker = EmbeddingRanker::new(std::sync::Arc::new(model)).bm25_weight(0.0);
-        assert_eq!(ranker.cosine_floor, STATIC_MINILM_COSINE_FLOOR, "what a host gets by default");
-        let tool = |name: &str| crate::schema::ToolSchema {
-            name: name.into(),
-            description: String::new(),
-            parameters: serde_json::json!({"type": "object"}),
-        };
+        assert!(format!("{ranker:?}").contains("cosine_floor: 0.594"), "what a host gets by default: {ranker:?}");
+        let tool = |name: &str| tinytools::ToolSchema::new(name, "", serde_json::json!({"type": "object"}));
         let catalog = DeferredCatalog::from_tools([(tool("cat"), None), (tool("dog"), None)]);
         // "cat dog dog" is (1, 2) / √5: dog's (0, 1) at cosine 0.894, cat's (1, 0) at 0.447,
         // between MiniLM's floor (0.415) and the static model's (0.594).
@@ -283,19 +285,18 @@ mod tests {
 
     #[test]
     fn the_hosts_loader_picks_the_static_model_when_the_directory_holds_one() -> Result<(), EmbeddingError> {
-        use super::super::EmbeddingRanker;
         let dir = write("loader", &sample(Precision::F32).encode());
-        let ranker = EmbeddingRanker::load(&dir);
+        let ranker = crate::load_ranker(&dir);
         std::fs::remove_dir_all(&dir).ok();
         let ranker = ranker?;
         assert_eq!(
-            crate::rank::ToolRanker::name(&ranker),
+            tinytools::rank::ToolRanker::name(&ranker),
             "embedding:tinytools-static-loader-".to_owned() + &std::process::id().to_string()
         );
-        assert_eq!(ranker.cosine_floor, STATIC_MINILM_COSINE_FLOOR);
+        assert!(format!("{ranker:?}").contains(&format!("cosine_floor: {STATIC_MINILM_COSINE_FLOOR}")), "{ranker:?}");
         // A damaged static file is refused, not read as a BERT directory.
         let dir = write("loader-damaged", b"TTSTATIC but cut short");
-        let error = EmbeddingRanker::load(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        let error = crate::load_ranker(&dir).err().map(|e| e.to_string()).unwrap_or_default();
         std::fs::remove_dir_all(&dir).ok();
         assert!(error.contains(STATIC_VECTORS_FILE), "{error}");
         Ok(())

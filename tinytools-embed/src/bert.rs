@@ -6,9 +6,11 @@ use ndarray::{Array1, Array2, Axis, Slice};
 use safetensors::SafeTensors;
 use serde::Deserialize;
 
+use tinytools::rank::embedding::{EmbeddingError, TextEmbedder};
+
 use super::layers::{Layer, LayerNorm, Weights};
 use super::wordpiece::WordPiece;
-use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
+use super::{MINILM_COSINE_FLOOR, read_json};
 
 /// A sentence-transformers model of the BERT family, run on the CPU in plain Rust: WordPiece,
 /// the encoder layers, mean pooling over the tokens, unit length.
@@ -33,7 +35,7 @@ use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 /// against 263 MB, needs a 29 MB native runtime shipped and found at run time and an exported
 /// model, and misses the 8 ms target too. Ours needs nothing beyond the model's own files; for
 /// speed there is a static model2vec-style model distilled from this one,
-/// [`StaticEmbedder`](super::StaticEmbedder) (microseconds a query).
+/// [`StaticEmbedder`](crate::StaticEmbedder) (microseconds a query).
 /// Those comparisons are of its products on `matrixmultiply`. Since 2026-12-06 they run on a
 /// kernel of its own over bfloat16 weights packed at load (`matmul`), with GELU and softmax's
 /// `exp` vectorized (`elementwise`) and attention's heads shared over the cores (`attention`):
@@ -41,7 +43,8 @@ use super::{EmbeddingError, TextEmbedder, on_every_core, read_json};
 /// their measurements are in `docs/retrieval.md`.
 ///
 /// ```no_run
-/// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
+/// use tinytools::rank::embedding::TextEmbedder;
+/// use tinytools_embed::BertEmbedder;
 ///
 /// let model = BertEmbedder::load("target/models/all-MiniLM-L6-v2")?;
 /// let vectors = model.embed(&["The weather is lovely today.", "It's so sunny outside!"])?;
@@ -170,12 +173,13 @@ impl BertEmbedder {
     /// Reads at most `tokens` word pieces of a search's query ([`TextEmbedder::embed_query`]),
     /// `[CLS]` and `[SEP]` included, kept between 2 and the model's `max_seq_length`. A longer
     /// query is cut where the model would cut a tool's text, at its end; the BM25 half of
-    /// [`EmbeddingRanker`](super::EmbeddingRanker)'s blend still reads all of it. Tools' texts
+    /// [`EmbeddingRanker`](tinytools::rank::embedding::EmbeddingRanker)'s blend still reads all of it. Tools' texts
     /// are always read to `max_seq_length`. `usize::MAX` reads queries as tools' texts are
     /// read: the most recall on long queries, at about twice the p99.
     ///
     /// ```no_run
-    /// use tinytools::rank::embedding::{BertEmbedder, TextEmbedder};
+    /// use tinytools::rank::embedding::TextEmbedder;
+    /// use tinytools_embed::BertEmbedder;
     ///
     /// let model = BertEmbedder::load("target/models/all-MiniLM-L6-v2")?.with_query_tokens(128);
     /// assert_eq!(model.query_token_ids(&"word ".repeat(500)).len(), 128);
@@ -251,7 +255,7 @@ impl BertEmbedder {
     /// computed. Every id must be below [`vocab_rows`](Self::vocab_rows) and no sequence
     /// longer than the model's token budget ([`token_ids`](Self::token_ids) and the
     /// distiller keep to both).
-    pub(super) fn mean_outputs(&self, ids: &[Vec<u32>], threads: usize) -> Vec<Array1<f32>> {
+    fn mean_outputs(&self, ids: &[Vec<u32>], threads: usize) -> Vec<Array1<f32>> {
         let hidden = self.word_embeddings.ncols();
         let mut segments = Vec::with_capacity(ids.len());
         let mut x = Array2::<f32>::zeros((ids.iter().map(Vec::len).sum(), hidden));
@@ -278,25 +282,52 @@ impl BertEmbedder {
             .collect()
     }
 
+    /// The mean of the last layer's outputs over each id sequence, not normalised, each
+    /// sequence alone (no `[CLS]`/`[SEP]` added), on this thread: what a distiller runs every
+    /// vocabulary token through (the benchmarks' `distill_static`, as model2vec does).
+    ///
+    /// # Errors
+    /// [`EmbeddingError::Model`] for an id at or past [`vocab_rows`](Self::vocab_rows), or a
+    /// sequence longer than [`max_tokens`](Self::max_tokens).
+    pub fn mean_token_outputs(&self, sequences: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        if let Some(id) = sequences.iter().flatten().find(|&&id| id as usize >= self.vocab_rows()) {
+            return Err(EmbeddingError::model(format!("token id {id} is past the vocabulary ({})", self.vocab_rows())));
+        }
+        if let Some(long) = sequences.iter().find(|ids| ids.len() > self.max_tokens) {
+            return Err(EmbeddingError::model(format!(
+                "{} word pieces; the model reads {}",
+                long.len(),
+                self.max_tokens
+            )));
+        }
+        Ok(self.mean_outputs(sequences, 1).into_iter().map(|mean| mean.to_vec()).collect())
+    }
+
     /// Rows of the model's word-embedding table: every id below it can go through
-    /// [`mean_outputs`](Self::mean_outputs).
-    pub(super) fn vocab_rows(&self) -> usize {
+    /// [`mean_token_outputs`](Self::mean_token_outputs).
+    pub fn vocab_rows(&self) -> usize {
         self.word_embeddings.nrows()
     }
 
     /// Width of the model's vectors (`hidden_size`).
-    pub(super) fn width(&self) -> usize {
+    pub fn width(&self) -> usize {
         self.word_embeddings.ncols()
     }
 
     /// Word pieces per sequence the model reads, `[CLS]` and `[SEP]` included.
-    pub(super) fn max_tokens(&self) -> usize {
+    pub fn max_tokens(&self) -> usize {
         self.max_tokens
     }
 
-    /// The model's tokenizer.
-    pub(super) fn wordpiece(&self) -> &WordPiece {
-        &self.wordpiece
+    /// The tokenizer's vocabulary by id: `None` for an id no token has (`##` marks a word's
+    /// continuation, as in `tokenizer.json`).
+    pub fn vocabulary(&self) -> Vec<Option<&str>> {
+        self.wordpiece.by_id()
+    }
+
+    /// The ids of `[CLS]`, `[SEP]` and `[UNK]`, in that order.
+    pub fn special_ids(&self) -> [u32; 3] {
+        [self.wordpiece.cls, self.wordpiece.sep, self.wordpiece.unk]
     }
 }
 
@@ -308,7 +339,7 @@ fn cores() -> usize {
 
 /// The version of this encoder's arithmetic, part of [`BertEmbedder`]'s model id: bump it
 /// whenever a change would move the vectors it writes, so saved vectors are embedded again.
-const ENCODER_VERSION: u32 = 4;
+const ENCODER_VERSION: u32 = 5;
 
 /// `"{name} {hidden}d files:{hash} encoder:{version}"`: the hash covers the weights, the config
 /// and the tokenizer (both already read by `load`).
@@ -355,16 +386,31 @@ impl TextEmbedder for BertEmbedder {
         self.model_id.clone()
     }
 
-    /// Embeds the texts on every core: each thread takes the next batch of 16 texts
-    /// until none is left, so a thread that drew short texts is not left idle. One text (a
-    /// search's query) goes through [`embed_one`](Self::embed_one) instead.
+    /// [`MINILM_COSINE_FLOOR`]: measured for all-MiniLM-L6-v2. Another BERT model spreads its
+    /// cosines its own way: measure its floor (`embedding_calibration`) and set it with
+    /// [`EmbeddingRanker::cosine_floor`](tinytools::rank::embedding::EmbeddingRanker::cosine_floor).
+    fn calibrated_cosine_floor(&self) -> f32 {
+        MINILM_COSINE_FLOOR
+    }
+
+    /// SIMD (AVX-512, AVX2 + FMA or plain, picked at run time), over rayon's pool from 1,000
+    /// rows.
+    fn dot_products(&self, query: &[f32], rows: &[&[f32]]) -> Vec<f32> {
+        crate::dots::dot_products(query, rows)
+    }
+
+    /// Embeds the texts on rayon's pool (the one pool this encoder uses, a query's products
+    /// too): each thread takes the next batch of 16 texts until none is left, so a thread that
+    /// drew short texts is not left idle. One text (a search's query) goes through
+    /// [`embed_one`](Self::embed_one) instead.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        use rayon::prelude::*;
         // One text (a query) uses every core inside its products; a catalogue's batches run
-        // one per core.
+        // one per thread, each product on its own thread.
         if let [text] = texts {
             return Ok(vec![self.embed_one(text)]);
         }
-        on_every_core(texts, BATCH, |batch| self.embed_batch(batch, 1))
+        Ok(texts.par_chunks(BATCH).flat_map_iter(|batch| self.embed_batch(batch, 1)).collect())
     }
 
     /// The query's first [`with_query_tokens`](BertEmbedder::with_query_tokens) word pieces,
@@ -393,7 +439,7 @@ pub(super) mod tests {
     /// Loads a working BERT of `hidden` = 4, no layers, `positions` position embeddings and
     /// the vocabulary `[PAD] [UNK] [CLS] [SEP] word`, with `sentence_bert_config.json` asking
     /// for `max_seq_length` word pieces, from a directory written for it and removed after.
-    pub(in super::super) fn tiny_model(
+    pub(crate) fn tiny_model(
         name: &str,
         positions: usize,
         max_seq_length: usize,
