@@ -57,6 +57,9 @@ async fn candidates_are_clamped_budgeted_and_can_be_switched_off() {
     let answer = answer(&off, json!({"query": QUERY})).await;
     assert!(answer.get("candidates").is_none(), "full matches only: {answer}");
     assert_eq!(listed(&answer, "matches").len(), 5, "the spec's default of 5 full matches");
+    let plain = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
+    let by_default = self::answer(&plain, json!({"query": QUERY})).await;
+    assert_eq!(by_default, answer, "opt-in: by default a search answers as the spec says");
 
     let huge = ToolDiscoveryPolicy::default().with_search_candidates(usize::MAX, usize::MAX);
     assert_eq!(huge.search_candidates(), MAX_CANDIDATES);
@@ -98,7 +101,8 @@ async fn hidden_and_narrowed_out_tools_are_never_candidates() {
 
 /// A run over the catalogue whose model searches, then makes `then`.
 async fn search_then_call(then: (&'static str, Value)) -> (Vec<Vec<String>>, Vec<RunEvent>, Vec<Message>, Value) {
-    let policy = ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off());
+    let policy =
+        ToolDiscoveryPolicy::default().with_pre_promotion(PrePromotion::off()).with_search_candidates(10, 1_500);
     let model = Arc::new(ScriptedModel::new([
         ModelResponse::calls([("s1", "tool_search", json!({"query": QUERY, "limit": 1}))]),
         ModelResponse::calls([("c1", then.0, then.1)]),

@@ -3,10 +3,11 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::candidates::LIKELY_HEADER;
+use super::candidates::{LIKELY_HEADER, compact};
 use super::manifest::{Manifest, ManifestDetail, families_line};
-use super::{Candidate, DeferredCatalog, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
+use super::{Candidate, DeferredCatalog, PrePromotion, RankOutcome, ToolDiscoveryPolicy, unknown_tool_answer};
 use crate::model::{DeferredTool, NativeDeferral, NativeSearch};
+use crate::rank::RankedTool;
 use crate::schema::{SchemaPreparation, TokenCounter, count_tool_schema_tokens};
 use crate::surface::Surface;
 use crate::tool::TOOL_SEARCH;
@@ -461,4 +462,72 @@ pub fn search_answer_names(text: &str) -> Vec<String> {
     };
     let matches = answer.get("matches").and_then(Value::as_array).into_iter().flatten();
     matches.filter_map(|hit| hit.get("name").and_then(Value::as_str)).map(str::to_owned).collect()
+}
+
+/// Compact candidates (`candidates.rs` makes them from a ranking).
+impl DiscoveryBridge {
+    /// A search answer's candidates: the hits of `outcome` after its first `full` (the full
+    /// matches), at most the policy's [`search_candidates`](ToolDiscoveryPolicy::search_candidates()),
+    /// within its `search_candidate_bytes`.
+    pub(super) fn search_candidates(&self, outcome: &RankOutcome, full: &[String]) -> Vec<Candidate> {
+        let policy = self.policy();
+        let rest = outcome.matched.get(full.len()..).unwrap_or_default();
+        let skip = |name: &str| full.iter().any(|f| f == name);
+        compact(self.catalog(), rest, policy.search_candidates(), policy.search_candidate_bytes, skip)
+    }
+
+    /// The first request's compact candidates for a user message's ranking, `outcome`, as
+    /// `pre` (a run passes its policy's) says: its hits at or above pre-promotion's floor
+    /// that `skip` does not name (the tools promoted), at most
+    /// [`PrePromotion::candidates()`], while their
+    /// manifest lines (each with its line break) fit `candidate_bytes`. None while the
+    /// manifest lists every tool's line (it already offers them all) or pre-promotion is off.
+    /// What a run puts in `tool_search`'s description ([`schema_offering`](Self::schema_offering)).
+    ///
+    /// ```
+    /// use tinytools::discovery::{DiscoveryBridge, ToolDiscoveryPolicy};
+    /// use tinytools::schema::EstimatedTokens;
+    /// use tinytools::{ToolRegistry, tool};
+    ///
+    /// /// Fetch the latest price for a ticker symbol.
+    /// #[tool(exposure = "deferred")]
+    /// async fn stock_quote(/** Ticker symbol. */ symbol: String) -> String { symbol }
+    ///
+    /// /// Convert an amount between two currencies.
+    /// #[tool(exposure = "deferred")]
+    /// async fn convert_currency(/** The amount. */ amount: f64, /** Currency code. */ to: String) -> String { to }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(StockQuote)?.register(ConvertCurrency)?;
+    /// // A manifest budget too small for the lines: the manifest is a bare count.
+    /// let policy = ToolDiscoveryPolicy::default().with_manifest_token_budget(12);
+    /// let bridge = DiscoveryBridge::new(&registry, policy);
+    /// let pre = bridge.policy().pre_promotion.with_candidates(20, 1_500);
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let ranked = bridge.catalog().rank_with_candidates(bridge.policy(), "stock price in euros", 10).await;
+    /// let candidates = bridge.first_request_candidates(&ranked, pre, &EstimatedTokens, |_| false);
+    /// assert_eq!(candidates[0].name, "stock_quote");
+    /// let schema = bridge.schema_offering(&EstimatedTokens, &candidates);
+    /// assert!(schema.description.contains("- stock_quote: Fetch the latest price for a ticker symbol."));
+    /// // With room for every line, the manifest already offers them all.
+    /// let roomy = DiscoveryBridge::new(&registry, ToolDiscoveryPolicy::default());
+    /// assert!(roomy.first_request_candidates(&ranked, pre, &EstimatedTokens, |_| false).is_empty());
+    /// # });
+    /// # Ok::<(), tinytools::RegistryError>(())
+    /// ```
+    pub fn first_request_candidates(
+        &self,
+        outcome: &RankOutcome,
+        pre: PrePromotion,
+        counter: &dyn crate::schema::TokenCounter,
+        skip: impl Fn(&str) -> bool,
+    ) -> Vec<Candidate> {
+        if !pre.enabled || pre.candidates() == 0 || self.manifest_lists_every_line(counter) {
+            return Vec::new();
+        }
+        let floor = pre.min_confidence;
+        let over: Vec<RankedTool> =
+            outcome.matched.iter().filter(|hit| hit.confidence.is_some_and(|c| c >= floor)).cloned().collect();
+        compact(self.catalog(), &over, pre.candidates(), pre.candidate_bytes, skip)
+    }
 }
