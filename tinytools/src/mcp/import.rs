@@ -250,7 +250,7 @@ impl McpServer {
 
     /// What the server says of itself in its handshake: its title and description (MCP's
     /// `Implementation`), then its `instructions`, each once, at most
-    /// [`MAX_FAMILY_CONTEXT`] bytes in all. Registering the server's tools gives it to their
+    /// [`MAX_FAMILY_CONTEXT`](super::MAX_FAMILY_CONTEXT) bytes in all. Registering the server's tools gives it to their
     /// family ([`ToolRegistry::describe_family`]), which discovery ranks with and never shows.
     pub fn self_description(&self) -> Option<String> {
         self_description(&*self.service.peer().peer_info()?)
