@@ -34,7 +34,6 @@ mod attention;
 mod bert;
 mod dots;
 mod elementwise;
-mod frame;
 mod layers;
 mod matmul;
 mod static_file;

@@ -13,7 +13,7 @@ use half::f16;
 
 use tinytools::rank::embedding::EmbeddingError;
 
-use super::frame::{Framing, put_str};
+use tinytools::__private::frame::{Framing, put_str};
 
 /// The file a static model directory holds ([`StaticEmbedder::load`](crate::StaticEmbedder::load)).
 pub const STATIC_VECTORS_FILE: &str = "static_vectors.bin";
@@ -175,8 +175,8 @@ fn numbers(bytes: &[u8], precision: Precision) -> Vec<f32> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::super::frame::fnv1a;
     use super::*;
+    use tinytools::__private::frame::fnv1a;
 
     /// `[PAD] [UNK] [CLS] [SEP] cat dog ##s`, 2 numbers each, weights 1 but `dog`'s 0.5.
     pub(in super::super) fn sample(precision: Precision) -> StaticFile {

@@ -194,3 +194,10 @@ pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'sta
         Err(_) => f(),
     }
 }
+
+/// The binary framing (magic, version, FNV-1a checksum) the runtime's saved-vectors file
+/// uses, shared with `tinytools-embed`'s static-model file so the two cannot drift.
+#[cfg(feature = "embedding")]
+pub mod frame {
+    pub use crate::rank::embedding::frame::{Framing, Opened, Reader, fnv1a, put_str};
+}

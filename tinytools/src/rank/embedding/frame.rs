@@ -3,26 +3,26 @@
 //! it, so a torn or altered file is never trusted.
 
 /// One file format's header.
-pub(super) struct Framing {
+pub struct Framing {
     /// The bytes every such file starts with.
-    pub(super) magic: &'static [u8],
+    pub magic: &'static [u8],
     /// Bumped whenever the layout, or what the contents mean, changes.
-    pub(super) version: u32,
+    pub version: u32,
     /// What the format is called in messages ("saved-vectors").
-    pub(super) kind: &'static str,
+    pub kind: &'static str,
 }
 
 /// A file whose header has been read, its checksum not yet checked: a format may first check
 /// what makes a file foreign (the model that wrote it), which says more than "damaged".
-pub(super) struct Opened<'a> {
+pub struct Opened<'a> {
     /// The body, after the magic and the version.
-    pub(super) reader: Reader<'a>,
+    pub reader: Reader<'a>,
     sum: &'a [u8],
 }
 
 impl Framing {
     /// A new file's bytes so far: the magic and the version.
-    pub(super) fn start(&self, capacity: usize) -> Vec<u8> {
+    pub fn start(&self, capacity: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(capacity);
         out.extend_from_slice(self.magic);
         out.extend_from_slice(&self.version.to_le_bytes());
@@ -30,7 +30,7 @@ impl Framing {
     }
 
     /// Appends the checksum to a file's bytes, finishing it.
-    pub(super) fn seal(mut out: Vec<u8>) -> Vec<u8> {
+    pub fn seal(mut out: Vec<u8>) -> Vec<u8> {
         let checksum = fnv1a(&out);
         out.extend_from_slice(&checksum.to_le_bytes());
         out
@@ -38,7 +38,7 @@ impl Framing {
 
     /// Reads `bytes`' header: long enough for a header and a checksum, the magic, this
     /// version. `Err` says which is wrong.
-    pub(super) fn open<'a>(&self, bytes: &'a [u8]) -> Result<Opened<'a>, String> {
+    pub fn open<'a>(&self, bytes: &'a [u8]) -> Result<Opened<'a>, String> {
         if bytes.len() < self.magic.len() + 4 + 8 {
             return Err(format!("the file is too short to be a {} file", self.kind));
         }
@@ -58,7 +58,7 @@ impl Framing {
 
 impl Opened<'_> {
     /// The body's checksum, when it matches the one stored: it identifies the contents.
-    pub(super) fn verify(&self) -> Result<u64, String> {
+    pub fn verify(&self) -> Result<u64, String> {
         let checksum = fnv1a(self.reader.bytes);
         if self.sum != checksum.to_le_bytes() {
             return Err("the checksum does not match: the file is damaged or was cut short".into());
@@ -67,42 +67,47 @@ impl Opened<'_> {
     }
 
     /// Whether the body has been read to its end.
-    pub(super) fn finished(&self) -> bool {
+    pub fn finished(&self) -> bool {
         self.reader.at == self.reader.bytes.len()
     }
 }
 
 /// 64-bit FNV-1a: stable across builds and versions, unlike std's hashers.
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 /// Appends `text`, length-prefixed (`u32`).
-pub(super) fn put_str(out: &mut Vec<u8>, text: &str) {
+pub fn put_str(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(text.as_bytes());
 }
 
 /// A cursor over a file's bytes whose reads fail, never panic, past the end.
-pub(super) struct Reader<'a> {
-    pub(super) bytes: &'a [u8],
-    pub(super) at: usize,
+pub struct Reader<'a> {
+    /// The whole file.
+    pub bytes: &'a [u8],
+    /// Where the next read starts.
+    pub at: usize,
 }
 
 impl<'a> Reader<'a> {
-    pub(super) fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
+    /// The next `len` bytes.
+    pub fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(len).filter(|end| *end <= self.bytes.len()).ok_or("the file ends early")?;
         let taken = &self.bytes[self.at..end];
         self.at = end;
         Ok(taken)
     }
 
-    pub(super) fn u32(&mut self) -> Result<u32, String> {
+    /// The next little-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, String> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    pub(super) fn string(&mut self) -> Result<String, String> {
+    /// The next string: a `u32` length, then that many bytes of UTF-8.
+    pub fn string(&mut self) -> Result<String, String> {
         let len = self.u32()? as usize;
         String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a name or text is not UTF-8".to_owned())
     }

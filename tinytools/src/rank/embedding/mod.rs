@@ -58,7 +58,7 @@
 mod cached;
 #[cfg(test)]
 mod context_tests;
-mod frame;
+pub(crate) mod frame;
 mod keep;
 mod persist;
 mod ranker;
