@@ -122,9 +122,16 @@ pub fn description_words(text: &str) -> BTreeSet<String> {
 /// A function name's words: split on everything but letters and digits and before an
 /// upper-case letter that follows a lower-case one (`getTopAssists` → get, top, assists).
 pub fn name_words(name: &str) -> BTreeSet<String> {
-    let mut spaced = String::with_capacity(name.len() + 8);
+    split_words(name).into_iter().collect()
+}
+
+/// `text`'s words in order, lower-cased: split on everything but ASCII letters and digits,
+/// and before an upper-case letter that follows a lower-case one (`getTopAssists` → get, top,
+/// assists). Shared with LiveMCPBench's step pairing (`livemcp::pairing::words`).
+pub fn split_words(text: &str) -> Vec<String> {
+    let mut spaced = String::with_capacity(text.len() + 8);
     let mut previous_lower = false;
-    for c in name.chars() {
+    for c in text.chars() {
         if c.is_ascii_uppercase() && previous_lower {
             spaced.push(' ');
         }

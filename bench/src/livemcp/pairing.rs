@@ -35,20 +35,9 @@ pub enum Pairing {
 
 /// The words of `text` the rule compares (see the module's documentation).
 pub fn words(text: &str) -> BTreeSet<String> {
-    let mut spaced = String::with_capacity(text.len() + 8);
-    let mut previous_lower = false;
-    for c in text.chars() {
-        if c.is_ascii_uppercase() && previous_lower {
-            spaced.push(' ');
-        }
-        previous_lower = c.is_ascii_lowercase();
-        spaced.push(c);
-    }
-    spaced
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|word| word.len() >= 3)
-        .map(str::to_ascii_lowercase)
-        .filter(|word| !STOP_WORDS.contains(&word.as_str()))
+    crate::bfcl::twins::split_words(text)
+        .into_iter()
+        .filter(|word| word.len() >= 3 && !STOP_WORDS.contains(&word.as_str()))
         .collect()
 }
 
