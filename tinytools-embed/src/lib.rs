@@ -96,16 +96,3 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Embedding
     let text = std::fs::read_to_string(path).map_err(|source| EmbeddingError::Io { path: path.into(), source })?;
     serde_json::from_str(&text).map_err(|e| EmbeddingError::format(path, format!("not the JSON expected here: {e}")))
 }
-
-/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a reader never
-/// sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EmbeddingError> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.tmp", std::process::id()));
-    let temporary = std::path::PathBuf::from(temporary);
-    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
-    written.map_err(|source| {
-        std::fs::remove_file(&temporary).ok();
-        EmbeddingError::Write { path: path.into(), source }
-    })
-}

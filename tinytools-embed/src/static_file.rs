@@ -101,7 +101,7 @@ impl StaticFile {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|source| EmbeddingError::Write { path: dir.into(), source })?;
         let bytes = self.encode();
-        crate::write_atomically(&dir.join(STATIC_VECTORS_FILE), &bytes)?;
+        tinytools::__private::frame::write_atomically(&dir.join(STATIC_VECTORS_FILE), &bytes)?;
         Ok(bytes.len())
     }
 

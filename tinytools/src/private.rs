@@ -199,5 +199,5 @@ pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'sta
 /// uses, shared with `tinytools-embed`'s static-model file so the two cannot drift.
 #[cfg(feature = "embedding")]
 pub mod frame {
-    pub use crate::rank::embedding::frame::{Framing, Opened, Reader, fnv1a, put_str};
+    pub use crate::rank::embedding::frame::{Framing, Opened, Reader, fnv1a, put_str, write_atomically};
 }

@@ -1,6 +1,10 @@
 //! What the two binary files (saved vectors, the static model) share: a magic, a format
 //! version, a body read through [`Reader`], and a 64-bit FNV-1a checksum of everything before
-//! it, so a torn or altered file is never trusted.
+//! it, so a torn or altered file is never trusted; and how either is written.
+
+use std::path::Path;
+
+use super::EmbeddingError;
 
 /// One file format's header.
 pub struct Framing {
@@ -111,6 +115,19 @@ impl<'a> Reader<'a> {
         let len = self.u32()? as usize;
         String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "a name or text is not UTF-8".to_owned())
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a reader never
+/// sees half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EmbeddingError> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".{}.tmp", std::process::id()));
+    let temporary = std::path::PathBuf::from(temporary);
+    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    written.map_err(|source| {
+        std::fs::remove_file(&temporary).ok();
+        EmbeddingError::Write { path: path.into(), source }
+    })
 }
 
 #[cfg(test)]

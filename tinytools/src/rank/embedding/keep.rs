@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use super::frame::write_atomically;
 use super::store::{Pending, Store};
-use super::vectors_file::{SavedTool, SavedVectors, write_atomically};
+use super::vectors_file::{SavedTool, SavedVectors};
 use super::{EmbeddingError, TextEmbedder};
 
 /// Writes every vector in `store` to `path` (see [`EmbeddingRanker::save_vectors`](super::EmbeddingRanker::save_vectors)). One

@@ -7,9 +7,6 @@
 //! (length-prefixed) and `width` `f32`s; last, a 64-bit FNV-1a checksum of everything before.
 //! Binary, not JSON: BFCL's 3,420 vectors read in a few milliseconds.
 
-use std::path::Path;
-
-use super::EmbeddingError;
 use super::cached::check_vector;
 use super::frame::{Framing, put_str};
 
@@ -79,19 +76,6 @@ impl SavedVectors {
         }
         Ok(Self { model: saved_model, width, tools })
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a reader never
-/// sees half a file.
-pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EmbeddingError> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.tmp", std::process::id()));
-    let temporary = std::path::PathBuf::from(temporary);
-    let written = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
-    written.map_err(|source| {
-        std::fs::remove_file(&temporary).ok();
-        EmbeddingError::Write { path: path.into(), source }
-    })
 }
 
 #[cfg(test)]
